@@ -1,0 +1,36 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FlinkID is a transactional.id split the way Flink's KafkaSink builds it:
+// <prefix>-<subtask>-<checkpoint>.
+type FlinkID struct {
+	Prefix     string
+	Subtask    int
+	Checkpoint int64
+}
+
+// ParseFlinkID splits id; ok is false when it does not look like a KafkaSink id.
+func ParseFlinkID(id string) (FlinkID, bool) {
+	last := strings.LastIndexByte(id, '-')
+	if last <= 0 {
+		return FlinkID{}, false
+	}
+	cp, err := strconv.ParseInt(id[last+1:], 10, 64)
+	if err != nil || cp < 0 {
+		return FlinkID{}, false
+	}
+	rest := id[:last]
+	mid := strings.LastIndexByte(rest, '-')
+	if mid <= 0 {
+		return FlinkID{}, false
+	}
+	sub, err := strconv.Atoi(rest[mid+1:])
+	if err != nil || sub < 0 {
+		return FlinkID{}, false
+	}
+	return FlinkID{Prefix: rest[:mid], Subtask: sub, Checkpoint: cp}, true
+}

@@ -1,0 +1,274 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// EventKind is something txnscope saw happen to a transactional.id between two polls.
+type EventKind string
+
+const (
+	Began     EventKind = "began"
+	Committed EventKind = "committed"
+	Aborted   EventKind = "aborted"
+	// TimedOut: an Ongoing transaction past its timeout that the coordinator aborted.
+	TimedOut EventKind = "aborted at timeout"
+	// Fenced: the epoch was bumped while a transaction was open (another producer
+	// took the id, or it was force-terminated).
+	Fenced EventKind = "fenced"
+	// Ended: the transaction finished but the cluster did not say how.
+	Ended EventKind = "ended"
+)
+
+// IsAbort reports whether the event is one of the ways a transaction gets aborted.
+func (k EventKind) IsAbort() bool { return k == Aborted || k == TimedOut || k == Fenced }
+
+// Event is one observed change.
+type Event struct {
+	At            time.Time
+	ID            string
+	Kind          EventKind
+	ProducerID    int64
+	ProducerEpoch int16
+	Detail        string
+}
+
+// Diff compares two consecutive snapshots (both sorted by id) and returns what
+// happened in between, in id order. The first snapshot is a baseline: pass a nil
+// prev and nothing is reported.
+func Diff(prev, next *Snapshot) []Event {
+	if prev == nil || next == nil {
+		return nil
+	}
+	var out []Event
+	i, j := 0, 0
+	for i < len(prev.Txns) || j < len(next.Txns) {
+		switch {
+		case j >= len(next.Txns) || (i < len(prev.Txns) && prev.Txns[i].ID < next.Txns[j].ID):
+			i++ // the id expired or is no longer visible: nothing to say
+		case i >= len(prev.Txns) || next.Txns[j].ID < prev.Txns[i].ID:
+			out = appendNew(out, next.TakenAt, next.Txns[j])
+			j++
+		default:
+			out = appendChange(out, prev.TakenAt, next.TakenAt, prev.Txns[i], next.Txns[j])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func ev(at time.Time, t Txn, k EventKind, detail string) Event {
+	return Event{At: at, ID: t.ID, Kind: k, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch, Detail: detail}
+}
+
+// appendNew handles an id seen for the first time after the baseline.
+func appendNew(out []Event, at time.Time, n Txn) []Event {
+	if n.State.Open() {
+		return append(out, ev(at, n, Began, ""))
+	}
+	if k, ok := outcomeKind(n); ok {
+		return append(out, ev(at, n, k, "began and ended between polls"))
+	}
+	return out
+}
+
+func appendChange(out []Event, prevAt, at time.Time, p, n Txn) []Event {
+	pidChanged := p.ProducerID != n.ProducerID
+	switch {
+	case p.State.Open() && n.State.Open():
+		// Prepare* may carry the epoch bump of transaction version 2; the start
+		// time is what identifies the transaction.
+		startsMatch := p.Start.IsZero() || n.Start.IsZero() || p.Start.Equal(n.Start)
+		sameTxn := !pidChanged && startsMatch && (n.ProducerEpoch == p.ProducerEpoch || n.State != Ongoing)
+		if sameTxn {
+			return out
+		}
+		// The coordinator moved on to a new transaction between polls.
+		out = append(out, ended(prevAt, at, p, n, "")...)
+		return append(out, ev(at, n, Began, ""))
+	case p.State.Open():
+		return append(out, ended(prevAt, at, p, n, outcomeOf(n))...)
+	case n.State.Open():
+		return append(out, ev(at, n, Began, ""))
+	default:
+		// Both idle: a whole transaction can pass between polls; it shows as a new
+		// outcome or a new epoch.
+		if k, ok := outcomeKind(n); ok && (n.State != p.State || n.ProducerEpoch != p.ProducerEpoch || pidChanged) {
+			return append(out, ev(at, n, k, "began and ended between polls"))
+		}
+		return out
+	}
+}
+
+// outcomeOf is what the coordinator (or the log, on kfake) says about the last
+// transaction of n: CompleteCommit, CompleteAbort or "".
+func outcomeOf(n Txn) State {
+	switch n.State {
+	case CompleteCommit, CompleteAbort, PrepareCommit, PrepareAbort:
+		if n.State == PrepareCommit {
+			return CompleteCommit
+		}
+		if n.State == PrepareAbort {
+			return CompleteAbort
+		}
+		return n.State
+	}
+	return n.Outcome
+}
+
+func outcomeKind(n Txn) (EventKind, bool) {
+	switch outcomeOf(n) {
+	case CompleteCommit:
+		return Committed, true
+	case CompleteAbort:
+		return Aborted, true
+	}
+	return "", false
+}
+
+// ended classifies how p's transaction finished, given what n shows now.
+func ended(prevAt, at time.Time, p, n Txn, outcome State) []Event {
+	if outcome == CompleteCommit {
+		return []Event{ev(at, n, Committed, "")}
+	}
+	bump := int(n.ProducerEpoch) - int(p.ProducerEpoch)
+	// A transaction past its deadline at the moment the new state was read was
+	// (at the latest) aborted by the coordinator's timeout scan.
+	if p.TimeoutMs > 0 && !p.Start.IsZero() && !at.Before(p.Start.Add(p.Timeout())) && (p.State == Ongoing || p.State == PrepareEpochFence) {
+		age := at.Sub(p.Start).Round(time.Second)
+		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", age, p.Timeout()))}
+	}
+	// Transaction version 2 bumps the epoch by one on every commit or abort, so a
+	// single bump alone says nothing; a bigger jump, a new producer id, an
+	// explicit PrepareEpochFence, or any bump where the coordinator did not
+	// report an outcome (version 1 never bumps on a normal end) is a fence.
+	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID || bump >= 2 ||
+		(bump >= 1 && outcome == "")
+	if fenced {
+		return []Event{ev(at, n, Fenced, fmt.Sprintf("epoch %d→%d", p.ProducerEpoch, n.ProducerEpoch))}
+	}
+	if outcome == CompleteAbort {
+		return []Event{ev(at, n, Aborted, "")}
+	}
+	return []Event{ev(at, n, Ended, "outcome not reported by the cluster")}
+}
+
+// IDStats is what txnscope has seen of one id since it started.
+type IDStats struct {
+	Commits int
+	Aborts  int
+	Last    EventKind // last outcome (never Began)
+	LastAt  time.Time
+	Recent  []Event // newest last, at most RecentPerID
+}
+
+// RecentPerID bounds the per-id event memory.
+const RecentPerID = 8
+
+// History accumulates events across polls.
+type History struct {
+	byID   map[string]*IDStats
+	ring   []Event
+	next   int
+	filled bool
+}
+
+// NewHistory keeps the latest capacity events overall.
+func NewHistory(capacity int) *History {
+	if capacity < 1 {
+		capacity = 1
+	}
+	return &History{byID: map[string]*IDStats{}, ring: make([]Event, capacity)}
+}
+
+// Add records events in order.
+func (h *History) Add(evs []Event) {
+	for _, e := range evs {
+		st := h.byID[e.ID]
+		if st == nil {
+			st = &IDStats{}
+			h.byID[e.ID] = st
+		}
+		switch {
+		case e.Kind == Committed:
+			st.Commits++
+		case e.Kind.IsAbort():
+			st.Aborts++
+		}
+		if e.Kind != Began {
+			st.Last, st.LastAt = e.Kind, e.At
+		}
+		st.Recent = append(st.Recent, e)
+		if len(st.Recent) > RecentPerID {
+			st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
+		}
+		h.ring[h.next] = e
+		h.next++
+		if h.next == len(h.ring) {
+			h.next, h.filled = 0, true
+		}
+	}
+}
+
+// Baseline records the outcome each id shows in the first snapshot (the
+// coordinator keeps the latest one), without adding events.
+func (h *History) Baseline(s *Snapshot) {
+	for _, t := range s.Txns {
+		k, ok := outcomeKind(t)
+		if !ok || t.State.Open() {
+			continue
+		}
+		st := h.byID[t.ID]
+		if st == nil {
+			st = &IDStats{}
+			h.byID[t.ID] = st
+		}
+		if k == Committed {
+			st.Commits++
+		} else {
+			st.Aborts++
+		}
+		st.Last, st.LastAt = k, s.TakenAt
+	}
+}
+
+// Stats returns what has been seen of id (zero value when nothing).
+func (h *History) Stats(id string) IDStats {
+	if h == nil {
+		return IDStats{}
+	}
+	if st := h.byID[id]; st != nil {
+		return *st
+	}
+	return IDStats{}
+}
+
+// Latest returns up to n events, newest first.
+func (h *History) Latest(n int) []Event {
+	if h == nil {
+		return nil
+	}
+	size := h.next
+	if h.filled {
+		size = len(h.ring)
+	}
+	if n > size {
+		n = size
+	}
+	out := make([]Event, 0, n)
+	for k := 1; k <= n; k++ {
+		idx := (h.next - k + len(h.ring)) % len(h.ring)
+		out = append(out, h.ring[idx])
+	}
+	return out
+}
+
+// Len is the number of events kept.
+func (h *History) Len() int {
+	if h.filled {
+		return len(h.ring)
+	}
+	return h.next
+}

@@ -1,0 +1,99 @@
+package model
+
+import "time"
+
+// The snapshot -o json schema. Field names are a public contract (README).
+type (
+	SnapshotJSON struct {
+		TakenAt            time.Time       `json:"taken_at"`
+		Bootstrap          string          `json:"bootstrap"`
+		BrokerMaxTimeoutMs *int64          `json:"broker_max_timeout_ms"`
+		Transactions       []TxnJSON       `json:"transactions"`
+		Partitions         []PartitionJSON `json:"partitions"`
+	}
+	TxnJSON struct {
+		TransactionalID string           `json:"transactional_id"`
+		State           State            `json:"state"`
+		ProducerID      int64            `json:"producer_id"`
+		ProducerEpoch   int16            `json:"producer_epoch"`
+		Coordinator     int32            `json:"coordinator"`
+		TimeoutMs       int32            `json:"timeout_ms"`
+		StartTime       *time.Time       `json:"start_time"`
+		AgeMs           *int64           `json:"age_ms"`
+		TimeoutRatio    *float64         `json:"timeout_ratio"`
+		Partitions      []TopicPartition `json:"partitions"`
+		CommitsSeen     int              `json:"commits_seen"`
+		AbortsSeen      int              `json:"aborts_seen"`
+	}
+	PartitionJSON struct {
+		Topic            string         `json:"topic"`
+		Partition        int32          `json:"partition"`
+		Leader           int32          `json:"leader"`
+		HighWatermark    int64          `json:"high_watermark"`
+		LastStableOffset int64          `json:"last_stable_offset"`
+		Producers        []ProducerJSON `json:"producers"`
+	}
+	ProducerJSON struct {
+		ProducerID            int64  `json:"producer_id"`
+		ProducerEpoch         int16  `json:"producer_epoch"`
+		LastSequence          int32  `json:"last_sequence"`
+		LastTimestamp         int64  `json:"last_timestamp"`
+		CoordinatorEpoch      int32  `json:"coordinator_epoch"`
+		CurrentTxnStartOffset *int64 `json:"current_txn_start_offset"`
+	}
+)
+
+// Export turns a snapshot into its JSON form; now is the time ages are measured at.
+func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
+	out := SnapshotJSON{
+		TakenAt:      s.TakenAt.UTC(),
+		Bootstrap:    s.Bootstrap,
+		Transactions: make([]TxnJSON, 0, len(s.Txns)),
+		Partitions:   make([]PartitionJSON, 0, len(s.Partitions)),
+	}
+	if s.BrokerMaxTimeoutMs > 0 {
+		v := s.BrokerMaxTimeoutMs
+		out.BrokerMaxTimeoutMs = &v
+	}
+	for _, t := range s.Txns {
+		st := h.Stats(t.ID)
+		j := TxnJSON{
+			TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
+			Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
+			CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
+		}
+		if j.Partitions == nil {
+			j.Partitions = []TopicPartition{}
+		}
+		if !t.Start.IsZero() {
+			ts := t.Start.UTC()
+			j.StartTime = &ts
+		}
+		if a, ok := t.Age(now); ok {
+			ms := a.Milliseconds()
+			j.AgeMs = &ms
+		}
+		if r, ok := t.Ratio(now); ok {
+			j.TimeoutRatio = &r
+		}
+		out.Transactions = append(out.Transactions, j)
+	}
+	for _, p := range s.Partitions {
+		pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader,
+			HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}}
+		for _, pr := range p.Producers {
+			prj := ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
+				LastTimestamp: -1, CoordinatorEpoch: pr.CoordinatorEpoch}
+			if !pr.LastTimestamp.IsZero() {
+				prj.LastTimestamp = pr.LastTimestamp.UnixMilli()
+			}
+			if pr.CurrentTxnStartOffset >= 0 {
+				o := pr.CurrentTxnStartOffset
+				prj.CurrentTxnStartOffset = &o
+			}
+			pj.Producers = append(pj.Producers, prj)
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	return out
+}

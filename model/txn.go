@@ -1,0 +1,259 @@
+// Package model holds txnscope's domain: transactions, partitions and producers as the
+// cluster reports them, plus the pure rules built on them. No I/O lives here.
+package model
+
+import (
+	"sort"
+	"time"
+)
+
+// State is a transaction state with Kafka's own names.
+type State string
+
+const (
+	Empty             State = "Empty"
+	Ongoing           State = "Ongoing"
+	PrepareCommit     State = "PrepareCommit"
+	PrepareAbort      State = "PrepareAbort"
+	CompleteCommit    State = "CompleteCommit"
+	CompleteAbort     State = "CompleteAbort"
+	Dead              State = "Dead"
+	PrepareEpochFence State = "PrepareEpochFence"
+)
+
+// Open reports whether a transaction in this state still holds partitions: the
+// coordinator has not finished writing its markers.
+func (s State) Open() bool {
+	switch s {
+	case Ongoing, PrepareCommit, PrepareAbort, PrepareEpochFence:
+		return true
+	}
+	return false
+}
+
+// Abortable reports whether force-terminate makes sense: the transaction has not
+// started its own commit or abort yet.
+func (s State) Abortable() bool { return s == Ongoing || s == PrepareEpochFence }
+
+// TopicPartition names one partition.
+type TopicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// Less orders partitions by topic, then partition number.
+func (tp TopicPartition) Less(o TopicPartition) bool {
+	if tp.Topic != o.Topic {
+		return tp.Topic < o.Topic
+	}
+	return tp.Partition < o.Partition
+}
+
+// SortPartitions sorts in place by topic, then partition.
+func SortPartitions(tps []TopicPartition) {
+	sort.Slice(tps, func(i, j int) bool { return tps[i].Less(tps[j]) })
+}
+
+// Txn is one transactional.id as the coordinator reports it.
+type Txn struct {
+	ID            string
+	State         State
+	ProducerID    int64
+	ProducerEpoch int16
+	Coordinator   int32
+	// TimeoutMs is 0 when the id has not been described (yet).
+	TimeoutMs int32
+	// Start is zero when the coordinator reports no running transaction.
+	Start      time.Time
+	Partitions []TopicPartition
+	// Described is false when only ListTransactions has been seen for this id.
+	Described bool
+	// Err is a per-id problem (e.g. an authorization failure on describe).
+	Err string
+	// Outcome is CompleteCommit or CompleteAbort when the coordinator itself says
+	// Empty after a transaction (kfake) and the outcome was read from the log
+	// instead; empty otherwise.
+	Outcome State
+}
+
+// Age is how long the current transaction has been running; ok is false when the
+// coordinator reported no start time.
+func (t Txn) Age(now time.Time) (time.Duration, bool) {
+	if t.Start.IsZero() || !t.State.Open() {
+		return 0, false
+	}
+	a := now.Sub(t.Start)
+	if a < 0 {
+		a = 0
+	}
+	return a, true
+}
+
+// Ratio is age / transaction.timeout.ms; ok is false when either is unknown.
+func (t Txn) Ratio(now time.Time) (float64, bool) {
+	a, ok := t.Age(now)
+	if !ok || t.TimeoutMs <= 0 {
+		return 0, false
+	}
+	return float64(a) / float64(time.Duration(t.TimeoutMs)*time.Millisecond), true
+}
+
+// Timeout is transaction.timeout.ms as a duration (0 when unknown).
+func (t Txn) Timeout() time.Duration { return time.Duration(t.TimeoutMs) * time.Millisecond }
+
+// Severity grades how close something is to trouble.
+type Severity int
+
+const (
+	SevOK Severity = iota
+	SevWarn
+	SevDanger
+)
+
+// Thresholds of age/timeout at which a transaction turns warn and danger.
+const (
+	WarnRatio   = 0.5
+	DangerRatio = 0.9
+)
+
+// SeverityOf grades an age/timeout ratio.
+func SeverityOf(ratio float64) Severity {
+	switch {
+	case ratio >= DangerRatio:
+		return SevDanger
+	case ratio >= WarnRatio:
+		return SevWarn
+	}
+	return SevOK
+}
+
+// Severity grades the transaction by its ratio; transactions without a ratio are OK.
+func (t Txn) Severity(now time.Time) Severity {
+	r, ok := t.Ratio(now)
+	if !ok {
+		return SevOK
+	}
+	return SeverityOf(r)
+}
+
+// Producer is one row of DescribeProducers for a partition.
+type Producer struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	LastSequence     int32
+	LastTimestamp    time.Time // zero when the broker reported -1
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is -1 when the producer has no open transaction here.
+	CurrentTxnStartOffset int64
+}
+
+// Partition holds the offsets and producer state of one partition touched by an
+// open transaction.
+type Partition struct {
+	TopicPartition
+	Leader int32
+	// HighWatermark and LastStableOffset are -1 when unknown.
+	HighWatermark    int64
+	LastStableOffset int64
+	Producers        []Producer
+	// Err is a per-partition problem (no permission, leader unavailable, ...).
+	Err string
+}
+
+// HeldBack is how many records read_committed consumers cannot see yet.
+func (p Partition) HeldBack() int64 {
+	if p.HighWatermark < 0 || p.LastStableOffset < 0 || p.HighWatermark < p.LastStableOffset {
+		return 0
+	}
+	return p.HighWatermark - p.LastStableOffset
+}
+
+// Pinned reports whether an open transaction holds the LSO below the high watermark.
+func (p Partition) Pinned() bool { return p.HeldBack() > 0 }
+
+// Producer returns the row for a producer id.
+func (p Partition) Producer(pid int64) (Producer, bool) {
+	for _, pr := range p.Producers {
+		if pr.ProducerID == pid {
+			return pr, true
+		}
+	}
+	return Producer{}, false
+}
+
+// Pinner returns the producer whose open transaction starts at the LSO: the one a
+// read_committed consumer is waiting for.
+func (p Partition) Pinner() (Producer, bool) {
+	if !p.Pinned() {
+		return Producer{}, false
+	}
+	for _, pr := range p.Producers {
+		if pr.CurrentTxnStartOffset >= 0 && pr.CurrentTxnStartOffset == p.LastStableOffset {
+			return pr, true
+		}
+	}
+	return Producer{}, false
+}
+
+// Snapshot is one full refresh of the cluster.
+type Snapshot struct {
+	TakenAt   time.Time
+	Bootstrap string
+	Brokers   int
+	// BrokerMaxTimeoutMs is transaction.max.timeout.ms (0 when unknown).
+	BrokerMaxTimeoutMs int64
+	// Txns is sorted by ID.
+	Txns []Txn
+	// Partitions covers the partitions of open transactions, sorted by topic and partition.
+	Partitions []Partition
+	// Hidden is set when the cluster said some ids are not visible to us (ACLs).
+	Hidden string
+}
+
+// Txn finds a transaction by id (Txns is sorted by id).
+func (s *Snapshot) Txn(id string) (Txn, bool) {
+	i := sort.Search(len(s.Txns), func(i int) bool { return s.Txns[i].ID >= id })
+	if i < len(s.Txns) && s.Txns[i].ID == id {
+		return s.Txns[i], true
+	}
+	return Txn{}, false
+}
+
+// Partition finds a partition's offsets and producers.
+func (s *Snapshot) Partition(tp TopicPartition) (Partition, bool) {
+	i := sort.Search(len(s.Partitions), func(i int) bool { return !s.Partitions[i].TopicPartition.Less(tp) })
+	if i < len(s.Partitions) && s.Partitions[i].TopicPartition == tp {
+		return s.Partitions[i], true
+	}
+	return Partition{}, false
+}
+
+// StateCounts counts transactions per state.
+func (s *Snapshot) StateCounts() map[State]int {
+	m := make(map[State]int, 8)
+	for i := range s.Txns {
+		m[s.Txns[i].State]++
+	}
+	return m
+}
+
+// OldestOpen returns the open transaction that started first.
+func (s *Snapshot) OldestOpen() (Txn, bool) {
+	var best Txn
+	found := false
+	for _, t := range s.Txns {
+		if !t.State.Open() || t.Start.IsZero() {
+			continue
+		}
+		if !found || t.Start.Before(best.Start) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// Sort puts Txns and Partitions in the order the lookups rely on.
+func (s *Snapshot) Sort() {
+	sort.Slice(s.Txns, func(i, j int) bool { return s.Txns[i].ID < s.Txns[j].ID })
+	sort.Slice(s.Partitions, func(i, j int) bool { return s.Partitions[i].TopicPartition.Less(s.Partitions[j].TopicPartition) })
+}
