@@ -19,8 +19,11 @@ func ParseFlinkID(id string) (FlinkID, bool) {
 	if last <= 0 {
 		return FlinkID{}, false
 	}
+	if !digits(id[last+1:]) {
+		return FlinkID{}, false
+	}
 	cp, err := strconv.ParseInt(id[last+1:], 10, 64)
-	if err != nil || cp < 0 {
+	if err != nil {
 		return FlinkID{}, false
 	}
 	rest := id[:last]
@@ -28,9 +31,26 @@ func ParseFlinkID(id string) (FlinkID, bool) {
 	if mid <= 0 {
 		return FlinkID{}, false
 	}
+	if !digits(rest[mid+1:]) {
+		return FlinkID{}, false
+	}
 	sub, err := strconv.Atoi(rest[mid+1:])
-	if err != nil || sub < 0 {
+	if err != nil {
 		return FlinkID{}, false
 	}
 	return FlinkID{Prefix: rest[:mid], Subtask: sub, Checkpoint: cp}, true
+}
+
+// digits rejects what strconv would accept but Flink never writes: signs ("+3")
+// and empty numbers.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

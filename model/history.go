@@ -85,8 +85,9 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn) []Event {
 		if sameTxn {
 			return out
 		}
-		// The coordinator moved on to a new transaction between polls.
-		out = append(out, ended(prevAt, at, p, n, "")...)
+		// The coordinator moved on to a new transaction between polls. A
+		// transaction last seen in Prepare* had its outcome decided already.
+		out = append(out, ended(prevAt, at, p, n, decided(p))...)
 		return append(out, ev(at, n, Began, ""))
 	case p.State.Open():
 		return append(out, ended(prevAt, at, p, n, outcomeOf(n))...)
@@ -116,6 +117,18 @@ func outcomeOf(n Txn) State {
 		return n.State
 	}
 	return n.Outcome
+}
+
+// decided is the outcome a transaction in PrepareCommit or PrepareAbort is bound
+// to reach; "" for any other state.
+func decided(t Txn) State {
+	switch t.State {
+	case PrepareCommit:
+		return CompleteCommit
+	case PrepareAbort:
+		return CompleteAbort
+	}
+	return ""
 }
 
 func outcomeKind(n Txn) (EventKind, bool) {
@@ -267,6 +280,9 @@ func (h *History) Latest(n int) []Event {
 
 // Len is the number of events kept.
 func (h *History) Len() int {
+	if h == nil {
+		return 0
+	}
 	if h.filled {
 		return len(h.ring)
 	}

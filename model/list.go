@@ -1,7 +1,7 @@
 package model
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,7 +88,7 @@ var stateRank = map[State]int{
 // never per frame.
 func Rows(s *Snapshot, h *History, q Query, now time.Time) []int {
 	needle := strings.ToLower(q.Text)
-	rows := make([]int, 0, len(s.Txns))
+	keyed := make([]sortRow, 0, len(s.Txns))
 	for i := range s.Txns {
 		t := &s.Txns[i]
 		if needle != "" && !strings.Contains(strings.ToLower(t.ID), needle) {
@@ -104,47 +104,50 @@ func Rows(s *Snapshot, h *History, q Query, now time.Time) []int {
 				continue
 			}
 		}
-		rows = append(rows, i)
+		keyed = append(keyed, sortKey(t, i, q.Sort, now))
 	}
-	less := lessFunc(s, q.Sort, now)
-	sort.SliceStable(rows, func(a, b int) bool { return less(&s.Txns[rows[a]], &s.Txns[rows[b]]) })
+	// Keys are computed once per row: at 100k rows, recomputing ratios inside
+	// the comparison dominated the cost.
+	slices.SortFunc(keyed, func(a, b sortRow) int {
+		if a.has != b.has {
+			if a.has {
+				return -1
+			}
+			return 1
+		}
+		if a.has && a.v != b.v {
+			if a.v > b.v {
+				return -1
+			}
+			return 1
+		}
+		return a.i - b.i // Txns is sorted by id
+	})
+	rows := make([]int, len(keyed))
+	for k, r := range keyed {
+		rows[k] = r.i
+	}
 	return rows
 }
 
-func lessFunc(s *Snapshot, k SortKey, now time.Time) func(a, b *Txn) bool {
-	byID := func(a, b *Txn) bool { return a.ID < b.ID }
+// sortRow orders rows with a value before rows without one, larger values
+// first, then by id (by index, since Snapshot.Txns is sorted by id).
+type sortRow struct {
+	i   int
+	has bool
+	v   float64
+}
+
+func sortKey(t *Txn, i int, k SortKey, now time.Time) sortRow {
+	r := sortRow{i: i}
 	switch k {
 	case SortRatio:
-		return func(a, b *Txn) bool {
-			ra, oka := a.Ratio(now)
-			rb, okb := b.Ratio(now)
-			if oka != okb {
-				return oka
-			}
-			if oka && ra != rb {
-				return ra > rb
-			}
-			return byID(a, b)
-		}
+		r.v, r.has = t.Ratio(now)
 	case SortAge:
-		return func(a, b *Txn) bool {
-			aa, oka := a.Age(now)
-			ab, okb := b.Age(now)
-			if oka != okb {
-				return oka
-			}
-			if oka && aa != ab {
-				return aa > ab
-			}
-			return byID(a, b)
-		}
+		a, ok := t.Age(now)
+		r.v, r.has = float64(a), ok
 	case SortState:
-		return func(a, b *Txn) bool {
-			if ra, rb := stateRank[a.State], stateRank[b.State]; ra != rb {
-				return ra < rb
-			}
-			return byID(a, b)
-		}
+		r.v, r.has = -float64(stateRank[t.State]), true
 	}
-	return byID
+	return r
 }

@@ -1,0 +1,349 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// snap builds a sorted snapshot taken at at.
+func snap(at time.Time, txns ...Txn) *Snapshot {
+	s := &Snapshot{TakenAt: at, Txns: txns}
+	s.Sort()
+	return s
+}
+
+// tx is one id with a 60 s timeout; start is zero unless the state is open.
+func tx(id string, st State, pid int64, epoch int16, start time.Time) Txn {
+	t := Txn{ID: id, State: st, ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 60000, Described: true}
+	if st.Open() {
+		t.Start = start
+	}
+	return t
+}
+
+func withOutcome(t Txn, o State) Txn { t.Outcome = o; return t }
+
+func kinds(evs []Event) []string {
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, e.ID+":"+string(e.Kind))
+	}
+	return out
+}
+
+func TestDiff(t *testing.T) {
+	p1 := t0                      // first poll
+	p2 := t0.Add(2 * time.Second) // next poll
+	late := t0.Add(90 * time.Second)
+	start := t0.Add(-10 * time.Second)
+	start2 := t0.Add(time.Second)
+	tests := []struct {
+		name  string
+		polls []*Snapshot // consecutive snapshots; events of every step are concatenated
+		want  []string
+	}{
+		{"new open id began",
+			[]*Snapshot{snap(p1), snap(p2, tx("a", Ongoing, 1, 0, start2))},
+			[]string{"a:began"}},
+		{"new id already committed",
+			[]*Snapshot{snap(p1), snap(p2, tx("a", CompleteCommit, 1, 0, time.Time{}))},
+			[]string{"a:committed"}},
+		{"new id already aborted (kfake Empty with outcome)",
+			[]*Snapshot{snap(p1), snap(p2, withOutcome(tx("a", Empty, 1, 0, time.Time{}), CompleteAbort))},
+			[]string{"a:aborted"}},
+		{"new idle id without outcome says nothing",
+			[]*Snapshot{snap(p1), snap(p2, tx("a", Empty, 1, 0, time.Time{}))},
+			nil},
+		{"Ongoing to CompleteCommit",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 0, start)), snap(p2, tx("a", CompleteCommit, 1, 0, time.Time{}))},
+			[]string{"a:committed"}},
+		{"Ongoing to CompleteAbort",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 0, start)), snap(p2, tx("a", CompleteAbort, 1, 0, time.Time{}))},
+			[]string{"a:aborted"}},
+		{"Ongoing past timeout to Empty with epoch bump",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, tx("a", Empty, 1, 4, time.Time{}))},
+			[]string{"a:aborted at timeout"}},
+		{"Ongoing past timeout to CompleteAbort with epoch bump",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, tx("a", CompleteAbort, 1, 4, time.Time{}))},
+			[]string{"a:aborted at timeout"}},
+		{"PrepareEpochFence past timeout to CompleteAbort",
+			[]*Snapshot{snap(p1, tx("a", PrepareEpochFence, 1, 3, start)), snap(late, tx("a", CompleteAbort, 1, 4, time.Time{}))},
+			[]string{"a:aborted at timeout"}},
+		{"Ongoing to Empty with epoch bump before timeout is fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, tx("a", Empty, 1, 4, time.Time{}))},
+			[]string{"a:fenced"}},
+		{"PrepareEpochFence to CompleteAbort before timeout is fenced",
+			[]*Snapshot{snap(p1, tx("a", PrepareEpochFence, 1, 3, start)), snap(p2, tx("a", CompleteAbort, 1, 4, time.Time{}))},
+			[]string{"a:fenced"}},
+		{"epoch jump of two with an abort outcome is fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, tx("a", CompleteAbort, 1, 5, time.Time{}))},
+			[]string{"a:fenced"}},
+		{"new producer id while open is fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, tx("a", CompleteAbort, 2, 0, time.Time{}))},
+			[]string{"a:fenced"}},
+		{"transaction version 2: epoch +1 on every commit is not fencing",
+			[]*Snapshot{
+				snap(p1, tx("a", Ongoing, 1, 5, start)),
+				snap(p2, tx("a", CompleteCommit, 1, 6, time.Time{})),
+				snap(p2.Add(2*time.Second), tx("a", Ongoing, 1, 6, p2.Add(time.Second))),
+				snap(p2.Add(4*time.Second), tx("a", CompleteCommit, 1, 7, time.Time{})),
+			},
+			[]string{"a:committed", "a:began", "a:committed"}},
+		{"transaction version 2: epoch +1 on abort is a plain abort",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", CompleteAbort, 1, 6, time.Time{}))},
+			[]string{"a:aborted"}},
+		{"Ongoing, PrepareCommit with epoch bump, CompleteCommit: one commit",
+			[]*Snapshot{
+				snap(p1, tx("a", Ongoing, 1, 5, start)),
+				snap(p2, tx("a", PrepareCommit, 1, 6, start)),
+				snap(p2.Add(2*time.Second), tx("a", CompleteCommit, 1, 6, time.Time{})),
+			},
+			[]string{"a:committed"}},
+		{"Ongoing, PrepareAbort, CompleteAbort: one abort",
+			[]*Snapshot{
+				snap(p1, tx("a", Ongoing, 1, 5, start)),
+				snap(p2, tx("a", PrepareAbort, 1, 5, start)),
+				snap(p2.Add(2*time.Second), tx("a", CompleteAbort, 1, 5, time.Time{})),
+			},
+			[]string{"a:aborted"}},
+		{"PrepareCommit then a new Ongoing: the prepared one committed",
+			[]*Snapshot{
+				snap(p1, tx("a", PrepareCommit, 1, 6, start)),
+				snap(p2, tx("a", Ongoing, 1, 7, start2)),
+			},
+			[]string{"a:committed", "a:began"}},
+		{"PrepareAbort then a new Ongoing: the prepared one aborted",
+			[]*Snapshot{
+				snap(p1, tx("a", PrepareAbort, 1, 6, start)),
+				snap(p2, tx("a", Ongoing, 1, 7, start2)),
+			},
+			[]string{"a:aborted", "a:began"}},
+		{"Ongoing to Ongoing with a new start: ended and began",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 5, start2))},
+			[]string{"a:ended", "a:began"}},
+		{"Ongoing to Ongoing with a new producer id: fenced and began",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 2, 0, start2))},
+			[]string{"a:fenced", "a:began"}},
+		{"Ongoing unchanged",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 5, start))},
+			nil},
+		{"Ongoing, start not described yet, then described",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, time.Time{})), snap(p2, tx("a", Ongoing, 1, 5, start))},
+			nil},
+		{"Empty with commit outcome (kfake inference)",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, withOutcome(tx("a", Empty, 1, 5, time.Time{}), CompleteCommit))},
+			[]string{"a:committed"}},
+		{"Empty with abort outcome (kfake inference)",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, withOutcome(tx("a", Empty, 1, 5, time.Time{}), CompleteAbort))},
+			[]string{"a:aborted"}},
+		{"Ongoing to Empty, no outcome, no bump: ended",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Empty, 1, 5, time.Time{}))},
+			[]string{"a:ended"}},
+		{"id disappearing says nothing",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start), tx("b", CompleteCommit, 2, 0, time.Time{})), snap(p2)},
+			nil},
+		{"whole transaction between polls",
+			[]*Snapshot{snap(p1, tx("a", CompleteCommit, 1, 5, time.Time{})), snap(p2, tx("a", CompleteCommit, 1, 6, time.Time{}))},
+			[]string{"a:committed"}},
+		{"commit then abort between polls",
+			[]*Snapshot{snap(p1, tx("a", CompleteCommit, 1, 5, time.Time{})), snap(p2, tx("a", CompleteAbort, 1, 5, time.Time{}))},
+			[]string{"a:aborted"}},
+		{"idle and unchanged",
+			[]*Snapshot{snap(p1, tx("a", CompleteCommit, 1, 5, time.Time{})), snap(p2, tx("a", CompleteCommit, 1, 5, time.Time{}))},
+			nil},
+		{"idle to Ongoing began",
+			[]*Snapshot{snap(p1, tx("a", CompleteCommit, 1, 5, time.Time{})), snap(p2, tx("a", Ongoing, 1, 5, start2))},
+			[]string{"a:began"}},
+		{"several ids, reported in id order",
+			[]*Snapshot{
+				snap(p1, tx("b", Ongoing, 2, 0, start), tx("c", Ongoing, 3, 0, start), tx("d", Empty, 4, 0, time.Time{})),
+				snap(p2, tx("a", Ongoing, 1, 0, start2), tx("c", CompleteCommit, 3, 0, time.Time{}), tx("d", Ongoing, 4, 0, start2), tx("e", Ongoing, 5, 0, start2)),
+			},
+			[]string{"a:began", "c:committed", "d:began", "e:began"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Event
+			for i := 1; i < len(tt.polls); i++ {
+				got = append(got, Diff(tt.polls[i-1], tt.polls[i])...)
+			}
+			if g := kinds(got); fmt.Sprint(g) != fmt.Sprint(tt.want) {
+				t.Errorf("events = %v want %v", g, tt.want)
+			}
+			// Every event is stamped with the poll that saw it and the id's producer then.
+			for _, e := range got {
+				if e.At.Before(tt.polls[1].TakenAt) {
+					t.Errorf("%s: At %v before the poll that saw it", e.Kind, e.At)
+				}
+			}
+		})
+	}
+}
+
+func TestDiffBaseline(t *testing.T) {
+	s := snap(t0, tx("a", Ongoing, 1, 0, t0), tx("b", CompleteCommit, 2, 0, time.Time{}))
+	if evs := Diff(nil, s); evs != nil {
+		t.Errorf("Diff(nil, s) = %v", kinds(evs))
+	}
+	if evs := Diff(s, nil); evs != nil {
+		t.Errorf("Diff(s, nil) = %v", kinds(evs))
+	}
+}
+
+func TestDiffEventFields(t *testing.T) {
+	start := t0.Add(-70 * time.Second)
+	at := t0.Add(2 * time.Second)
+	evs := Diff(snap(t0, tx("a", Ongoing, 7, 3, start)), snap(at, tx("a", Empty, 7, 4, time.Time{})))
+	if len(evs) != 1 {
+		t.Fatalf("events = %v", kinds(evs))
+	}
+	e := evs[0]
+	if e.Kind != TimedOut || e.ID != "a" || e.ProducerID != 7 || e.ProducerEpoch != 4 || !e.At.Equal(at) {
+		t.Errorf("event = %+v", e)
+	}
+	if e.Detail != "open 1m12s, timeout 1m0s" {
+		t.Errorf("detail = %q", e.Detail)
+	}
+	evs = Diff(snap(t0, tx("a", Ongoing, 7, 3, t0)), snap(at, tx("a", Empty, 7, 4, time.Time{})))
+	if len(evs) != 1 || evs[0].Detail != "epoch 3→4" {
+		t.Errorf("fenced events = %+v", evs)
+	}
+}
+
+func TestEventKindIsAbort(t *testing.T) {
+	for k, want := range map[EventKind]bool{Began: false, Committed: false, Ended: false, Aborted: true, TimedOut: true, Fenced: true} {
+		if got := k.IsAbort(); got != want {
+			t.Errorf("%s.IsAbort() = %v", k, got)
+		}
+	}
+}
+
+func TestHistoryAddCounts(t *testing.T) {
+	h := NewHistory(100)
+	h.Add([]Event{
+		{At: t0, ID: "a", Kind: Began},
+		{At: t0.Add(1), ID: "a", Kind: Committed},
+		{At: t0.Add(2), ID: "a", Kind: Began},
+		{At: t0.Add(3), ID: "a", Kind: Aborted},
+		{At: t0.Add(4), ID: "a", Kind: TimedOut},
+		{At: t0.Add(5), ID: "a", Kind: Fenced},
+		{At: t0.Add(6), ID: "a", Kind: Ended},
+		{At: t0.Add(7), ID: "a", Kind: Began},
+		{At: t0.Add(8), ID: "b", Kind: Committed},
+	})
+	a := h.Stats("a")
+	if a.Commits != 1 || a.Aborts != 3 {
+		t.Errorf("a: commits %d aborts %d, want 1 and 3", a.Commits, a.Aborts)
+	}
+	if a.Last != Ended || !a.LastAt.Equal(t0.Add(6)) {
+		t.Errorf("a: last %s at %v; a later Began must not replace the last outcome", a.Last, a.LastAt)
+	}
+	if len(a.Recent) != 8 || a.Recent[7].Kind != Began {
+		t.Errorf("a: recent = %v", kinds(a.Recent))
+	}
+	if b := h.Stats("b"); b.Commits != 1 || b.Last != Committed {
+		t.Errorf("b = %+v", b)
+	}
+	if z := h.Stats("zzz"); z.Commits != 0 || z.Last != "" || z.Recent != nil {
+		t.Errorf("unknown id = %+v", z)
+	}
+	if h.Len() != 9 {
+		t.Errorf("Len = %d", h.Len())
+	}
+}
+
+func TestHistoryRecentBounded(t *testing.T) {
+	h := NewHistory(1000)
+	for i := 0; i < 3*RecentPerID+1; i++ {
+		h.Add([]Event{{At: t0.Add(time.Duration(i)), ID: "a", Kind: Committed, Detail: fmt.Sprint(i)}})
+	}
+	st := h.Stats("a")
+	if len(st.Recent) != RecentPerID {
+		t.Fatalf("recent holds %d, want %d", len(st.Recent), RecentPerID)
+	}
+	if st.Recent[0].Detail != fmt.Sprint(2*RecentPerID+1) || st.Recent[RecentPerID-1].Detail != fmt.Sprint(3*RecentPerID) {
+		t.Errorf("recent = %v..%v, want the newest, oldest first", st.Recent[0].Detail, st.Recent[RecentPerID-1].Detail)
+	}
+	if st.Commits != 3*RecentPerID+1 {
+		t.Errorf("commits = %d: counts must not be bounded", st.Commits)
+	}
+}
+
+func TestHistoryLatestRing(t *testing.T) {
+	details := func(evs []Event) string {
+		s := ""
+		for _, e := range evs {
+			s += e.Detail
+		}
+		return s
+	}
+	h := NewHistory(3)
+	if got := h.Latest(5); len(got) != 0 {
+		t.Errorf("empty Latest = %v", got)
+	}
+	add := func(d string) { h.Add([]Event{{ID: "x", Kind: Began, Detail: d}}) }
+	add("1")
+	add("2")
+	if got := details(h.Latest(5)); got != "21" {
+		t.Errorf("Latest = %q want 21", got)
+	}
+	add("3")
+	add("4")
+	add("5")
+	if got := details(h.Latest(5)); got != "543" {
+		t.Errorf("after wrap Latest = %q want 543", got)
+	}
+	if got := details(h.Latest(2)); got != "54" {
+		t.Errorf("Latest(2) = %q want 54", got)
+	}
+	if got := h.Latest(0); len(got) != 0 {
+		t.Errorf("Latest(0) = %v", got)
+	}
+	if h.Len() != 3 {
+		t.Errorf("Len = %d want 3", h.Len())
+	}
+	if one := NewHistory(0); one.Latest(1) != nil && len(one.Latest(1)) != 0 {
+		t.Errorf("capacity 0 history not empty")
+	}
+}
+
+func TestHistoryBaseline(t *testing.T) {
+	h := NewHistory(10)
+	s := snap(t0,
+		tx("a", CompleteCommit, 1, 0, time.Time{}),
+		tx("b", CompleteAbort, 2, 0, time.Time{}),
+		withOutcome(tx("c", Empty, 3, 0, time.Time{}), CompleteCommit),
+		tx("d", Empty, 4, 0, time.Time{}),
+		tx("e", Ongoing, 5, 0, t0),
+	)
+	h.Baseline(s)
+	if h.Len() != 0 {
+		t.Errorf("Baseline added %d events", h.Len())
+	}
+	want := map[string][2]int{"a": {1, 0}, "b": {0, 1}, "c": {1, 0}, "d": {0, 0}, "e": {0, 0}}
+	for id, w := range want {
+		st := h.Stats(id)
+		if st.Commits != w[0] || st.Aborts != w[1] {
+			t.Errorf("%s: commits %d aborts %d want %v", id, st.Commits, st.Aborts, w)
+		}
+	}
+	if st := h.Stats("b"); st.Last != Aborted || !st.LastAt.Equal(t0) {
+		t.Errorf("b last = %s at %v", st.Last, st.LastAt)
+	}
+	// Diffing afterwards adds to the baseline, it does not replace it.
+	h.Add(Diff(s, snap(t0.Add(time.Second), tx("a", CompleteCommit, 1, 1, time.Time{}))))
+	if st := h.Stats("a"); st.Commits != 2 {
+		t.Errorf("a commits after diff = %d want 2", st.Commits)
+	}
+}
+
+func TestHistoryNil(t *testing.T) {
+	var h *History
+	if st := h.Stats("a"); st.Commits != 0 {
+		t.Error("nil history has stats")
+	}
+	if h.Latest(3) != nil || h.Len() != 0 {
+		t.Error("nil history has events")
+	}
+}

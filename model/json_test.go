@@ -1,0 +1,124 @@
+package model
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func keys(m map[string]any) string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func TestExportJSONSchema(t *testing.T) {
+	now := t0
+	tp := TopicPartition{"orders", 3}
+	s := snap(now.Add(-time.Second),
+		Txn{ID: "open", State: Ongoing, ProducerID: 11, ProducerEpoch: 2, Coordinator: 1, TimeoutMs: 60000,
+			Start: now.Add(-15 * time.Second), Partitions: []TopicPartition{tp}},
+		Txn{ID: "idle", State: CompleteCommit, ProducerID: 12, Coordinator: 2, TimeoutMs: 60000},
+		Txn{ID: "undescribed", State: Ongoing, ProducerID: 13},
+	)
+	s.Bootstrap = "127.0.0.1:9092,127.0.0.1:9093"
+	s.BrokerMaxTimeoutMs = 900000
+	s.Partitions = []Partition{{TopicPartition: tp, Leader: 2, HighWatermark: 50, LastStableOffset: 40, Producers: []Producer{
+		{ProducerID: 11, ProducerEpoch: 2, LastSequence: 9, LastTimestamp: time.UnixMilli(1700000000123), CoordinatorEpoch: 0, CurrentTxnStartOffset: 40},
+		{ProducerID: 99, ProducerEpoch: 0, LastSequence: -1, CurrentTxnStartOffset: -1},
+	}}}
+	h := NewHistory(10)
+	h.Add([]Event{{ID: "idle", Kind: Committed}, {ID: "idle", Kind: Committed}, {ID: "idle", Kind: Fenced}})
+
+	b, err := json.Marshal(Export(s, h, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,partitions,taken_at,transactions" {
+		t.Errorf("top-level keys = %s", got)
+	}
+	if doc["taken_at"] != "2026-03-01T11:59:59Z" || doc["bootstrap"] != s.Bootstrap || doc["broker_max_timeout_ms"] != 900000.0 {
+		t.Errorf("top level = %v %v %v", doc["taken_at"], doc["bootstrap"], doc["broker_max_timeout_ms"])
+	}
+	txns := doc["transactions"].([]any)
+	if len(txns) != 3 {
+		t.Fatalf("transactions = %d", len(txns))
+	}
+	const txnKeys = "aborts_seen,age_ms,commits_seen,coordinator,partitions,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
+	byID := map[string]map[string]any{}
+	for _, x := range txns {
+		m := x.(map[string]any)
+		if got := keys(m); got != txnKeys {
+			t.Errorf("transaction keys = %s", got)
+		}
+		byID[m["transactional_id"].(string)] = m
+	}
+	open := byID["open"]
+	if open["state"] != "Ongoing" || open["producer_id"] != 11.0 || open["producer_epoch"] != 2.0 || open["coordinator"] != 1.0 ||
+		open["timeout_ms"] != 60000.0 || open["start_time"] != "2026-03-01T11:59:45Z" || open["age_ms"] != 15000.0 || open["timeout_ratio"] != 0.25 {
+		t.Errorf("open = %v", open)
+	}
+	if ps := open["partitions"].([]any); len(ps) != 1 || keys(ps[0].(map[string]any)) != "partition,topic" ||
+		ps[0].(map[string]any)["topic"] != "orders" || ps[0].(map[string]any)["partition"] != 3.0 {
+		t.Errorf("open partitions = %v", open["partitions"])
+	}
+	idle := byID["idle"]
+	if idle["start_time"] != nil || idle["age_ms"] != nil || idle["timeout_ratio"] != nil {
+		t.Errorf("idle must have null start/age/ratio: %v", idle)
+	}
+	if idle["commits_seen"] != 2.0 || idle["aborts_seen"] != 1.0 {
+		t.Errorf("idle seen = %v/%v", idle["commits_seen"], idle["aborts_seen"])
+	}
+	if ps, ok := idle["partitions"].([]any); !ok || len(ps) != 0 {
+		t.Errorf("idle partitions must be [], got %v", idle["partitions"])
+	}
+	if u := byID["undescribed"]; u["timeout_ratio"] != nil || u["start_time"] != nil {
+		t.Errorf("undescribed = %v", u)
+	}
+
+	parts := doc["partitions"].([]any)
+	if len(parts) != 1 {
+		t.Fatalf("partitions = %v", parts)
+	}
+	p := parts[0].(map[string]any)
+	if got := keys(p); got != "high_watermark,last_stable_offset,leader,partition,producers,topic" {
+		t.Errorf("partition keys = %s", got)
+	}
+	if p["topic"] != "orders" || p["partition"] != 3.0 || p["leader"] != 2.0 || p["high_watermark"] != 50.0 || p["last_stable_offset"] != 40.0 {
+		t.Errorf("partition = %v", p)
+	}
+	prs := p["producers"].([]any)
+	const prKeys = "coordinator_epoch,current_txn_start_offset,last_sequence,last_timestamp,producer_epoch,producer_id"
+	for _, x := range prs {
+		if got := keys(x.(map[string]any)); got != prKeys {
+			t.Errorf("producer keys = %s", got)
+		}
+	}
+	p0, p1 := prs[0].(map[string]any), prs[1].(map[string]any)
+	if p0["producer_id"] != 11.0 || p0["last_sequence"] != 9.0 || p0["last_timestamp"] != 1700000000123.0 || p0["current_txn_start_offset"] != 40.0 {
+		t.Errorf("producer 11 = %v", p0)
+	}
+	if p1["current_txn_start_offset"] != nil || p1["last_timestamp"] != -1.0 {
+		t.Errorf("idempotent producer = %v", p1)
+	}
+}
+
+func TestExportEmpty(t *testing.T) {
+	b, err := json.Marshal(Export(&Snapshot{TakenAt: t0, Bootstrap: "x:1"}, nil, t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,"transactions":[],"partitions":[]}`
+	if string(b) != want {
+		t.Errorf("empty export =\n%s\nwant\n%s", b, want)
+	}
+}
