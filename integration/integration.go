@@ -1,0 +1,71 @@
+// Package integration holds tests that run against a real Apache Kafka broker started by
+// scripts/kafka-up (see scripts/kafka-up --help), and the helpers to reach it.
+//
+// Start the brokers, then run the tests with their environment:
+//
+//	scripts/kafka-up --with-noverify
+//	source /tmp/txnscope-kafka/env   # or $TXNSCOPE_KAFKA_STATE/env
+//	go test -race -count=1 ./integration/...
+//	scripts/kafka-down
+//
+// Without the environment the tests skip, except under CI=true, where they fail: CI must never
+// silently skip them (.ci/run starts the brokers itself).
+package integration
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Environment variables written by scripts/kafka-up into $TXNSCOPE_KAFKA_STATE/env.
+const (
+	// EnvBootstrap is the main broker: stock settings, one node, 127.0.0.1.
+	EnvBootstrap = "TXNSCOPE_KAFKA_BOOTSTRAP"
+	// EnvNoVerifyBootstrap is a second, independent broker with
+	// transaction.partition.verification.enable=false (kafka-up --with-noverify), on which a
+	// transactional write to a partition the coordinator has not added is accepted (KIP-890 part 1
+	// off), for tests that must create a hanging transaction.
+	EnvNoVerifyBootstrap = "TXNSCOPE_KAFKA_NOVERIFY_BOOTSTRAP"
+)
+
+// Bootstrap returns the main test broker's address (host:port) from $TXNSCOPE_KAFKA_BOOTSTRAP.
+// When it is not set the test is skipped, or fails when CI=true.
+func Bootstrap(t testing.TB) string {
+	t.Helper()
+	return fromEnv(t, EnvBootstrap, "scripts/kafka-up")
+}
+
+// NoVerifyBootstrap returns the address of the broker with partition verification disabled, from
+// $TXNSCOPE_KAFKA_NOVERIFY_BOOTSTRAP. When it is not set the test is skipped, or fails when CI=true.
+func NoVerifyBootstrap(t testing.TB) string {
+	t.Helper()
+	return fromEnv(t, EnvNoVerifyBootstrap, "scripts/kafka-up --with-noverify")
+}
+
+func fromEnv(t testing.TB, name, start string) string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv(name))
+	if v != "" {
+		return v
+	}
+	state := os.Getenv("TXNSCOPE_KAFKA_STATE")
+	if state == "" {
+		state = "/tmp/txnscope-kafka"
+	}
+	msg := name + " is not set: start a real Kafka with `" + start + "`, then `source " + state +
+		"/env` before `go test ./integration/...` (stop it with scripts/kafka-down)"
+	if isCI() {
+		t.Fatal("CI=true and " + msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func isCI() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("CI"))) {
+	case "true", "1", "yes":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# Shared by scripts/kafka-up, scripts/kafka-down and scripts/kafka-tools. Source it; do not run it.
+#
+# Environment:
+#   KAFKA_VERSION          Kafka version to fetch from Maven Central (default: newest tested 4.x, below)
+#   TXNSCOPE_KAFKA_STATE   state directory (default /tmp/txnscope-kafka); kafka-up writes $TXNSCOPE_KAFKA_STATE/env
+#   XDG_CACHE_HOME         jar cache root (default ~/.cache): <root>/txnscope/kafka-<version>/libs
+
+KAFKA_SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+KAFKA_REPO_ROOT="$(cd "$KAFKA_SCRIPTS_DIR/.." && pwd)"
+KAFKA_POM="$KAFKA_REPO_ROOT/kafka/pom.xml"
+# Newest first. Used only when KAFKA_VERSION is not set: the first that Maven can resolve wins.
+KAFKA_DEFAULT_VERSIONS=(4.4.0 4.3.1)
+KAFKA_STATE_DIR="${TXNSCOPE_KAFKA_STATE:-/tmp/txnscope-kafka}"
+# shellcheck disable=SC2034  # used by the scripts that source this file
+KAFKA_ENV_FILE="$KAFKA_STATE_DIR/env"
+KAFKA_CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/txnscope"
+
+kafka_log() { printf 'kafka: %s\n' "$*" >&2; }
+kafka_die() { printf 'kafka: error: %s\n' "$*" >&2; exit 1; }
+
+kafka_require() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 || kafka_die "'$c' not found on PATH (need java 17+ and maven)"
+  done
+}
+
+# kafka_libs_dir VERSION -> prints the cache dir for that version's jars.
+kafka_libs_dir() { printf '%s/kafka-%s/libs' "$KAFKA_CACHE_ROOT" "$1"; }
+
+# kafka_fetch_version VERSION: make sure the classpath for VERSION is in the cache.
+# Returns non-zero (without exiting) when Maven cannot resolve it.
+kafka_fetch_version() {
+  local version="$1" libs pom_sum tmp start
+  libs="$(kafka_libs_dir "$version")"
+  pom_sum="$(sha256sum "$KAFKA_POM" | cut -d' ' -f1)"
+  if [[ -f "$libs/.complete" && "$(cat "$libs/.complete")" == "$pom_sum" ]]; then
+    return 0
+  fi
+  kafka_require mvn java flock
+  mkdir -p "$(dirname "$libs")"
+  # One fetch at a time per version (kafka-up and kafka-tools may race); re-check under the lock.
+  local lockfd
+  exec {lockfd}>"$(dirname "$libs")/.fetch.lock"
+  flock "$lockfd"
+  if [[ -f "$libs/.complete" && "$(cat "$libs/.complete")" == "$pom_sum" ]]; then
+    exec {lockfd}>&-
+    return 0
+  fi
+  tmp="$(mktemp -d "$(dirname "$libs")/libs.tmp.XXXXXX")"
+  kafka_log "fetching Apache Kafka $version jars from Maven Central into $libs ..."
+  start=$SECONDS
+  # Maven 3.8 prints bare colour resets even with -B: show its output without escape sequences.
+  local ok=1
+  mvn -q -B -Dstyle.color=never -f "$KAFKA_POM" -Dkafka.version="$version" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >"$tmp.mvn.log" 2>&1 || ok=0
+  sed $'s/\x1b\\[[0-9;]*m//g' "$tmp.mvn.log" | grep -v '^[[:space:]]*$' >&2 || true
+  rm -f "$tmp.mvn.log"
+  if [[ $ok == 0 ]]; then
+    rm -rf "$tmp"
+    exec {lockfd}>&-
+    [[ -d "$libs" ]] || rm -rf "$(dirname "$libs")"
+    kafka_log "maven could not resolve Kafka $version"
+    return 1
+  fi
+  ls "$tmp"/kafka_2.13-"$version".jar "$tmp"/kafka-tools-"$version".jar >/dev/null 2>&1 || {
+    rm -rf "$tmp"; exec {lockfd}>&-; kafka_log "Kafka $version jars missing after maven run"; return 1; }
+  printf '%s\n' "$pom_sum" >"$tmp/.complete"
+  rm -rf "$libs"
+  mv "$tmp" "$libs"
+  exec {lockfd}>&-
+  kafka_log "fetched Kafka $version classpath in $((SECONDS - start)) s ($(find "$libs" -name '*.jar' | wc -l) jars)"
+}
+
+# kafka_resolve: sets KAFKA_RESOLVED_VERSION and KAFKA_LIBS (fetching if needed); exits on failure.
+kafka_resolve() {
+  local v
+  if [[ -n "${KAFKA_VERSION:-}" ]]; then
+    kafka_fetch_version "$KAFKA_VERSION" || kafka_die "cannot fetch Kafka $KAFKA_VERSION"
+    KAFKA_RESOLVED_VERSION="$KAFKA_VERSION"
+  else
+    KAFKA_RESOLVED_VERSION=""
+    for v in "${KAFKA_DEFAULT_VERSIONS[@]}"; do
+      if kafka_fetch_version "$v"; then KAFKA_RESOLVED_VERSION="$v"; break; fi
+      kafka_log "falling back from Kafka $v"
+    done
+    [[ -n "$KAFKA_RESOLVED_VERSION" ]] || kafka_die "cannot fetch any of Kafka ${KAFKA_DEFAULT_VERSIONS[*]}"
+  fi
+  KAFKA_LIBS="$(kafka_libs_dir "$KAFKA_RESOLVED_VERSION")"
+}
+
+# kafka_tools_log4j DIR: writes a quiet log4j2 config for CLI tools (warnings to stderr), prints its path.
+kafka_tools_log4j() {
+  local f="$1/tools-log4j2.properties"
+  mkdir -p "$1"
+  if [[ ! -f "$f" ]]; then
+    cat >"$f.tmp.$$" <<'LOG'
+status = warn
+appender.stderr.type = Console
+appender.stderr.name = STDERR
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.stderr.ref = STDERR
+LOG
+    mv "$f.tmp.$$" "$f"
+  fi
+  printf '%s' "$f"
+}
+
+# kafka_java_tool CLASS ARGS...: runs a Kafka CLI class with the resolved classpath (KAFKA_LIBS must be set).
+kafka_java_tool() {
+  local cls="$1"; shift
+  local log4j
+  log4j="$(kafka_tools_log4j "$KAFKA_LIBS/..")"
+  # Short-lived JVMs: C1 only and a small serial heap start fastest.
+  # KAFKA_TOOL_TIMEOUT (seconds), when set, bounds the run.
+  # shellcheck disable=SC2086
+  ${KAFKA_TOOL_TIMEOUT:+timeout "$KAFKA_TOOL_TIMEOUT"} java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$log4j" ${KAFKA_TOOLS_JAVA_OPTS:-} \
+    -cp "$KAFKA_LIBS/*" "$cls" "$@"
+}
+
+# kafka_pid_is_ours PID MARKER: true when PID is alive and its command line contains MARKER
+# (the broker's server.properties path), so a recycled PID is never signalled.
+kafka_pid_is_ours() {
+  local pid="$1" marker="$2"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ -r "/proc/$pid/cmdline" ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"
+}
