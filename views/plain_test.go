@@ -1,0 +1,73 @@
+package views
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+func TestPlainTable(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tp := func(n int32) model.TopicPartition { return model.TopicPartition{Topic: "orders", Partition: n} }
+	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
+		{ID: "orders-enricher-v1-0-17", State: model.Ongoing, ProducerID: 4001, ProducerEpoch: 3, Coordinator: 1,
+			TimeoutMs: 60000, Start: now.Add(-12 * time.Second), Partitions: []model.TopicPartition{tp(0), tp(1)}, Described: true},
+		{ID: "inventory-sync-v7-2-5", State: model.Ongoing, ProducerID: 12, ProducerEpoch: 0, Coordinator: 2,
+			TimeoutMs: 60000, Start: now.Add(-57 * time.Second), Partitions: []model.TopicPartition{tp(4)}, Described: true},
+		{ID: "payments-dedup-v3-1-9", State: model.CompleteAbort, ProducerID: 77, ProducerEpoch: 5, Coordinator: 0,
+			TimeoutMs: 900000, Described: true},
+		{ID: "not described", State: model.Ongoing, ProducerID: 99, Coordinator: -1},
+		{ID: "reports-backfill-0-1", State: model.Ongoing, ProducerID: 5, ProducerEpoch: 1, Coordinator: 0,
+			TimeoutMs: 900000, Start: now.Add(-8*time.Minute - 3*time.Second), Partitions: []model.TopicPartition{tp(7)}, Described: true},
+	}}
+	s.Sort()
+	h := model.NewHistory(10)
+	h.Add([]model.Event{
+		{At: now, ID: "payments-dedup-v3-1-9", Kind: model.Committed},
+		{At: now, ID: "payments-dedup-v3-1-9", Kind: model.Committed},
+		{At: now, ID: "payments-dedup-v3-1-9", Kind: model.TimedOut},
+	})
+	var b bytes.Buffer
+	if err := PlainTable(&b, s, h, now); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+TRANSACTIONAL ID         STATE          PRODUCER  PARTS  AGE    TIMEOUT  %    LAST       COMMITS  ABORTS  COORD
+inventory-sync-v7-2-5    Ongoing        12/0      1      57s    1m       95%  -          0        0       2
+reports-backfill-0-1     Ongoing        5/1       1      8m03s  15m      54%  -          0        0       0
+orders-enricher-v1-0-17  Ongoing        4001/3    2      12s    1m       20%  -          0        0       1
+"not described"          Ongoing        99/-      -      -      -        -    -          0        0       -
+payments-dedup-v3-1-9    CompleteAbort  77/5      0      -      15m      -    timed-out  2        1       0
+`[1:]
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPlainTableEmptyAndOddIDs(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	if err := PlainTable(&b, &model.Snapshot{}, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b.String(), "\n") != 1 || !strings.HasPrefix(b.String(), "TRANSACTIONAL ID") {
+		t.Errorf("an empty cluster prints the header only, got %q", b.String())
+	}
+	b.Reset()
+	s := &model.Snapshot{Txns: []model.Txn{{ID: "tab\there", State: model.Empty}, {ID: "a\x1bb", State: model.Empty}}}
+	s.Sort()
+	if err := PlainTable(&b, s, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, `"tab\there"`) || !strings.Contains(out, `"a\x1bb"`) || strings.Contains(out, "\x1b") {
+		t.Errorf("ids with tabs or escapes must be quoted:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if n := len(strings.Fields(line)); n != 11 && !strings.HasPrefix(line, "TRANSACTIONAL ID") {
+			t.Errorf("line %q has %d fields, want 11", line, n)
+		}
+	}
+}
