@@ -1,0 +1,204 @@
+// Package demo runs an embedded kfake cluster with transactional workloads that
+// look like Flink KafkaSink jobs in trouble, so txnscope has something to show
+// without a real cluster.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kversion"
+)
+
+// Options tunes the demo. The zero value gives the defaults a person watching
+// the TUI wants; tests shrink the durations.
+type Options struct {
+	// Log receives workload errors and notes (never stdout; main passes a file or io.Discard).
+	Log io.Writer
+	// Speed-ups for tests, zero = defaults.
+	CheckpointInterval time.Duration // default 2s
+	CrashTimeout       time.Duration // default 60s (the crashed job's transaction.timeout.ms)
+	LongTimeout        time.Duration // default 15m (the long open transaction)
+}
+
+// Stats counts what the workloads went through since Start.
+type Stats struct {
+	Commits int64 // transactions committed
+	Aborts  int64 // transactions aborted on purpose (payments-dedup-v3's failed checkpoints)
+	// Fenced counts fenced errors seen by the first orders-enricher-v1 job,
+	// FencedDuplicate those seen by the second job started with the same prefix.
+	Fenced          int64
+	FencedDuplicate int64
+	Crashed         int64 // transactions inventory-sync-v7 left open when it crashed
+	Reopened        int64 // times reports-backfill-0-1 found its transaction aborted and opened a new one
+	Errors          int64 // any other workload error (all logged)
+}
+
+type counters struct {
+	commits, aborts, fenced, fencedDup, crashed, reopened, errors atomic.Int64
+}
+
+// Demo is a running cluster plus its workloads.
+type Demo struct {
+	opts      Options
+	log       *log.Logger
+	cluster   *kfake.Cluster
+	bootstrap []string
+	clock     clock
+	stats     counters
+
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+const (
+	defaultCheckpoint = 2 * time.Second
+	defaultCrash      = 60 * time.Second
+	defaultLong       = 15 * time.Minute
+
+	// maxTxnTimeout is Kafka's default transaction.max.timeout.ms.
+	maxTxnTimeout = 15 * time.Minute
+	// idExpiration keeps the INCREMENTING ids from piling up: every kfake
+	// request walks all ids, and a few ids a second add up.
+	idExpiration = 10 * time.Minute
+	// retention keeps the in-memory logs bounded; it outlasts the longest
+	// transaction so no open transaction loses its first records.
+	retention      = 30 * time.Minute
+	retentionCheck = time.Minute
+)
+
+// topic is one topic the demo creates.
+type topic struct {
+	name       string
+	partitions int32
+}
+
+func topics() []topic {
+	return []topic{
+		{"orders", 6},
+		{"orders-enriched", 6},
+		{"payments", 3},
+		{"inventory", 3},
+		{"reports", 3},
+	}
+}
+
+// Start brings up a three-broker cluster on free 127.0.0.1 ports and starts the
+// workloads. They stop when ctx is cancelled or Close is called; Close must be
+// called either way to stop the cluster.
+func Start(ctx context.Context, o Options) (*Demo, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = defaultCheckpoint
+	}
+	if o.CrashTimeout <= 0 {
+		o.CrashTimeout = defaultCrash
+	}
+	if o.LongTimeout <= 0 {
+		o.LongTimeout = defaultLong
+	}
+	if o.LongTimeout > maxTxnTimeout || o.CrashTimeout > maxTxnTimeout {
+		return nil, fmt.Errorf("demo: transaction timeouts must not exceed %s", maxTxnTimeout)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	logger := log.New(o.Log, "demo: ", log.LstdFlags|log.Lmicroseconds)
+	opts := []kfake.Opt{
+		kfake.NumBrokers(3),
+		// Kafka 3.9 keeps one epoch per producer session (no KIP-890 bump on
+		// every commit) and rejects a fenced producer's produce cleanly.
+		kfake.MaxVersions(kversion.V3_9_0()),
+		kfake.BrokerConfigs(map[string]string{
+			"transaction.max.timeout.ms":     strconv.FormatInt(maxTxnTimeout.Milliseconds(), 10),
+			"transactional.id.expiration.ms": strconv.FormatInt(idExpiration.Milliseconds(), 10),
+			"log.retention.ms":               strconv.FormatInt(retention.Milliseconds(), 10),
+		}),
+		kfake.WithLogger(kfakeLogger{logger}),
+	}
+	for _, t := range topics() {
+		opts = append(opts, kfake.SeedTopics(t.partitions, t.name))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("demo: starting cluster: %w", err)
+	}
+
+	wctx, cancel := context.WithCancel(ctx)
+	d := &Demo{
+		opts:      o,
+		log:       logger,
+		cluster:   c,
+		bootstrap: c.ListenAddrs(),
+		clock:     newClock(time.Now(), o.CheckpointInterval),
+		cancel:    cancel,
+	}
+	d.startWorkloads(wctx)
+	return d, nil
+}
+
+// Bootstrap is the address of every broker, "127.0.0.1:PORT".
+func (d *Demo) Bootstrap() []string {
+	return append([]string(nil), d.bootstrap...)
+}
+
+// Stats is a snapshot of the workload counters.
+func (d *Demo) Stats() Stats {
+	return Stats{
+		Commits:         d.stats.commits.Load(),
+		Aborts:          d.stats.aborts.Load(),
+		Fenced:          d.stats.fenced.Load(),
+		FencedDuplicate: d.stats.fencedDup.Load(),
+		Crashed:         d.stats.crashed.Load(),
+		Reopened:        d.stats.reopened.Load(),
+		Errors:          d.stats.errors.Load(),
+	}
+}
+
+// Close stops the workloads, waits for them, then stops the cluster. It is
+// safe to call more than once.
+func (d *Demo) Close() {
+	d.closeOnce.Do(func() {
+		d.cancel()
+		d.wg.Wait()
+		d.cluster.Close()
+	})
+}
+
+// trimLogs applies retention now and then: kfake only does so by itself for
+// topics created with retention settings, and the demo runs for days.
+func (d *Demo) trimLogs(ctx context.Context) {
+	for sleep(ctx, retentionCheck) {
+		d.cluster.ApplyRetention()
+	}
+}
+
+func (d *Demo) goRun(ctx context.Context, fn func(context.Context)) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		fn(ctx)
+	}()
+}
+
+// kfakeLogger keeps kfake's warnings (timeout aborts, rejected requests) in
+// the demo log, where they explain what the workloads saw.
+type kfakeLogger struct{ l *log.Logger }
+
+func (k kfakeLogger) Logf(level kfake.LogLevel, format string, args ...any) {
+	if level > kfake.LogLevelWarn {
+		return
+	}
+	k.l.Printf("kfake %s: "+format, append([]any{level}, args...)...)
+}
