@@ -1,6 +1,29 @@
 // Package demo runs an embedded kfake cluster with transactional workloads that
 // look like Flink KafkaSink jobs in trouble, so txnscope has something to show
 // without a real cluster.
+//
+// The cluster has three brokers on free 127.0.0.1 ports and speaks Kafka 3.9
+// (one producer epoch per session, so an epoch bump means fencing or a
+// timeout). Topics: orders (the enricher's input, left empty) and
+// orders-enriched (6 partitions), payments,
+// inventory and reports (3). Checkpoint numbers come from the wall clock,
+// checkpoint 1 completing at Start; with the defaults:
+//
+//   - orders-enricher-v1, parallelism 4, ids orders-enricher-v1-<subtask>-<N>,
+//     writes orders-enriched and commits every 2 s (timeout 60 s).
+//   - a second orders-enricher-v1 job, parallelism 1: its subtask 0 takes the
+//     same ids as the first job's subtask 0, and whichever opens an id last
+//     fences the other; the fenced side restores at the next checkpoint.
+//   - payments-dedup-v3, parallelism 2, writes payments and aborts every
+//     checkpoint divisible by 3.
+//   - inventory-sync-v7, parallelism 2, writes inventory with a 60 s timeout
+//     (CrashTimeout); after 3 checkpoints it crashes with its transactions
+//     open, the coordinator aborts them at 60 s, and it restarts 90 s after
+//     the crash, over and over.
+//   - reports-backfill-0-1 keeps one transaction open on one partition of
+//     reports for 15 min (LongTimeout), pinning its LSO, adding a record every
+//     10 s; once aborted (timeout or force-terminate) it opens a new one 30 s
+//     later.
 package demo
 
 import (
