@@ -5,9 +5,9 @@
 // The cluster has three brokers on free 127.0.0.1 ports and speaks Kafka 3.9
 // (one producer epoch per session, so an epoch bump means fencing or a
 // timeout). Topics: orders (the enricher's input, left empty) and
-// orders-enriched (6 partitions), payments,
-// inventory and reports (3). Checkpoint numbers come from the wall clock,
-// checkpoint 1 completing at Start; with the defaults:
+// orders-enriched with 6 partitions; payments, inventory and reports with 3.
+// Checkpoint numbers come from the wall clock, checkpoint 1 completing at
+// Start. With the defaults:
 //
 //   - orders-enricher-v1, parallelism 4, ids orders-enricher-v1-<subtask>-<N>,
 //     writes orders-enriched and commits every 2 s (timeout 60 s).
