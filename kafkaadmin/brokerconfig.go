@@ -1,0 +1,130 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// retryConfigAfter is how soon a failed read of the broker settings is retried.
+const retryConfigAfter = 30 * time.Second
+
+// brokerSettings change rarely, so they are cached between refreshes.
+type brokerSettings struct {
+	// maxTimeoutMs is the smallest transaction.max.timeout.ms of the brokers (0: unknown).
+	maxTimeoutMs int64
+	// bumpsOnEnd: the brokers speak EndTxn v5+ (transaction version 2), where
+	// every commit or abort bumps the producer epoch.
+	bumpsOnEnd bool
+	next       time.Time
+}
+
+// brokerSettings returns the cached settings, re-reading them when due.
+func (c *Client) brokerSettings(ctx context.Context, brokers []int32) brokerSettings {
+	c.mu.Lock()
+	s := c.settings
+	c.mu.Unlock()
+	now := time.Now()
+	if now.Before(s.next) {
+		return s
+	}
+	fresh, err := c.readBrokerSettings(ctx, brokers)
+	if err != nil {
+		s.next = now.Add(retryConfigAfter) // keep what we knew
+	} else {
+		s = fresh
+		s.next = now.Add(c.cfg.ConfigEvery)
+	}
+	c.mu.Lock()
+	c.settings = s
+	c.mu.Unlock()
+	return s
+}
+
+func (c *Client) readBrokerSettings(ctx context.Context, brokers []int32) (brokerSettings, error) {
+	var (
+		s              brokerSettings
+		wg             sync.WaitGroup
+		cfgErr, verErr error
+	)
+	wg.Go(func() { s.maxTimeoutMs, cfgErr = c.maxTxnTimeout(ctx, brokers) })
+	wg.Go(func() { s.bumpsOnEnd, verErr = c.speaksTxnV2(ctx) })
+	wg.Wait()
+	return s, errors.Join(cfgErr, verErr)
+}
+
+const maxTimeoutKey = "transaction.max.timeout.ms"
+
+// maxTxnTimeout reads transaction.max.timeout.ms from every broker and keeps the
+// smallest: a client timeout above it is refused by that broker.
+func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, error) {
+	if len(brokers) == 0 {
+		return 0, errors.New("no brokers")
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, b := range brokers {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType = kmsg.ConfigResourceTypeBroker
+		r.ResourceName = strconv.Itoa(int(b))
+		r.ConfigNames = []string{maxTimeoutKey}
+		req.Resources = append(req.Resources, r)
+	}
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	var (
+		best    int64
+		lastErr error
+	)
+	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			lastErr = sh.Err
+			continue
+		}
+		for _, r := range sh.Resp.(*kmsg.DescribeConfigsResponse).Resources {
+			if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+				lastErr = err
+				continue
+			}
+			for _, cf := range r.Configs {
+				if cf.Name != maxTimeoutKey || cf.Value == nil {
+					continue
+				}
+				v, err := strconv.ParseInt(*cf.Value, 10, 64)
+				if err != nil || v <= 0 {
+					continue
+				}
+				if best == 0 || v < best {
+					best = v
+				}
+			}
+		}
+	}
+	if best == 0 {
+		if lastErr == nil {
+			lastErr = errors.New(maxTimeoutKey + " not reported")
+		}
+		return 0, lastErr
+	}
+	return best, nil
+}
+
+// speaksTxnV2 asks any broker which EndTxn versions it serves.
+func (c *Client) speaksTxnV2(ctx context.Context) (bool, error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	resp, err := c.kgo.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	if err != nil {
+		return false, err
+	}
+	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+		if k.ApiKey == int16(kmsg.EndTxn) {
+			return k.MaxVersion >= 5, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,253 @@
+package kafkaadmin
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+type tp = model.TopicPartition
+
+// topicMeta is what metadata says about one topic.
+type topicMeta struct {
+	id     [16]byte
+	err    string
+	leader map[int32]int32
+	perr   map[int32]string
+}
+
+// metaMap is metadata per topic name.
+type metaMap map[string]topicMeta
+
+// leaderOf returns the partition's leader, or -1 and why not.
+func (m metaMap) leaderOf(p tp) (int32, string) {
+	t, ok := m[p.Topic]
+	switch {
+	case !ok:
+		return -1, "metadata: topic not reported"
+	case t.err != "":
+		return -1, "metadata: " + t.err
+	case t.perr[p.Partition] != "":
+		return t.leader[p.Partition], "metadata: " + t.perr[p.Partition]
+	}
+	l, ok := t.leader[p.Partition]
+	if !ok {
+		return -1, "metadata: partition not reported"
+	}
+	return l, ""
+}
+
+// topicMetadata reads leaders and topic ids of the given topics. A failure
+// leaves the map empty: every partition then carries the error.
+func (c *Client) topicMetadata(ctx context.Context, topics []string) (metaMap, string) {
+	out := make(metaMap, len(topics))
+	if len(topics) == 0 {
+		return out, ""
+	}
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := c.kgo.Request(ctx, req)
+	if err != nil {
+		return out, "metadata: " + errText(err)
+	}
+	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+		if t.Topic == nil {
+			continue
+		}
+		m := topicMeta{id: t.TopicID, leader: map[int32]int32{}, perr: map[int32]string{}}
+		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
+			m.err = errText(e)
+		}
+		for _, p := range t.Partitions {
+			m.leader[p.Partition] = p.Leader
+			if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+				m.perr[p.Partition] = errText(e)
+			}
+		}
+		out[*t.Topic] = m
+	}
+	return out, ""
+}
+
+// partErrs collects per-partition problems from several requests.
+type partErrs struct {
+	mu sync.Mutex
+	m  map[tp][]string
+}
+
+func (e *partErrs) add(p tp, msg string) {
+	if msg == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[tp][]string{}
+	}
+	for _, have := range e.m[p] {
+		if have == msg {
+			return
+		}
+	}
+	e.m[p] = append(e.m[p], msg)
+}
+
+func (e *partErrs) get(p tp) string { return strings.Join(e.m[p], "; ") }
+
+// pollPartitions reads high watermark, LSO and producers of each partition.
+// Problems with one partition land in its Err, never in a failure of the whole.
+func (c *Client) pollPartitions(ctx context.Context, tps []tp, meta metaMap, metaErr string) []model.Partition {
+	if len(tps) == 0 {
+		return nil
+	}
+	var (
+		errs      partErrs
+		hwm, lso  map[tp]int64
+		producers map[tp][]model.Producer
+		wg        sync.WaitGroup
+	)
+	wg.Go(func() { hwm = c.offsets(ctx, tps, 0, "high watermark", &errs) })
+	wg.Go(func() { lso = c.offsets(ctx, tps, 1, "last stable offset", &errs) })
+	wg.Go(func() { producers = c.producers(ctx, tps, &errs) })
+	wg.Wait()
+
+	out := make([]model.Partition, 0, len(tps))
+	for _, p := range tps {
+		part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
+		if metaErr != "" {
+			errs.add(p, metaErr)
+		} else {
+			l, msg := meta.leaderOf(p)
+			part.Leader = l
+			errs.add(p, msg)
+		}
+		if v, ok := hwm[p]; ok {
+			part.HighWatermark = v
+		}
+		if v, ok := lso[p]; ok {
+			part.LastStableOffset = v
+		}
+		part.Producers = producers[p]
+		part.Err = errs.get(p)
+		out = append(out, part)
+	}
+	return out
+}
+
+func groupByTopic(tps []tp) map[string][]int32 {
+	m := make(map[string][]int32)
+	for _, p := range tps {
+		m[p.Topic] = append(m[p.Topic], p.Partition)
+	}
+	return m
+}
+
+// offsets lists the latest offset of each partition: the high watermark with
+// read_uncommitted (isolation 0), the last stable offset with read_committed (1).
+func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what string, errs *partErrs) map[tp]int64 {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	req.TimeoutMillis = int32(c.cfg.Timeout / time.Millisecond)
+	for topic, parts := range groupByTopic(tps) {
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		for _, p := range parts {
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition = p
+			rp.Timestamp = -1 // latest
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	out := make(map[tp]int64, len(tps))
+	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			for _, rt := range sh.Req.(*kmsg.ListOffsetsRequest).Topics {
+				for _, rp := range rt.Partitions {
+					errs.add(tp{Topic: rt.Topic, Partition: rp.Partition}, what+": "+errText(sh.Err))
+				}
+			}
+			continue
+		}
+		for _, rt := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, rp := range rt.Partitions {
+				p := tp{Topic: rt.Topic, Partition: rp.Partition}
+				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
+					errs.add(p, what+": "+errText(e))
+					continue
+				}
+				out[p] = rp.Offset
+			}
+		}
+	}
+	return out
+}
+
+// producers runs DescribeProducers on the partitions' leaders.
+func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp][]model.Producer {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrDescribeProducersRequest()
+	for topic, parts := range groupByTopic(tps) {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic = topic
+		rt.Partitions = parts
+		req.Topics = append(req.Topics, rt)
+	}
+	out := make(map[tp][]model.Producer, len(tps))
+	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			for _, rt := range sh.Req.(*kmsg.DescribeProducersRequest).Topics {
+				for _, p := range rt.Partitions {
+					errs.add(tp{Topic: rt.Topic, Partition: p}, "producers: "+errText(sh.Err))
+				}
+			}
+			continue
+		}
+		for _, rt := range sh.Resp.(*kmsg.DescribeProducersResponse).Topics {
+			for _, rp := range rt.Partitions {
+				p := tp{Topic: rt.Topic, Partition: rp.Partition}
+				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
+					errs.add(p, "producers: "+errText(e))
+					continue
+				}
+				rows := make([]model.Producer, 0, len(rp.ActiveProducers))
+				for _, ap := range rp.ActiveProducers {
+					rows = append(rows, fromActiveProducer(ap))
+				}
+				sort.Slice(rows, func(i, j int) bool { return rows[i].ProducerID < rows[j].ProducerID })
+				out[p] = rows
+			}
+		}
+	}
+	return out
+}
+
+func fromActiveProducer(ap kmsg.DescribeProducersResponseTopicPartitionActiveProducer) model.Producer {
+	pr := model.Producer{
+		ProducerID:            ap.ProducerID,
+		ProducerEpoch:         int16(ap.ProducerEpoch),
+		LastSequence:          ap.LastSequence,
+		CoordinatorEpoch:      ap.CoordinatorEpoch,
+		CurrentTxnStartOffset: ap.CurrentTxnStartOffset,
+	}
+	if ap.LastTimestamp >= 0 {
+		pr.LastTimestamp = time.UnixMilli(ap.LastTimestamp)
+	}
+	return pr
+}

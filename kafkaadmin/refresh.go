@@ -1,0 +1,187 @@
+package kafkaadmin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// Refresh reads the whole cluster once. prev (may be nil) is the previous
+// snapshot: idle ids whose state and producer id did not change keep their
+// described fields from it instead of being described again. It returns an error
+// only when the cluster as a whole could not be read; per-id and per-partition
+// problems land in Txn.Err and Partition.Err.
+func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	ctx, cancel := c.scope(ctx)
+	defer cancel()
+
+	brokers, err := c.brokerIDs(ctx)
+	if err != nil {
+		return nil, whole(ctx, "cannot reach the cluster", err)
+	}
+	var (
+		settings brokerSettings
+		bg       sync.WaitGroup
+	)
+	bg.Go(func() { settings = c.brokerSettings(ctx, brokers) })
+	defer bg.Wait()
+
+	taken := time.Now()
+	list, failed, err := c.listTxns(ctx, nil)
+	if err != nil {
+		return nil, whole(ctx, "cannot list transactions", err)
+	}
+
+	prevOf := func(id string) *model.Txn {
+		if prev == nil {
+			return nil
+		}
+		if t, ok := prev.Txn(id); ok {
+			return &t
+		}
+		return nil
+	}
+	var ask []string
+	for id, l := range list {
+		if needsDescribe(l, prevOf(id)) {
+			ask = append(ask, id)
+		}
+	}
+	sort.Strings(ask)
+	desc := c.describeTxns(ctx, ask)
+
+	txns := make([]model.Txn, 0, len(list))
+	for id, l := range list {
+		var d *described
+		if x, ok := desc[id]; ok {
+			if x.gone {
+				continue
+			}
+			d = &x
+		}
+		txns = append(txns, merge(id, l, d, prevOf(id)))
+	}
+	txns = append(txns, unlisted(prev, list, failed)...)
+
+	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
+	snap.Sort()
+
+	watch := watched(prev, snap.Txns)
+	ends := findEndings(prev, snap.Txns)
+	meta, metaErr := c.topicMetadata(ctx, topicsOf(watch, ends))
+	var (
+		outcomes map[string]model.State
+		wg       sync.WaitGroup
+	)
+	wg.Go(func() { snap.Partitions = c.pollPartitions(ctx, watch, meta, metaErr) })
+	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, meta) })
+	wg.Wait()
+	bg.Wait()
+
+	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
+	applyOutcomes(snap, ends, outcomes, settings.bumpsOnEnd)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	snap.Sort()
+	return snap, nil
+}
+
+// whole explains a failure to read the cluster, preferring the caller's own
+// cancellation when that is what happened.
+func whole(ctx context.Context, what string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s: %w", what, ctxErr)
+	}
+	return fmt.Errorf("%s: %s", what, errText(err))
+}
+
+// unlisted keeps the previous rows of ids whose coordinator did not answer this
+// listing, marked with why: they did not vanish, we just could not see them.
+func unlisted(prev *model.Snapshot, list map[string]listed, failed map[int32]error) []model.Txn {
+	if prev == nil || len(failed) == 0 {
+		return nil
+	}
+	var out []model.Txn
+	for _, p := range prev.Txns {
+		if _, ok := list[p.ID]; ok {
+			continue
+		}
+		why, ok := failed[p.Coordinator]
+		if !ok {
+			continue
+		}
+		p.Err = fmt.Sprintf("coordinator %d did not answer, showing the last known state: %s", p.Coordinator, errText(why))
+		out = append(out, p)
+	}
+	return out
+}
+
+// watched returns the partitions to poll: those of open transactions, plus
+// those that were pinned last time, so that a partition stays in view after
+// the coordinator forgot its transaction (a hanging transaction).
+func watched(prev *model.Snapshot, txns []model.Txn) []tp {
+	set := make(map[tp]struct{})
+	for _, t := range txns {
+		if t.State.Open() {
+			for _, p := range t.Partitions {
+				set[p] = struct{}{}
+			}
+		}
+	}
+	if prev != nil {
+		for _, p := range prev.Partitions {
+			if p.Pinned() {
+				set[p.TopicPartition] = struct{}{}
+			}
+		}
+	}
+	out := make([]tp, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	model.SortPartitions(out)
+	return out
+}
+
+func topicsOf(watch []tp, ends []ending) []string {
+	set := make(map[string]struct{})
+	for _, p := range watch {
+		set[p.Topic] = struct{}{}
+	}
+	for _, e := range ends {
+		set[e.at.Topic] = struct{}{}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// applyOutcomes records what the log says about transactions that just ended.
+// Under transaction version 1 a normal end never bumps the epoch, so an abort
+// with a bump was a fence or a timeout: it is left unset for model.Diff to
+// classify from the epoch and the deadline.
+func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]model.State, bumpsOnEnd bool) {
+	for _, e := range ends {
+		o, ok := outcomes[e.id]
+		if !ok {
+			continue
+		}
+		i := sort.Search(len(snap.Txns), func(i int) bool { return snap.Txns[i].ID >= e.id })
+		if i == len(snap.Txns) || snap.Txns[i].ID != e.id {
+			continue
+		}
+		t := &snap.Txns[i]
+		if o == model.CompleteAbort && t.ProducerEpoch != e.epoch && !bumpsOnEnd {
+			continue
+		}
+		t.Outcome = o
+	}
+}

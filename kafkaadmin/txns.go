@@ -1,0 +1,227 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// describeChunk bounds one DescribeTransactions request; a first refresh of a
+// big cluster is split into several, a few at a time.
+const (
+	describeChunk    = 2000
+	describeParallel = 4
+)
+
+// listed is one id as ListTransactions reports it.
+type listed struct {
+	state model.State
+	pid   int64
+	coord int32
+}
+
+// brokerIDs asks for the cluster's brokers (and no topics).
+func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
+	resp, err := c.kgo.Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	m := resp.(*kmsg.MetadataResponse)
+	ids := make([]int32, 0, len(m.Brokers))
+	for _, b := range m.Brokers {
+		ids = append(ids, b.NodeID)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("the cluster reported no brokers")
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+// listTxns asks every broker for the transactions it coordinates, optionally
+// only those of some producer ids. failed maps the brokers that did not answer
+// to why; err is set only when none answered.
+func (c *Client) listTxns(ctx context.Context, pids []int64) (out map[string]listed, failed map[int32]error, err error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrListTransactionsRequest()
+	req.ProducerIDFilters = pids
+	shards := c.kgo.RequestSharded(ctx, req)
+	out = make(map[string]listed)
+	failed = make(map[int32]error)
+	var lastErr error
+	for _, sh := range shards {
+		if sh.Err != nil {
+			failed[sh.Meta.NodeID], lastErr = sh.Err, sh.Err
+			continue
+		}
+		resp := sh.Resp.(*kmsg.ListTransactionsResponse)
+		if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
+			failed[sh.Meta.NodeID], lastErr = e, e
+			continue
+		}
+		for _, ts := range resp.TransactionStates {
+			// kfake answers every id on every broker; real Kafka lists each
+			// id once, on its coordinator. The first answer is as good as any:
+			// the coordinator comes from DescribeTransactions.
+			if _, dup := out[ts.TransactionalID]; dup {
+				continue
+			}
+			out[ts.TransactionalID] = listed{state: model.State(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID}
+		}
+	}
+	if len(shards) == 0 {
+		return nil, nil, errors.New("ListTransactions: no broker to ask")
+	}
+	if len(failed) == len(shards) {
+		if ctxErr := ctx.Err(); ctxErr != nil && lastErr == nil {
+			lastErr = ctxErr
+		}
+		return nil, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)
+	}
+	return out, failed, nil
+}
+
+// described is one id as DescribeTransactions reports it.
+type described struct {
+	txn  model.Txn // Described is set when the coordinator answered without error
+	err  string
+	gone bool // TRANSACTIONAL_ID_NOT_FOUND: expired since it was listed
+}
+
+// describeTxns describes ids on their coordinators (kgo finds them and groups
+// the ids per coordinator). Every id gets an entry.
+func (c *Client) describeTxns(ctx context.Context, ids []string) map[string]described {
+	out := make(map[string]described, len(ids))
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, describeParallel)
+	)
+	for start := 0; start < len(ids); start += describeChunk {
+		chunk := ids[start:min(start+describeChunk, len(ids))]
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			part := c.describeChunk(ctx, chunk)
+			mu.Lock()
+			for id, d := range part {
+				out[id] = d
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func (c *Client) describeChunk(ctx context.Context, ids []string) map[string]described {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrDescribeTransactionsRequest()
+	req.TransactionalIDs = ids
+	out := make(map[string]described, len(ids))
+	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			msg := "describe: " + errText(sh.Err)
+			for _, id := range sh.Req.(*kmsg.DescribeTransactionsRequest).TransactionalIDs {
+				out[id] = described{err: msg}
+			}
+			continue
+		}
+		for _, st := range sh.Resp.(*kmsg.DescribeTransactionsResponse).TransactionStates {
+			out[st.TransactionalID] = fromDescribe(st, sh.Meta.NodeID)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			out[id] = described{err: "describe: no answer for this id"}
+		}
+	}
+	return out
+}
+
+func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord int32) described {
+	if e := kerr.ErrorForCode(st.ErrorCode); e != nil {
+		if errors.Is(e, kerr.TransactionalIDNotFound) {
+			return described{gone: true}
+		}
+		return described{err: "describe: " + errText(e)}
+	}
+	t := model.Txn{
+		ID:            st.TransactionalID,
+		State:         model.State(st.State),
+		ProducerID:    st.ProducerID,
+		ProducerEpoch: st.ProducerEpoch,
+		Coordinator:   coord,
+		TimeoutMs:     st.TimeoutMillis,
+		Described:     true,
+	}
+	if st.StartTimestamp >= 0 && t.State.Open() {
+		t.Start = time.UnixMilli(st.StartTimestamp)
+	}
+	for _, tp := range st.Topics {
+		for _, p := range tp.Partitions {
+			t.Partitions = append(t.Partitions, model.TopicPartition{Topic: tp.Topic, Partition: p})
+		}
+	}
+	model.SortPartitions(t.Partitions)
+	return described{txn: t}
+}
+
+// needsDescribe is the economy rule: an idle id whose state and producer id did
+// not change keeps what was described before (100k idle ids must not cost a
+// DescribeTransactions each per tick).
+func needsDescribe(l listed, prev *model.Txn) bool {
+	if l.state.Open() || prev == nil || !prev.Described {
+		return true
+	}
+	return prev.State != l.state || prev.ProducerID != l.pid
+}
+
+// merge builds the id's row from this refresh's listing, its description if
+// one was made, and the previous row otherwise.
+func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
+	if d != nil && d.txn.Described {
+		return d.txn
+	}
+	t := model.Txn{ID: id, State: l.state, ProducerID: l.pid, Coordinator: l.coord}
+	if prev != nil && prev.ProducerID == l.pid {
+		t.ProducerEpoch = prev.ProducerEpoch
+		t.Coordinator = prev.Coordinator
+		t.TimeoutMs = prev.TimeoutMs
+		t.Start = prev.Start
+		t.Partitions = prev.Partitions
+		t.Described = prev.Described
+		if prev.State == l.state {
+			t.Outcome = prev.Outcome
+		}
+	}
+	if d != nil {
+		// The describe failed: keep the old fields for display, but ask again
+		// next time.
+		t.Err = d.err
+		t.Described = false
+	}
+	return t
+}
+
+func errText(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message + ": " + ke.Description
+	}
+	return err.Error()
+}
