@@ -2,13 +2,18 @@ package integration
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // newAdmin returns a kadm client for the broker at bootstrap, closed at the end of the test.
@@ -86,15 +91,7 @@ func TestRealKafkaTransactionLifecycle(t *testing.T) {
 	defer cancel()
 	adm := newAdmin(t, bootstrap)
 
-	topic := uniqueName(t, "topic")
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-		t.Fatalf("CreateTopic(%s): %v", topic, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		_, _ = adm.DeleteTopic(ctx, topic)
-	})
+	topic := createTestTopic(ctx, t, adm)
 
 	txnID := uniqueName(t, "txn")
 	const txnTimeout = 60 * time.Second
@@ -229,5 +226,178 @@ func TestRealKafkaMainBrokerVerifies(t *testing.T) {
 		if c.Key == "transaction.partition.verification.enable" && c.MaybeValue() != "true" {
 			t.Errorf("main broker has %s=%q, want Kafka's default true", c.Key, c.MaybeValue())
 		}
+	}
+}
+
+// produceUnaddedTxnBatch writes one transactional record batch to topic partition 0 the way a buggy
+// or pre-KIP-890 client could: InitProducerId for txnID, then Produce v11 (no transaction version 2)
+// WITHOUT AddPartitionsToTxn, so the coordinator never learns about the partition. It returns the
+// producer id/epoch and the produce error (nil when the broker accepted the batch).
+func produceUnaddedTxnBatch(ctx context.Context, t *testing.T, bootstrap, topic, txnID string) (int64, int16, error) {
+	t.Helper()
+	// Capped at 3.9 so Produce is v11: v12+ (Kafka 4.0, KIP-890 part 2) adds the partition implicitly.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MaxVersions(kversion.V3_9_0()))
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	defer cl.Close()
+
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = &txnID
+	init.TransactionTimeoutMillis = 60000
+	var pid int64
+	var epoch int16
+	for {
+		resp, err := init.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("InitProducerId: %v", err)
+		}
+		switch err := kerr.ErrorForCode(resp.ErrorCode); err {
+		case nil:
+			pid, epoch = resp.ProducerID, resp.ProducerEpoch
+		case kerr.CoordinatorLoadInProgress, kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.ConcurrentTransactions:
+			select {
+			case <-ctx.Done():
+				t.Fatalf("InitProducerId: %v (last %v)", ctx.Err(), err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		default:
+			t.Fatalf("InitProducerId: %v", err)
+		}
+		break
+	}
+
+	rec := kmsg.Record{Value: []byte("hanging")}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1) // the body after the 1-byte varint of Length 0
+	now := time.Now().UnixMilli()
+	batch := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           0x10, // transactional
+		FirstTimestamp:       now,
+		MaxTimestamp:         now,
+		ProducerID:           pid,
+		ProducerEpoch:        epoch,
+		FirstSequence:        0,
+		NumRecords:           1,
+		Records:              rec.AppendTo(nil),
+	}
+	raw := batch.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))                                          // batch length
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli))) // CRC-32C
+
+	produce := kmsg.NewPtrProduceRequest()
+	produce.TransactionID = &txnID
+	produce.Acks = -1
+	produce.TimeoutMillis = 15000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = topic
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Partition = 0
+	pp.Records = raw
+	pt.Partitions = append(pt.Partitions, pp)
+	produce.Topics = append(produce.Topics, pt)
+	resp, err := produce.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("Produce: %v", err)
+	}
+	if v := produce.GetVersion(); v != 11 {
+		t.Fatalf("Produce went out as v%d, want v11", v)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("unexpected produce response %+v", resp)
+	}
+	return pid, epoch, kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+}
+
+func createTestTopic(ctx context.Context, t *testing.T, adm *kadm.Client) string {
+	t.Helper()
+	topic := uniqueName(t, "topic")
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatalf("CreateTopic(%s): %v", topic, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_, _ = adm.DeleteTopic(ctx, topic)
+	})
+	return topic
+}
+
+// TestRealKafkaNoVerifyAllowsHangingTransaction shows that the no-verify broker can hold a real
+// KIP-664 hanging transaction: the partition's LSO is pinned by a producer whose transactional id's
+// coordinator knows nothing about the partition (state Empty, no partitions).
+func TestRealKafkaNoVerifyAllowsHangingTransaction(t *testing.T) {
+	bootstrap := NoVerifyBootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := newAdmin(t, bootstrap)
+	topic := createTestTopic(ctx, t, adm)
+	txnID := uniqueName(t, "txn")
+
+	pid, epoch, err := produceUnaddedTxnBatch(ctx, t, bootstrap, topic, txnID)
+	if err != nil {
+		t.Fatalf("no-verify broker refused the unadded transactional batch: %v", err)
+	}
+
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("ListEndOffsets: %v", err)
+	}
+	stable, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("ListCommittedOffsets: %v", err)
+	}
+	hwm, _ := ends.Lookup(topic, 0)
+	lso, _ := stable.Lookup(topic, 0)
+	if hwm.Offset != 1 || lso.Offset != 0 {
+		t.Errorf("HWM %d, LSO %d; want 1 and 0 (LSO pinned by the hanging batch)", hwm.Offset, lso.Offset)
+	}
+
+	described, err := adm.DescribeTransactions(ctx, txnID)
+	if err != nil {
+		t.Fatalf("DescribeTransactions: %v", err)
+	}
+	d, err := described.On(txnID, nil)
+	if err != nil || d.Err != nil {
+		t.Fatalf("DescribeTransactions(%s): %v / %v", txnID, err, d.Err)
+	}
+	if d.State != "Empty" || len(d.Topics) != 0 {
+		t.Errorf("coordinator view: state %s, partitions %v; want Empty with none", d.State, d.Topics)
+	}
+
+	producers, err := adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {0: {}}})
+	if err != nil {
+		t.Fatalf("DescribeProducers: %v", err)
+	}
+	p, ok := producers[topic].Partitions[0].ActiveProducers[pid]
+	if !ok {
+		t.Fatalf("DescribeProducers: producer %d not active on %s/0: %+v", pid, topic, producers[topic].Partitions[0])
+	}
+	if p.ProducerEpoch != epoch || p.CurrentTxnStartOffset != 0 {
+		t.Errorf("active producer %+v; want epoch %d and current txn start offset 0", p, epoch)
+	}
+}
+
+// TestRealKafkaMainBrokerRejectsUnaddedPartition: with verification on (Kafka's default) the same
+// write is refused, so no hanging transaction can be made on the main broker.
+func TestRealKafkaMainBrokerRejectsUnaddedPartition(t *testing.T) {
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := newAdmin(t, bootstrap)
+	topic := createTestTopic(ctx, t, adm)
+	if _, _, err := produceUnaddedTxnBatch(ctx, t, bootstrap, topic, uniqueName(t, "txn")); err == nil {
+		t.Fatal("main broker accepted a transactional batch for a partition the coordinator has not added")
+	} else {
+		t.Logf("refused as expected: %v", err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("ListEndOffsets: %v", err)
+	}
+	if hwm, _ := ends.Lookup(topic, 0); hwm.Offset != 0 {
+		t.Errorf("HWM %d after a refused write, want 0", hwm.Offset)
 	}
 }
