@@ -1,0 +1,82 @@
+package kafkaadmin
+
+import (
+	"testing"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+func TestNeedsDescribe(t *testing.T) {
+	idle := &model.Txn{ID: "a", State: model.Empty, ProducerID: 7, Described: true}
+	complete := &model.Txn{ID: "a", State: model.CompleteCommit, ProducerID: 7, Described: true}
+	listedOnly := &model.Txn{ID: "a", State: model.Empty, ProducerID: 7}
+	for _, tc := range []struct {
+		name string
+		l    listed
+		prev *model.Txn
+		want bool
+	}{
+		{"new id", listed{state: model.Empty, pid: 7}, nil, true},
+		{"open", listed{state: model.Ongoing, pid: 7}, idle, true},
+		{"preparing", listed{state: model.PrepareCommit, pid: 7}, idle, true},
+		{"fencing", listed{state: model.PrepareEpochFence, pid: 7}, idle, true},
+		{"idle, unchanged", listed{state: model.Empty, pid: 7}, idle, false},
+		{"complete, unchanged", listed{state: model.CompleteCommit, pid: 7}, complete, false},
+		{"state changed", listed{state: model.CompleteAbort, pid: 7}, complete, true},
+		{"producer id changed", listed{state: model.Empty, pid: 8}, idle, true},
+		{"never described", listed{state: model.Empty, pid: 7}, listedOnly, true},
+	} {
+		if got := needsDescribe(tc.l, tc.prev); got != tc.want {
+			t.Errorf("%s: needsDescribe = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestApplyOutcomes(t *testing.T) {
+	ends := []ending{{id: "a", epoch: 3}, {id: "b", epoch: 3}, {id: "c", epoch: 3}}
+	outcomes := map[string]model.State{"a": model.CompleteCommit, "b": model.CompleteAbort, "c": model.CompleteAbort}
+	for _, tc := range []struct {
+		name       string
+		bumpsOnEnd bool
+		epochs     [3]int16
+		want       [3]model.State
+	}{
+		{"v1, no bumps", false, [3]int16{3, 3, 3}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
+		// Version 1 never bumps on a normal end: an abort with a bump is a
+		// fence or a timeout, left for model.Diff to name.
+		{"v1, bumped", false, [3]int16{4, 4, 3}, [3]model.State{model.CompleteCommit, "", model.CompleteAbort}},
+		{"v2, bumped", true, [3]int16{4, 4, 4}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
+	} {
+		snap := &model.Snapshot{Txns: []model.Txn{
+			{ID: "a", ProducerEpoch: tc.epochs[0]}, {ID: "b", ProducerEpoch: tc.epochs[1]}, {ID: "c", ProducerEpoch: tc.epochs[2]},
+		}}
+		applyOutcomes(snap, ends, outcomes, tc.bumpsOnEnd)
+		for i, tx := range snap.Txns {
+			if tx.Outcome != tc.want[i] {
+				t.Errorf("%s: %s outcome %q, want %q", tc.name, tx.ID, tx.Outcome, tc.want[i])
+			}
+		}
+	}
+}
+
+func TestWatched(t *testing.T) {
+	tp := func(p int32) model.TopicPartition { return model.TopicPartition{Topic: "t", Partition: p} }
+	prev := &model.Snapshot{Partitions: []model.Partition{
+		{TopicPartition: tp(0), HighWatermark: 10, LastStableOffset: 4}, // pinned: stays watched
+		{TopicPartition: tp(1), HighWatermark: 10, LastStableOffset: 10},
+	}}
+	txns := []model.Txn{
+		{ID: "open", State: model.Ongoing, Partitions: []model.TopicPartition{tp(2), tp(3)}},
+		{ID: "idle", State: model.CompleteCommit, Partitions: []model.TopicPartition{tp(5)}},
+	}
+	got := watched(prev, txns)
+	want := []model.TopicPartition{tp(0), tp(2), tp(3)}
+	if len(got) != len(want) {
+		t.Fatalf("watched = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("watched = %v, want %v", got, want)
+		}
+	}
+}
