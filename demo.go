@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/kafkaadmin/demo"
+)
+
+// demoLog is where the demo workloads write: a file next to the audit log in
+// the user's state directory (stdout belongs to the UI or to the bootstrap
+// line). It falls back to the temporary directory, then to nowhere.
+func demoLog() (io.Writer, string, func()) {
+	for _, dir := range []string{filepath.Dir(audit.DefaultPath()), os.TempDir()} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			continue
+		}
+		path := filepath.Join(dir, "demo.log")
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			continue
+		}
+		return f, path, func() { f.Close() }
+	}
+	return io.Discard, "", func() {}
+}
+
+func startDemo(ctx context.Context) (*demo.Demo, string, func(), error) {
+	w, path, closeLog := demoLog()
+	d, err := demo.Start(ctx, demo.Options{Log: w})
+	if err != nil {
+		closeLog()
+		return nil, "", nil, err
+	}
+	return d, path, func() { d.Close(); closeLog() }, nil
+}
+
+// runDemoTUI opens the UI on a fresh demo cluster.
+func runDemoTUI(ctx context.Context, c config, stdout io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d, _, stop, err := startDemo(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return runTUI(ctx, c, d.Bootstrap(), stdout)
+}
+
+// runHeadless runs the demo cluster until ctx ends (SIGINT/SIGTERM). The
+// bootstrap line comes first on stdout so that scripts can read it and go on.
+func runHeadless(ctx context.Context, stdout, stderr io.Writer) error {
+	d, path, stop, err := startDemo(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if _, err := fmt.Fprintf(stdout, "bootstrap: %s\n", strings.Join(d.Bootstrap(), ",")); err != nil {
+		return err
+	}
+	if path != "" {
+		fmt.Fprintf(stderr, "demo log: %s\n", path)
+	}
+	fmt.Fprintln(stderr, "demo cluster running; stop it with ctrl+c or SIGTERM")
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,64 @@
+// Command txnscope is a terminal UI that shows every transaction of a Kafka
+// cluster live and aborts stuck ones safely. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses, part of the command line contract.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the cluster could not be read, or something else went wrong
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run parses args and does what they ask; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "txnscope: %v\n\n%s", err, usage())
+		return exitUsage
+	}
+	switch {
+	case c.help:
+		fmt.Fprint(stdout, usage())
+		return exitOK
+	case c.version:
+		fmt.Fprintf(stdout, "txnscope %s\n", version())
+		return exitOK
+	}
+
+	if c.cmd == cmdSnapshot {
+		err = runSnapshot(ctx, c, stdout)
+	} else if c.cmd == cmdDemo && c.headless {
+		err = runHeadless(ctx, stdout, stderr)
+	} else if !isTerminal(stdout) {
+		err = usagef("stdout is not a terminal, and the UI needs one; use `txnscope snapshot` for text or JSON output")
+	} else if c.cmd == cmdDemo {
+		err = runDemoTUI(ctx, c, stdout)
+	} else {
+		err = runTUI(ctx, c, c.bootstrap, stdout)
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "txnscope: %s\n", oneLine(err.Error()))
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitFailure
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// runSnapshot reads the cluster once and prints it.
+func runSnapshot(ctx context.Context, c config, stdout io.Writer) error {
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	defer cl.Close()
+	s, err := cl.Refresh(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(c.bootstrap, ","), err)
+	}
+	// One poll sees no events; the baseline counts each id's latest outcome, the
+	// only one the coordinator keeps.
+	h := model.NewHistory(1)
+	h.Baseline(s)
+	now := s.TakenAt
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if c.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err = enc.Encode(model.Export(s, h, now))
+	} else {
+		err = views.PlainTable(stdout, s, h, now)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the snapshot: %w", err)
+	}
+	return nil
+}

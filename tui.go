@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/ui"
+)
+
+// isTerminal reports whether w is a terminal (not a pipe, a file or /dev/null).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// runTUI opens the UI on the cluster at bootstrap until the user quits or a
+// signal arrives.
+func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer) error {
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	defer cl.Close()
+	o := ui.Options{
+		Admin:              cl,
+		Bootstrap:          strings.Join(bootstrap, ","),
+		Refresh:            c.refresh,
+		ReadOnly:           c.readOnly,
+		CheckpointInterval: c.checkpointInterval,
+	}
+	if !c.readOnly {
+		o.Audit = audit.Open(c.auditLog)
+	}
+	m := ui.New(o)
+	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout)).Run()
+	// SIGINT and SIGTERM end the UI as quitting does: they are how an operator
+	// (or a supervisor) asks for a clean exit.
+	if errors.Is(err, tea.ErrInterrupted) || (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) {
+		return nil
+	}
+	return err
+}
