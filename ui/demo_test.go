@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/ui/uitest"
+)
+
+// demoAdmin serves the fixture with ages that grow in real time.
+type demoAdmin struct {
+	base time.Time
+	fail bool
+}
+
+func (d *demoAdmin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	s := uitest.Snapshot(d.base)
+	s.TakenAt = time.Now()
+	return s, nil
+}
+
+func (d *demoAdmin) Execute(ctx context.Context, a model.Action) model.Result {
+	return model.Result{Action: a, At: time.Now(), Sent: true}
+}
+
+// TestInteractiveDemo runs the UI on the fixture in the real terminal, for a
+// person to look at: go test -c -o /tmp/uitest ./ui && TXNSCOPE_UI_DEMO=1 /tmp/uitest -test.run InteractiveDemo
+func TestInteractiveDemo(t *testing.T) {
+	if os.Getenv("TXNSCOPE_UI_DEMO") == "" {
+		t.Skip("set TXNSCOPE_UI_DEMO=1 to run the UI in this terminal")
+	}
+	m := New(Options{
+		Admin: &demoAdmin{base: time.Now()}, Bootstrap: "127.0.0.1:9092",
+		ReadOnly: os.Getenv("TXNSCOPE_UI_DEMO") == "ro", Audit: audit.Open(filepath.Join(t.TempDir(), "audit.log")),
+	})
+	if _, err := tea.NewProgram(m).Run(); err != nil {
+		t.Fatal(err)
+	}
+}

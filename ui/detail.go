@@ -1,0 +1,144 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// detailState is the detail screen of one transactional.id.
+type detailState struct {
+	id     string
+	last   model.Txn // shown when the coordinator stops listing the id
+	cursor int       // partition row
+	top    int       // first line of the scrolling part
+	data   views.DetailData
+}
+
+func (m *Model) openDetail(id string) {
+	t, _ := m.snap.Txn(id)
+	m.detail = detailState{id: id, last: t}
+	m.screen = screenDetail
+	m.syncDetail()
+}
+
+// detailData gathers what the detail shows from the current snapshot. It runs
+// once per Update while the detail is open, not per frame.
+func (m *Model) detailData() views.DetailData {
+	ds := &m.detail
+	t, found := m.snap.Txn(ds.id)
+	if found {
+		ds.last = t
+	} else {
+		t = ds.last
+	}
+	st := m.hist.Stats(t.ID)
+	d := views.DetailData{
+		Txn: t, Gone: !found, Stats: st, Now: m.now, Loc: m.loc, ReadOnly: m.o.ReadOnly,
+		Problems: model.Problems(t, st, m.snap, m.list.query, m.now),
+	}
+	listed := make(map[model.TopicPartition]bool, len(t.Partitions))
+	tps := append([]model.TopicPartition(nil), t.Partitions...)
+	model.SortPartitions(tps)
+	for _, tp := range tps {
+		listed[tp] = true
+		p, ok := m.snap.Partition(tp)
+		d.Parts = append(d.Parts, m.detailPart(t, tp, p, ok, true))
+	}
+	// Partitions where this producer has an open transaction the coordinator
+	// does not list for it: the hanging candidates.
+	for _, p := range m.snap.Partitions {
+		if listed[p.TopicPartition] {
+			continue
+		}
+		if pr, ok := p.Producer(t.ProducerID); !ok || pr.CurrentTxnStartOffset < 0 {
+			continue
+		}
+		d.Parts = append(d.Parts, m.detailPart(t, p.TopicPartition, p, true, false))
+	}
+	d.Cursor = min(max(ds.cursor, 0), max(len(d.Parts)-1, 0))
+	d.Top = ds.top
+	return d
+}
+
+func (m *Model) detailPart(t model.Txn, tp model.TopicPartition, p model.Partition, known, listed bool) views.DetailPart {
+	dp := views.DetailPart{TopicPartition: tp, Part: p, Known: known, Listed: listed}
+	if !known {
+		return dp
+	}
+	dp.Own, dp.HasOwn = p.Producer(t.ProducerID)
+	dp.Pinner, dp.HasPinner = p.Pinner()
+	dp.PinsLSO = dp.HasPinner && dp.Pinner.ProducerID == t.ProducerID
+	dp.Orphans = model.Orphans(p, m.byPID)
+	dp.Owners = map[int64]string{}
+	for _, pr := range p.Producers {
+		if o := m.byPID[pr.ProducerID]; o != nil {
+			dp.Owners[pr.ProducerID] = o.ID
+		}
+	}
+	if dp.HasPinner {
+		dp.PinnerID = dp.Owners[dp.Pinner.ProducerID]
+	}
+	return dp
+}
+
+// syncDetail rebuilds the detail's data and scrolls it to keep the cursor in view.
+func (m *Model) syncDetail() {
+	if m.screen != screenDetail || m.snap == nil {
+		return
+	}
+	ds := &m.detail
+	ds.data = m.detailData()
+	ds.cursor = ds.data.Cursor
+	if _, body, _ := m.layout(); body > 0 && m.w > 0 {
+		ds.top = views.DetailTop(ds.data, m.w, body)
+		ds.data.Top = ds.top
+	}
+}
+
+func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
+	ds := &m.detail
+	k := m.keys
+	_, body, _ := m.layout()
+	rows := len(ds.data.Parts)
+	page := max(body/2, 1)
+	step := func(n int) {
+		if rows == 0 {
+			ds.top += n // nothing to select: scroll instead
+			return
+		}
+		ds.cursor += n
+	}
+	switch {
+	case key.Matches(msg, k.Back):
+		m.screen = screenList
+	case key.Matches(msg, k.Up):
+		step(-1)
+	case key.Matches(msg, k.Down):
+		step(1)
+	case key.Matches(msg, k.PageUp):
+		step(-page)
+	case key.Matches(msg, k.PageDown):
+		step(page)
+	case key.Matches(msg, k.Home):
+		ds.cursor, ds.top = 0, 0
+	case key.Matches(msg, k.End):
+		ds.cursor = rows - 1
+		if rows == 0 {
+			ds.top = 1 << 30
+		}
+	case key.Matches(msg, k.Abort):
+		m.openForceTerminate(ds.data.Txn)
+	case key.Matches(msg, k.AbortPartition):
+		if rows == 0 {
+			m.setStatus(statusInfo, "no partition selected")
+			return nil
+		}
+		p := ds.data.Parts[ds.data.Cursor]
+		m.openAbortPartition(ds.data.Txn, p)
+	}
+	ds.cursor = min(max(ds.cursor, 0), max(rows-1, 0))
+	return nil
+}

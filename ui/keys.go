@@ -1,0 +1,87 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/txnscope/txnscope/views"
+)
+
+// keyMap is every key txnscope reacts to; the help screen and the footer are
+// generated from these same bindings, so they cannot drift apart.
+type keyMap struct {
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+
+	Open, Back                key.Binding
+	Filter, StateFilter, Sort key.Binding
+	Events, Refresh, Help     key.Binding
+	Quit, ForceQuit           key.Binding
+	Apply, Clear              key.Binding // while typing a filter
+	Confirm, Cancel           key.Binding // in the abort dialog
+
+	// Dangerous keys. In read-only mode they are left unbound (no keys at
+	// all), so they neither match nor appear in any help.
+	Abort, AbortPartition key.Binding
+}
+
+func newKeyMap(readOnly bool) keyMap {
+	b := func(keys []string, help, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	k := keyMap{
+		Up:          b([]string{"up", "k"}, "↑/k", "up"),
+		Down:        b([]string{"down", "j"}, "↓/j", "down"),
+		PageUp:      b([]string{"pgup", "ctrl+b", "ctrl+u"}, "pgup", "page up"),
+		PageDown:    b([]string{"pgdown", "ctrl+f", "ctrl+d"}, "pgdn", "page down"),
+		Home:        b([]string{"home", "g"}, "g/home", "first"),
+		End:         b([]string{"end", "G"}, "G/end", "last"),
+		Open:        b([]string{"enter"}, "enter", "detail"),
+		Back:        b([]string{"esc"}, "esc", "back"),
+		Filter:      b([]string{"/"}, "/", "filter by id"),
+		StateFilter: b([]string{"f"}, "f", "all/open/problems"),
+		Sort:        b([]string{"s"}, "s", "sort"),
+		Events:      b([]string{"e"}, "e", "events"),
+		Refresh:     b([]string{"r"}, "r", "refresh now"),
+		Help:        b([]string{"?"}, "?", "help"),
+		Quit:        b([]string{"q"}, "q", "quit"),
+		ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Apply:       b([]string{"enter"}, "enter", "apply filter"),
+		Clear:       b([]string{"esc"}, "esc", "clear filter"),
+		Confirm:     b([]string{"enter"}, "enter", "send (after typing abort)"),
+		Cancel:      b([]string{"esc"}, "esc", "cancel"),
+	}
+	if !readOnly {
+		k.Abort = b([]string{"a"}, "a", "force-terminate")
+		k.AbortPartition = b([]string{"x"}, "x", "abort on partition")
+	}
+	return k
+}
+
+func (k keyMap) listShort() []key.Binding {
+	return []key.Binding{k.Open, k.Abort, k.Filter, k.StateFilter, k.Sort, k.Events, k.Help, k.Quit}
+}
+
+func (k keyMap) detailShort() []key.Binding {
+	mv := k.Down
+	mv.SetHelp("↑/↓", "partition")
+	return []key.Binding{k.Back, mv, k.Abort, k.AbortPartition, k.Help, k.Quit}
+}
+
+func (k keyMap) filterShort() []key.Binding { return []key.Binding{k.Apply, k.Clear} }
+
+func (k keyMap) dialogShort() []key.Binding { return []key.Binding{k.Cancel} }
+
+func (k keyMap) helpShort() []key.Binding {
+	back := k.Back
+	back.SetHelp("esc/?", "close help")
+	return []key.Binding{back, k.Quit}
+}
+
+// groups is the full help. Unbound keys (read-only) drop out by themselves.
+func (k keyMap) groups() []views.HelpGroup {
+	return []views.HelpGroup{
+		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
+		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
+		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Refresh, k.Help, k.Quit}},
+		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
+	}
+}

@@ -1,0 +1,303 @@
+// Package ui is txnscope's terminal UI: the root model owns the state, routes
+// keys to the screen that has focus, and runs the commands that talk to the
+// cluster through Admin. Drawing is left to package views.
+package ui
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// Options wire the UI to a cluster.
+type Options struct {
+	Admin              Admin
+	Bootstrap          string        // shown in the header and the audit log
+	Refresh            time.Duration // poll interval (default 2s)
+	ReadOnly           bool
+	Audit              *audit.Log       // nil when read-only
+	CheckpointInterval time.Duration    // 0 = unknown; passed to model.Query
+	Now                func() time.Time // nil = time.Now; tests pin it
+}
+
+// The layout needs this much room; below it a message says so.
+const (
+	minWidth  = 80
+	minHeight = 20
+)
+
+// historySize is how many events the events pane can go back.
+const historySize = 2000
+
+type screen int
+
+const (
+	screenList screen = iota
+	screenDetail
+)
+
+type statusKind int
+
+const (
+	statusInfo statusKind = iota
+	statusOK
+	statusError
+)
+
+// Model is the root of the UI; *Model implements tea.Model.
+type Model struct {
+	o        Options
+	keys     keyMap
+	st       views.Styles
+	isDark   bool
+	profile  colorprofile.Profile
+	loc      *time.Location
+	schedule func(time.Duration, tea.Msg) tea.Cmd
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	w, h int
+	now  time.Time
+
+	snap  *model.Snapshot
+	hist  *model.History
+	sum   views.Summary
+	byPID map[int64]*model.Txn
+	poll  poller
+
+	screen     screen
+	showHelp   bool
+	showEvents bool
+	list       listState
+	detail     detailState
+	dialog     *abortDialog
+	dialogs    int // dialogs opened so far, to match replies
+
+	status         string
+	statusKind     statusKind
+	quitAfterAbort bool
+}
+
+// New builds the UI. Nothing talks to the cluster before the program calls Init.
+func New(o Options) *Model {
+	if o.Refresh <= 0 {
+		o.Refresh = 2 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ReadOnly {
+		o.Audit = nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Model{
+		o: o, keys: newKeyMap(o.ReadOnly), isDark: true, profile: colorprofile.TrueColor, loc: time.Local,
+		schedule: defaultSchedule, ctx: ctx, cancel: cancel, hist: model.NewHistory(historySize), now: o.Now(),
+	}
+	m.list.query.CheckpointInterval = o.CheckpointInterval
+	m.list.input = newFilterInput()
+	m.restyle()
+	return m
+}
+
+// Init starts polling, the clock that keeps ages current, and asks the
+// terminal for its background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor)
+}
+
+// Update routes one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.now = m.o.Now()
+	cmd := m.update(msg)
+	m.sync()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return nil
+	case tea.BackgroundColorMsg:
+		m.isDark = msg.IsDark()
+		m.restyle()
+		return nil
+	case tea.ColorProfileMsg:
+		m.profile = msg.Profile
+		m.restyle()
+		return nil
+	case tickMsg:
+		return m.ticked(msg)
+	case clockMsg:
+		return m.schedule(time.Second, clockMsg{})
+	case refreshedMsg:
+		return m.refreshed(msg)
+	case executedMsg:
+		return m.executed(msg)
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	// Anything else (pastes, cursor messages) belongs to the focused input.
+	switch {
+	case m.dialog != nil:
+		return m.updateDialog(msg)
+	case m.list.typing:
+		return m.updateFilter(msg)
+	}
+	return nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	if key.Matches(msg, k.ForceQuit) {
+		if m.dialog != nil && m.dialog.phase == views.DialogSending && !m.quitAfterAbort {
+			m.quitAfterAbort = true
+			m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged (ctrl+c again quits now)")
+			return nil
+		}
+		return m.quit()
+	}
+	switch {
+	case m.dialog != nil:
+		return m.updateDialog(msg)
+	case m.list.typing:
+		return m.updateFilter(msg)
+	case m.showHelp:
+		switch {
+		case key.Matches(msg, k.Help, k.Back):
+			m.showHelp = false
+		case key.Matches(msg, k.Quit):
+			return m.quit()
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Refresh):
+		return m.refresh()
+	}
+	if m.screen == screenDetail {
+		return m.updateDetail(msg)
+	}
+	if key.Matches(msg, k.Events) {
+		m.showEvents = !m.showEvents
+		return nil
+	}
+	return m.updateList(msg)
+}
+
+// quit stops everything in flight and leaves.
+func (m *Model) quit() tea.Cmd {
+	m.cancel()
+	return tea.Quit
+}
+
+// sync keeps derived state in step after every message: the list cursor in
+// its window (the header can grow), the detail rebuilt and scrolled.
+func (m *Model) sync() {
+	m.list.clamp(m.listRows())
+	m.syncDetail()
+}
+
+func (m *Model) restyle() {
+	m.st = newStyles(m.isDark, m.profile)
+}
+
+func (m *Model) setStatus(k statusKind, text string) {
+	m.status, m.statusKind = views.Clock(m.now, m.loc)+" "+text, k
+}
+
+func (m *Model) headerData() views.HeaderData {
+	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.sum, Conn: m.conn(), Now: m.now}
+}
+
+// layout splits the height into header, body and footer.
+func (m *Model) layout() (header, body, footer int) {
+	header = views.HeaderHeight(m.headerData())
+	footer = 1
+	return header, max(m.h-header-footer, 0), footer
+}
+
+// listRows is how many rows of the list are visible.
+func (m *Model) listRows() int {
+	_, body, _ := m.layout()
+	return views.ListRows(body - m.eventsHeight(body))
+}
+
+// View draws the whole screen, exactly the terminal's size.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "txnscope · " + m.o.Bootstrap
+	return v
+}
+
+func (m *Model) render() string {
+	w, h, st := m.w, m.h, m.st
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if w < minWidth || h < minHeight {
+		return views.TooSmall(w, h, minWidth, minHeight, st)
+	}
+	_, bodyH, _ := m.layout()
+	var body string
+	keys := m.keys.listShort()
+	switch {
+	case m.showHelp:
+		body = views.Help(m.keys.groups(), m.helpNotes(), w, bodyH, st)
+		keys = m.keys.helpShort()
+	case m.screen == screenDetail && m.snap != nil:
+		body = views.Detail(m.detail.data, w, bodyH, st)
+		keys = m.keys.detailShort()
+	default:
+		eh := m.eventsHeight(bodyH)
+		body = views.List(m.listData(), w, bodyH-eh, st)
+		if eh > 0 {
+			body += "\n" + views.Events(m.eventsData(eh), w, eh, st)
+		}
+		if m.list.typing {
+			keys = m.keys.filterShort()
+		}
+	}
+	if m.dialog != nil {
+		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
+		keys = m.keys.dialogShort()
+	}
+	status := m.status
+	switch m.statusKind {
+	case statusOK:
+		status = st.Good.Render(status)
+	case statusError:
+		status = st.Error.Render(status)
+	default:
+		status = st.Text.Render(status)
+	}
+	return views.Stack(views.Header(m.headerData(), w, st), body, views.Footer(status, keys, w, st))
+}
+
+func (m *Model) helpNotes() []string {
+	notes := []string{
+		"Sort: " + model.SortRatio.String() + " (default, most urgent first) → age → id → state.",
+		"Rows marked ! are past half their transaction.timeout.ms, !! past 90%; ? could not be described.",
+	}
+	if m.o.ReadOnly {
+		notes = append(notes, "Read-only: the abort keys are not available in this session.")
+	} else {
+		notes = append(notes, "Aborts open a dialog: type abort and press enter to send; esc cancels. Every attempt goes to the audit log.")
+	}
+	return notes
+}

@@ -1,0 +1,177 @@
+package views
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// StateCount is how many ids are in one state.
+type StateCount struct {
+	State model.State
+	N     int
+}
+
+// Summary is what the header says about a snapshot; the ui computes it once
+// per refresh, because counting 100,000 ids per frame is not free.
+type Summary struct {
+	Brokers     int
+	Total       int
+	Counts      []StateCount // display order, Ongoing always present
+	OldestID    string
+	OldestStart time.Time // zero when nothing is open
+	Hidden      string
+}
+
+// countOrder is the order states are listed in the header.
+var countOrder = []model.State{
+	model.Ongoing, model.PrepareCommit, model.PrepareAbort, model.PrepareEpochFence,
+	model.CompleteCommit, model.CompleteAbort, model.Empty, model.Dead,
+}
+
+// Summarize counts s for the header.
+func Summarize(s *model.Snapshot) Summary {
+	if s == nil {
+		return Summary{}
+	}
+	counts := s.StateCounts()
+	out := Summary{Brokers: s.Brokers, Total: len(s.Txns), Hidden: s.Hidden}
+	for _, st := range countOrder {
+		if n := counts[st]; n > 0 || st == model.Ongoing {
+			out.Counts = append(out.Counts, StateCount{st, n})
+		}
+		delete(counts, st)
+	}
+	var unknown []StateCount // states this version does not know
+	for st, n := range counts {
+		unknown = append(unknown, StateCount{st, n})
+	}
+	sort.Slice(unknown, func(i, j int) bool { return unknown[i].State < unknown[j].State })
+	out.Counts = append(out.Counts, unknown...)
+	if t, ok := s.OldestOpen(); ok {
+		out.OldestID, out.OldestStart = t.ID, t.Start
+	}
+	return out
+}
+
+// Conn is the state of the connection to the cluster.
+type Conn struct {
+	Loaded    bool      // a snapshot has arrived
+	LastOK    time.Time // when the last successful refresh arrived
+	Err       string    // the last refresh's error; "" when it succeeded
+	RetryAt   time.Time // when the next attempt starts (set on error)
+	Busy      bool      // a refresh is in flight
+	BusySince time.Time
+	Refresh   time.Duration // the poll interval
+}
+
+// Stale reports whether the data shown is older than two poll intervals.
+func (c Conn) Stale(now time.Time) bool {
+	return c.Loaded && c.Refresh > 0 && now.Sub(c.LastOK) > 2*c.Refresh
+}
+
+// HeaderData is everything the header shows.
+type HeaderData struct {
+	Bootstrap string
+	ReadOnly  bool
+	Sum       Summary
+	Conn      Conn
+	Now       time.Time
+}
+
+// HeaderHeight is 2 lines, plus one when there is an error or a note to show.
+func HeaderHeight(d HeaderData) int {
+	if d.Conn.Err != "" || d.Sum.Hidden != "" {
+		return 3
+	}
+	return 2
+}
+
+// Header draws the header in exactly w×HeaderHeight(d).
+func Header(d HeaderData, w int, st Styles) string {
+	left := st.Title.Render("txnscope") + "  " + st.Bold.Render(d.Bootstrap)
+	if d.Conn.Loaded {
+		left += st.Dim.Render(fmt.Sprintf(" · %d brokers", d.Sum.Brokers))
+	}
+	if d.ReadOnly {
+		left += " " + st.ReadOnly.Render("read-only")
+	}
+	lines := []string{Spread(left, connText(d, st), w), countsLine(d, st)}
+	if HeaderHeight(d) == 3 {
+		var notes []string
+		if d.Conn.Err != "" {
+			notes = append(notes, st.Error.Render("error: "+oneLine(d.Conn.Err)))
+		}
+		if d.Sum.Hidden != "" {
+			notes = append(notes, st.Warn.Render(oneLine(d.Sum.Hidden)))
+		}
+		lines = append(lines, strings.Join(notes, st.Dim.Render(" · ")))
+	}
+	return Block(lines, w, len(lines))
+}
+
+func connText(d HeaderData, st Styles) string {
+	c, now := d.Conn, d.Now
+	var parts []string
+	switch {
+	case c.Err != "":
+		parts = append(parts, st.Error.Render("✗ disconnected"))
+	case !c.Loaded:
+		parts = append(parts, st.Dim.Render("connecting…"))
+	default:
+		parts = append(parts, st.Good.Render("● connected"))
+	}
+	if c.Stale(now) {
+		parts = append(parts, st.Stale.Render(" STALE ")+st.Dim.Render(" data "+Dur(now.Sub(c.LastOK))+" old"))
+	} else if c.Loaded {
+		parts = append(parts, st.Dim.Render("refreshed "+Dur(now.Sub(c.LastOK))+" ago"))
+	}
+	switch {
+	case c.Busy && now.Sub(c.BusySince) >= c.Refresh && c.Refresh > 0:
+		parts = append(parts, st.Warn.Render("refreshing for "+Dur(now.Sub(c.BusySince))))
+	case c.Err != "" && !c.Busy:
+		parts = append(parts, st.Warn.Render("retrying in "+seconds(c.RetryAt.Sub(now))))
+	case c.Err != "":
+		parts = append(parts, st.Warn.Render("retrying…"))
+	}
+	return strings.Join(parts, st.Dim.Render(" · "))
+}
+
+// seconds rounds up, so a countdown never says 0s before it fires.
+func seconds(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	return fmt.Sprintf("%ds", (d+time.Second-1)/time.Second)
+}
+
+func countsLine(d HeaderData, st Styles) string {
+	if !d.Conn.Loaded {
+		return st.Dim.Render("no data yet")
+	}
+	var b strings.Builder
+	b.WriteString(st.Bold.Render(Count(d.Sum.Total)) + st.Dim.Render(" ids"))
+	for _, c := range d.Sum.Counts {
+		b.WriteString(st.Dim.Render(" · "))
+		name := string(c.State)
+		if c.N > 0 {
+			name = StateStyle(c.State, &st).Render(name)
+		} else {
+			name = st.Dim.Render(name)
+		}
+		b.WriteString(name + " " + Count(c.N))
+	}
+	if !d.Sum.OldestStart.IsZero() {
+		b.WriteString(st.Dim.Render(" · oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
+			st.Dim.Render(" "+d.Sum.OldestID))
+	}
+	return b.String()
+}
+
+// oneLine keeps a multi-line error on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

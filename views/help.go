@@ -1,0 +1,85 @@
+package views
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+)
+
+// HelpGroup is one titled column of the full help.
+type HelpGroup struct {
+	Title string
+	Keys  []key.Binding
+}
+
+// Help draws the full help from the keymap's own bindings, packing the groups
+// into as many rows as the width needs, in exactly w×h.
+func Help(groups []HelpGroup, notes []string, w, h int, st Styles) string {
+	hm := help.New()
+	hm.Styles = st.Help
+	var blocks []string
+	for _, g := range groups {
+		body := hm.FullHelpView([][]key.Binding{g.Keys})
+		if body == "" {
+			continue
+		}
+		blocks = append(blocks, st.Section.Render(g.Title)+"\n"+body)
+	}
+	lines := []string{st.Title.Render("txnscope keys") + st.Dim.Render("  (? or esc closes)"), ""}
+	var row []string
+	rowW := 0
+	flush := func() {
+		if len(row) == 0 {
+			return
+		}
+		lines = append(lines, Lines(lipgloss.JoinHorizontal(lipgloss.Top, row...))...)
+		lines = append(lines, "")
+		row, rowW = nil, 0
+	}
+	for _, b := range blocks {
+		bw := lipgloss.Width(b) + 4
+		if rowW > 0 && rowW+bw > w {
+			flush()
+		}
+		row = append(row, padBlock(b, bw))
+		rowW += bw
+	}
+	flush()
+	for _, n := range notes {
+		lines = append(lines, st.Dim.Render(n))
+	}
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return Block(lines, w, h)
+}
+
+func padBlock(b string, w int) string {
+	ls := strings.Split(b, "\n")
+	for i := range ls {
+		ls[i] = Fit(ls[i], w)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// Footer is the bottom line: a status message on the left, the short help
+// for the screen on the right in whatever room is left.
+func Footer(status string, keys []key.Binding, w int, st Styles) string {
+	hm := help.New()
+	hm.Styles = st.Help
+	sw := lipgloss.Width(status)
+	room := w - sw
+	if sw > 0 {
+		room -= 3
+	}
+	if room < 10 {
+		return Fit(status, w)
+	}
+	hm.SetWidth(room)
+	if sw == 0 {
+		return Fit(" "+hm.ShortHelpView(keys), w)
+	}
+	return Spread(status, hm.ShortHelpView(keys), w)
+}
