@@ -46,6 +46,13 @@ func (c *Client) brokerSettings(ctx context.Context, brokers []int32) brokerSett
 	return s
 }
 
+// knownMaxTimeoutMs is the cached transaction.max.timeout.ms (0: not read yet).
+func (c *Client) knownMaxTimeoutMs() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.settings.maxTimeoutMs
+}
+
 func (c *Client) readBrokerSettings(ctx context.Context, brokers []int32) (brokerSettings, error) {
 	var (
 		s              brokerSettings

@@ -69,6 +69,10 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action) model.Resul
 	if req.TransactionTimeoutMillis <= 0 {
 		req.TransactionTimeoutMillis = defaultTxnTimeoutMs
 	}
+	// A timeout above transaction.max.timeout.ms would be refused outright.
+	if max := c.knownMaxTimeoutMs(); max > 0 && int64(req.TransactionTimeoutMillis) > max {
+		req.TransactionTimeoutMillis = int32(max)
+	}
 	return c.initProducerID(ctx, id, d.txn.Coordinator, req)
 }
 
@@ -122,7 +126,7 @@ func failedSend(res model.Result, broker int32, err error) model.Result {
 		res.Err = fmt.Sprintf("could not connect to broker %d, nothing sent: %s", broker, err)
 		return res
 	}
-	return model.Result{Sent: true, Unknown: true, Err: fmt.Sprintf("no answer from broker %d: %s", broker, errText(err))}
+	return model.Result{Sent: true, Unknown: true, Err: fmt.Sprintf("broker %d: %s", broker, errText(err))}
 }
 
 func codeOf(ke error) (code, text string) {

@@ -28,7 +28,10 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		bg       sync.WaitGroup
 	)
 	bg.Go(func() { settings = c.brokerSettings(ctx, brokers) })
-	defer bg.Wait()
+	defer func() {
+		cancel() // an early return must not wait for the settings read
+		bg.Wait()
+	}()
 
 	taken := time.Now()
 	list, failed, err := c.listTxns(ctx, nil)
@@ -36,34 +39,39 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		return nil, whole(ctx, "cannot list transactions", err)
 	}
 
-	prevOf := func(id string) *model.Txn {
-		if prev == nil {
-			return nil
-		}
-		if t, ok := prev.Txn(id); ok {
-			return &t
-		}
-		return nil
+	// One lookup per id into prev, shared by the choice and the merge.
+	type row struct {
+		id   string
+		l    listed
+		prev *model.Txn
 	}
+	rows := make([]row, 0, len(list))
 	var ask []string
 	for id, l := range list {
-		if needsDescribe(l, prevOf(id)) {
+		r := row{id: id, l: l}
+		if prev != nil {
+			if t, ok := prev.Txn(id); ok {
+				r.prev = &t
+			}
+		}
+		rows = append(rows, r)
+		if needsDescribe(l, r.prev) {
 			ask = append(ask, id)
 		}
 	}
 	sort.Strings(ask)
 	desc := c.describeTxns(ctx, ask)
 
-	txns := make([]model.Txn, 0, len(list))
-	for id, l := range list {
+	txns := make([]model.Txn, 0, len(rows))
+	for _, r := range rows {
 		var d *described
-		if x, ok := desc[id]; ok {
+		if x, ok := desc[r.id]; ok {
 			if x.gone {
 				continue
 			}
 			d = &x
 		}
-		txns = append(txns, merge(id, l, d, prevOf(id)))
+		txns = append(txns, merge(r.id, r.l, d, r.prev))
 	}
 	txns = append(txns, unlisted(prev, list, failed)...)
 

@@ -219,6 +219,9 @@ func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
 }
 
 func errText(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer within the timeout"
+	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return ke.Message + ": " + ke.Description
