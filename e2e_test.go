@@ -85,8 +85,7 @@ func keysOf(m map[string]any) string {
 
 func TestE2ESnapshot(t *testing.T) {
 	_, bs := kafkatest.NewCluster(t)
-	open := kafkatest.OpenTxn(t, bs, "e2e-sink-0-7", "orders", time.Minute)
-	_ = open
+	kafkatest.OpenTxn(t, bs, "e2e-sink-0-7", "orders", time.Minute)
 	done := kafkatest.Producer(t, bs, "e2e-sink-1-7", time.Minute)
 	kafkatest.Begin(t, done)
 	kafkatest.Produce(t, done, "orders", 1, 2)
