@@ -31,8 +31,9 @@ type ending struct {
 }
 
 // findEndings picks the transactions whose outcome can be read from the log.
-// Real Kafka reports Complete* itself and never goes from open to Empty, so
-// this finds nothing there.
+// Real Kafka reports Complete* itself; there an open transaction ends in Empty
+// only when a new InitProducerId fenced it (force-terminate, a second
+// producer), and the log then rightly says aborted.
 func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 	if prev == nil {
 		return nil

@@ -232,3 +232,33 @@ func TestNewValidates(t *testing.T) {
 		}
 	}
 }
+
+func TestBrokerConfigReadRarely(t *testing.T) {
+	t.Parallel()
+	c, boot := kafkatest.NewCluster(t, kfake.BrokerConfigs(map[string]string{"transaction.max.timeout.ms": "300000"}))
+	configs := countRequests(c, kmsg.DescribeConfigs)
+	a := newAdmin(t, boot)
+	s := refresh(t, a, nil)
+	first := configs.Load()
+	if first == 0 || s.BrokerMaxTimeoutMs != 300000 {
+		t.Fatalf("first refresh: %d DescribeConfigs, max timeout %d", first, s.BrokerMaxTimeoutMs)
+	}
+	for range 3 {
+		s = refresh(t, a, s)
+	}
+	if n := configs.Load(); n != first || s.BrokerMaxTimeoutMs != 300000 {
+		t.Fatalf("broker configs read again (%d requests), max timeout %d", n-first, s.BrokerMaxTimeoutMs)
+	}
+}
+
+func TestListFailsEverywhere(t *testing.T) {
+	t.Parallel()
+	c, boot := kafkatest.NewCluster(t)
+	kafkatest.OpenTxn(t, boot, "any-0-1", "orders", time.Minute)
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListTransactions}, TopLevel: true, Err: kerr.ClusterAuthorizationFailed, Count: -1})
+	a := newAdmin(t, boot)
+	s, err := a.Refresh(context.Background(), nil)
+	if err == nil || s != nil || !strings.Contains(err.Error(), "CLUSTER_AUTHORIZATION_FAILED") {
+		t.Fatalf("Refresh = %v, %v; want the listing error", s, err)
+	}
+}

@@ -1,6 +1,8 @@
 package kafkaadmin
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/txnscope/txnscope/model"
@@ -78,5 +80,21 @@ func TestWatched(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("watched = %v, want %v", got, want)
 		}
+	}
+}
+
+func TestUnlistedKeepsIDsOfSilentCoordinators(t *testing.T) {
+	prev := &model.Snapshot{Txns: []model.Txn{
+		{ID: "on-1", Coordinator: 1, State: model.Ongoing},
+		{ID: "on-2", Coordinator: 2, State: model.Ongoing},
+		{ID: "gone", Coordinator: 1, State: model.Empty},
+	}}
+	list := map[string]listed{"on-1": {state: model.Ongoing, coord: 1}}
+	got := unlisted(prev, list, map[int32]error{2: errors.New("connection refused")})
+	if len(got) != 1 || got[0].ID != "on-2" || !strings.Contains(got[0].Err, "coordinator 2 did not answer") {
+		t.Fatalf("unlisted = %+v", got)
+	}
+	if got := unlisted(prev, list, nil); got != nil {
+		t.Fatalf("every coordinator answered, yet %+v", got)
 	}
 }
