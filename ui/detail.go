@@ -84,7 +84,8 @@ func (m *Model) detailPart(t model.Txn, tp model.TopicPartition, p model.Partiti
 	return dp
 }
 
-// syncDetail rebuilds the detail's data and scrolls it to keep the cursor in view.
+// syncDetail rebuilds the detail's data after any message, keeping the
+// cursor row in view (a refresh can move it).
 func (m *Model) syncDetail() {
 	if m.screen != screenDetail || m.snap == nil {
 		return
@@ -92,10 +93,31 @@ func (m *Model) syncDetail() {
 	ds := &m.detail
 	ds.data = m.detailData()
 	ds.cursor = ds.data.Cursor
-	if _, body, _ := m.layout(); body > 0 && m.w > 0 {
-		ds.top = views.DetailTop(ds.data, m.w, body)
-		ds.data.Top = ds.top
+	m.scrollDetail(0, false)
+}
+
+// scrollDetail moves the window by delta lines, then keeps it inside the
+// document and, unless the operator scrolled past it on purpose, the cursor
+// row inside the window.
+func (m *Model) scrollDetail(delta int, free bool) {
+	ds := &m.detail
+	_, body, _ := m.layout()
+	if body <= 0 || m.w <= 0 {
+		return
 	}
+	rows, lines, visible := views.DetailLayout(ds.data, m.w, body)
+	top := ds.top + delta
+	if len(rows) > 0 && !free {
+		cl := rows[ds.cursor]
+		if cl < top {
+			top = cl
+		}
+		if cl >= top+visible {
+			top = cl - visible + 1
+		}
+	}
+	ds.top = min(max(top, 0), max(lines-visible, 0))
+	ds.data.Top = ds.top
 }
 
 func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
@@ -104,31 +126,39 @@ func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
 	_, body, _ := m.layout()
 	rows := len(ds.data.Parts)
 	page := max(body/2, 1)
-	step := func(n int) {
-		if rows == 0 {
-			ds.top += n // nothing to select: scroll instead
-			return
+	// move steps the cursor; past either end (or with no rows) it scrolls,
+	// which is how the fields above and the events below come into view.
+	move := func(n int) {
+		to := ds.cursor + n
+		switch {
+		case rows == 0:
+			m.scrollDetail(n, true)
+		case to < 0 && ds.cursor == 0, to >= rows && ds.cursor == rows-1:
+			m.scrollDetail(n, true)
+		default:
+			ds.cursor = min(max(to, 0), rows-1)
+			ds.data.Cursor = ds.cursor
+			m.scrollDetail(0, false)
 		}
-		ds.cursor += n
 	}
 	switch {
 	case key.Matches(msg, k.Back):
 		m.screen = screenList
 	case key.Matches(msg, k.Up):
-		step(-1)
+		move(-1)
 	case key.Matches(msg, k.Down):
-		step(1)
+		move(1)
 	case key.Matches(msg, k.PageUp):
-		step(-page)
+		move(-page)
 	case key.Matches(msg, k.PageDown):
-		step(page)
+		move(page)
 	case key.Matches(msg, k.Home):
 		ds.cursor, ds.top = 0, 0
 	case key.Matches(msg, k.End):
-		ds.cursor = rows - 1
-		if rows == 0 {
-			ds.top = 1 << 30
-		}
+		ds.cursor = max(rows-1, 0)
+		ds.data.Cursor = ds.cursor
+		m.scrollDetail(1<<20, true)
+		m.scrollDetail(0, false)
 	case key.Matches(msg, k.Abort):
 		m.openForceTerminate(ds.data.Txn)
 	case key.Matches(msg, k.AbortPartition):
@@ -136,9 +166,7 @@ func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
 			m.setStatus(statusInfo, "no partition selected")
 			return nil
 		}
-		p := ds.data.Parts[ds.data.Cursor]
-		m.openAbortPartition(ds.data.Txn, p)
+		m.openAbortPartition(ds.data.Txn, ds.data.Parts[ds.data.Cursor])
 	}
-	ds.cursor = min(max(ds.cursor, 0), max(rows-1, 0))
 	return nil
 }

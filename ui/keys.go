@@ -37,7 +37,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Open:        b([]string{"enter"}, "enter", "detail"),
 		Back:        b([]string{"esc"}, "esc", "back"),
 		Filter:      b([]string{"/"}, "/", "filter by id"),
-		StateFilter: b([]string{"f"}, "f", "all/open/problems"),
+		StateFilter: b([]string{"f"}, "f", "show all / open / problems"),
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
 		Refresh:     b([]string{"r"}, "r", "refresh now"),
@@ -50,20 +50,25 @@ func newKeyMap(readOnly bool) keyMap {
 		Cancel:      b([]string{"esc"}, "esc", "cancel"),
 	}
 	if !readOnly {
-		k.Abort = b([]string{"a"}, "a", "force-terminate")
-		k.AbortPartition = b([]string{"x"}, "x", "abort on partition")
+		k.Abort = b([]string{"a"}, "a", "force-terminate the transaction")
+		k.AbortPartition = b([]string{"x"}, "x", "abort a hanging txn on the partition (detail)")
 	}
 	return k
 }
 
 func (k keyMap) listShort() []key.Binding {
-	return []key.Binding{k.Open, k.Abort, k.Filter, k.StateFilter, k.Sort, k.Events, k.Help, k.Quit}
+	return []key.Binding{short(k.Open, "open"), short(k.Abort, "abort"), short(k.Filter, "filter"),
+		short(k.StateFilter, "show"), k.Sort, k.Events, k.Help, k.Quit}
 }
 
 func (k keyMap) detailShort() []key.Binding {
-	mv := k.Down
-	mv.SetHelp("↑/↓", "partition")
-	return []key.Binding{k.Back, mv, k.Abort, k.AbortPartition, k.Help, k.Quit}
+	return []key.Binding{k.Back, short(k.Abort, "force-terminate"), short(k.AbortPartition, "abort on partition"), k.Help, k.Quit}
+}
+
+// short is b with a terser description, for the one-line footer.
+func short(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 func (k keyMap) filterShort() []key.Binding { return []key.Binding{k.Apply, k.Clear} }

@@ -22,7 +22,7 @@ type Row struct {
 // to the terminal; `snapshot -o table` can print their Text as is.
 func ListColumns() []Column[Row] {
 	return []Column[Row]{
-		{Name: "TRANSACTIONAL ID", Width: 20, Flex: true, Max: 48, Text: func(r Row) string { return r.Txn.ID }, Clip: ClipMiddle},
+		{Name: "TRANSACTIONAL ID", Width: 24, Flex: true, Max: 48, Text: func(r Row) string { return r.Txn.ID }, Clip: ClipMiddle},
 		{Name: "STATE", Width: 17, Text: func(r Row) string { return string(r.Txn.State) },
 			Style: func(r Row, st *Styles) lipgloss.Style { return StateStyle(r.Txn.State, st) }},
 		{Name: "PID/EPOCH", Width: 11, Right: true, Text: producerText},

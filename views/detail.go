@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -75,30 +76,12 @@ type detailDoc struct {
 	rows  []int
 }
 
-// DetailTop is the first line to show so that the cursor row stays visible,
-// moving as little as possible from d.Top; on the first row the fields above
-// it come back into view, on the last row whatever follows it.
-func DetailTop(d DetailData, w, h int) int {
+// DetailLayout says where the partition rows are in the scrolling part of
+// the detail, how many lines that part has, and how many of them fit in h.
+// The ui scrolls with it; the lines themselves are drawn by Detail.
+func DetailLayout(d DetailData, w, h int) (rows []int, lines, visible int) {
 	doc := buildDetail(d, w, PlainStyles())
-	v := docHeight(d, h)
-	maxTop := max(0, len(doc.lines)-v)
-	top := d.Top
-	if len(doc.rows) > 0 && d.Cursor >= 0 && d.Cursor < len(doc.rows) {
-		cl := doc.rows[d.Cursor]
-		if cl < top {
-			top = cl
-		}
-		if cl >= top+v {
-			top = cl - v + 1
-		}
-		if d.Cursor == 0 && cl < v {
-			top = 0
-		}
-		if d.Cursor == len(doc.rows)-1 {
-			top = max(top, min(maxTop, cl))
-		}
-	}
-	return min(max(top, 0), maxTop)
+	return doc.rows, len(doc.lines), docHeight(d, h)
 }
 
 // Detail draws the detail in exactly w×h: the scrolling fields, partitions and
@@ -183,7 +166,7 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 
 	title = fmt.Sprintf(" PARTITIONS (%d)", len(d.Parts))
 	if n := unlisted(d.Parts); n > 0 {
-		title += fmt.Sprintf(" · %d not listed by the coordinator", n)
+		title += fmt.Sprintf(" · %d hanging: open there, not listed by the coordinator", n)
 	}
 	add(st.Section.Render(title))
 	if len(d.Parts) == 0 {
@@ -258,7 +241,7 @@ func pairs(fs []field, w int) []string {
 	const label = 13
 	one := func(f field) string { return "   " + pad(f.label, label, false) + f.value }
 	var out []string
-	if w < 100 {
+	if w < 80 {
 		for _, f := range fs {
 			out = append(out, one(f))
 		}
@@ -266,7 +249,7 @@ func pairs(fs []field, w int) []string {
 	}
 	half := w / 2
 	for i := 0; i < len(fs); i += 2 {
-		if i+1 == len(fs) || len(fs[i].value) > half-label-4 {
+		if i+1 == len(fs) || ansi.StringWidth(fs[i].value) > half-label-4 || ansi.StringWidth(fs[i+1].value) > half-label-4 {
 			out = append(out, one(fs[i]))
 			if i+1 < len(fs) {
 				out = append(out, one(fs[i+1]))
@@ -297,16 +280,13 @@ func partColumns() []Column[DetailPart] {
 	}
 	return []Column[DetailPart]{
 		{Name: "PARTITION", Width: 14, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(p DetailPart) string {
-			if !p.Listed {
-				return fmt.Sprintf("%s-%d (unlisted)", p.Topic, p.Partition)
-			}
 			return fmt.Sprintf("%s-%d", p.Topic, p.Partition)
 		}},
 		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(p DetailPart) string {
 			return known(p, strconv.Itoa(int(p.Part.Leader)))
 		}},
-		{Name: "HIGH WM", Width: 10, Right: true, Text: func(p DetailPart) string { return known(p, Offset(p.Part.HighWatermark)) }},
-		{Name: "LSO", Width: 10, Right: true, Text: func(p DetailPart) string { return known(p, Offset(p.Part.LastStableOffset)) }},
+		{Name: "HIGH WM", Width: 9, Right: true, Text: func(p DetailPart) string { return known(p, Offset(p.Part.HighWatermark)) }},
+		{Name: "LSO", Width: 9, Right: true, Text: func(p DetailPart) string { return known(p, Offset(p.Part.LastStableOffset)) }},
 		{Name: "HELD BACK", Width: 9, Right: true, Text: func(p DetailPart) string {
 			if !p.Known || p.Part.HighWatermark < 0 || p.Part.LastStableOffset < 0 {
 				return "–"
@@ -318,13 +298,24 @@ func partColumns() []Column[DetailPart] {
 			}
 			return st.Text
 		}},
-		{Name: "TXN START", Width: 10, Right: true, Text: func(p DetailPart) string {
+		{Name: "TXN START", Width: 9, Right: true, Text: func(p DetailPart) string {
 			if !p.HasOwn {
 				return "–"
 			}
 			return Offset(p.Own.CurrentTxnStartOffset)
 		}},
-		{Name: "LSO PINNED BY", Width: 16, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) lipgloss.Style {
+		{Name: "LISTED", Width: 6, Text: func(p DetailPart) string {
+			if p.Listed {
+				return "yes"
+			}
+			return "NO"
+		}, Style: func(p DetailPart, st *Styles) lipgloss.Style {
+			if p.Listed {
+				return st.Text
+			}
+			return st.Danger
+		}},
+		{Name: "LSO PINNED BY", Width: 15, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) lipgloss.Style {
 			switch {
 			case p.Abortable():
 				return st.Danger
@@ -350,11 +341,11 @@ func pinnedBy(p DetailPart) string {
 	var s string
 	switch {
 	case p.PinsLSO && orphan[p.Pinner.ProducerID]:
-		s = "this producer · hanging"
+		s = "this pid, HANGING"
 	case p.PinsLSO:
-		s = "this transaction"
+		s = "this txn"
 	case p.HasPinner && orphan[p.Pinner.ProducerID]:
-		s = fmt.Sprintf("pid %d · hanging", p.Pinner.ProducerID)
+		s = fmt.Sprintf("pid %d, HANGING", p.Pinner.ProducerID)
 	case p.HasPinner && p.PinnerID != "":
 		s = fmt.Sprintf("pid %d (%s)", p.Pinner.ProducerID, p.PinnerID)
 	case p.HasPinner:
@@ -366,7 +357,7 @@ func pinnedBy(p DetailPart) string {
 	}
 	for _, o := range p.Orphans {
 		if !p.HasPinner || o.ProducerID != p.Pinner.ProducerID {
-			s += fmt.Sprintf(" · pid %d hanging", o.ProducerID)
+			s += fmt.Sprintf(" · pid %d HANGING", o.ProducerID)
 		}
 	}
 	return s
@@ -417,7 +408,7 @@ type paneRow struct {
 
 func paneColumns() []Column[paneRow] {
 	return []Column[paneRow]{
-		{Name: "PRODUCER", Width: 16, Flex: true, Max: 44, Text: func(r paneRow) string { return r.who },
+		{Name: "PRODUCER", Width: 24, Flex: true, Max: 48, Text: func(r paneRow) string { return r.who },
 			Style: func(r paneRow, st *Styles) lipgloss.Style {
 				if r.bad {
 					return st.Danger
@@ -436,9 +427,12 @@ func paneColumns() []Column[paneRow] {
 func producerPane(d DetailData, w, h int, st Styles) string {
 	p := d.Parts[min(max(d.Cursor, 0), len(d.Parts)-1)]
 	title := fmt.Sprintf("── %s-%d", p.Topic, p.Partition)
-	if p.Known {
+	switch {
+	case p.Known && p.Part.Leader >= 0:
 		title += fmt.Sprintf(" · leader %d · producers (DescribeProducers) ", p.Part.Leader)
-	} else {
+	case p.Known:
+		title += " · leader unknown · producers (DescribeProducers) "
+	default:
 		title += " · not read "
 	}
 	lines := []string{st.Section.Render(Fit(title+repeatDash(w), w))}
@@ -449,8 +443,10 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 	for _, o := range p.Orphans {
 		orphan[o.ProducerID] = true
 	}
-	if len(prs) == 0 {
-		lines = append(lines, st.Dim.Render("   no producer rows for this partition"))
+	if p.Part.Err != "" {
+		lines = append(lines, st.Error.Render("    error: "+oneLine(p.Part.Err)))
+	} else if len(prs) == 0 {
+		lines = append(lines, st.Dim.Render("    no producer rows for this partition"))
 	}
 	hint := p.Abortable() && !d.ReadOnly
 	rowsRoom := h - len(lines)
@@ -464,11 +460,11 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 		r := paneRow{pr: pr, loc: d.Loc, mine: pr.ProducerID == d.Txn.ProducerID}
 		switch {
 		case orphan[pr.ProducerID]:
-			r.who, r.bad = "not listed · hanging", true
+			r.who, r.bad = "HANGING (no listed txn)", true
 			if r.mine {
-				r.who = "this producer, unlisted · hanging"
+				r.who = "HANGING (this producer)"
 			} else if id := p.Owners[pr.ProducerID]; id != "" {
-				r.who = id + ", unlisted · hanging"
+				r.who = "HANGING (" + id + ")"
 			}
 		case r.mine:
 			r.who = "this transaction"

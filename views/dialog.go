@@ -41,7 +41,7 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		return Block(nil, bw, min(h, 3))
 	}
 	wrap := func(s string, indent int) []string {
-		ls := strings.Split(ansi.Wrap(s, iw-indent, ""), "\n")
+		ls := Wrap(s, iw-indent)
 		for i := range ls {
 			if i > 0 {
 				ls[i] = strings.Repeat(" ", indent) + ls[i]

@@ -3,7 +3,10 @@ package views
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -105,4 +108,36 @@ func Marker(t *model.Txn, now time.Time) string {
 		return "! "
 	}
 	return "  "
+}
+
+// Wrap breaks plain text into lines of at most w cells at spaces only, so
+// transactional ids and numbers like -1 stay whole; a word longer than a line
+// is cut.
+func Wrap(s string, w int) []string {
+	if w < 1 {
+		return []string{s}
+	}
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for ansi.StringWidth(word) > w {
+			if line != "" {
+				out, line = append(out, line), ""
+			}
+			out = append(out, ansi.Truncate(word, w, ""))
+			word = ansi.TruncateLeft(word, w, "")
+		}
+		switch {
+		case line == "":
+			line = word
+		case ansi.StringWidth(line)+1+ansi.StringWidth(word) <= w:
+			line += " " + word
+		default:
+			out, line = append(out, line), word
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
 }

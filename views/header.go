@@ -99,7 +99,7 @@ func Header(d HeaderData, w int, st Styles) string {
 	if d.ReadOnly {
 		left += " " + st.ReadOnly.Render("read-only")
 	}
-	lines := []string{Spread(left, connText(d, st), w), countsLine(d, st)}
+	lines := []string{Spread(left, connText(d, st), w), Spread(countsLine(d, st), oldestText(d, st), w)}
 	if HeaderHeight(d) == 3 {
 		var notes []string
 		if d.Conn.Err != "" {
@@ -164,11 +164,17 @@ func countsLine(d HeaderData, st Styles) string {
 		}
 		b.WriteString(name + " " + Count(c.N))
 	}
-	if !d.Sum.OldestStart.IsZero() {
-		b.WriteString(st.Dim.Render(" · oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
-			st.Dim.Render(" "+d.Sum.OldestID))
-	}
 	return b.String()
+}
+
+// oldestText is the age of the oldest open transaction, which says more about
+// a stuck consumer than any count.
+func oldestText(d HeaderData, st Styles) string {
+	if !d.Conn.Loaded || d.Sum.OldestStart.IsZero() {
+		return ""
+	}
+	return st.Dim.Render("oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
+		st.Dim.Render(" "+ClipMiddle(d.Sum.OldestID, 24))
 }
 
 // oneLine keeps a multi-line error on one line.

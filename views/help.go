@@ -48,7 +48,9 @@ func Help(groups []HelpGroup, notes []string, w, h int, st Styles) string {
 	}
 	flush()
 	for _, n := range notes {
-		lines = append(lines, st.Dim.Render(n))
+		for _, l := range Wrap(n, max(w-4, 10)) {
+			lines = append(lines, st.Dim.Render(l))
+		}
 	}
 	for i := range lines {
 		lines[i] = "  " + lines[i]
@@ -77,9 +79,10 @@ func Footer(status string, keys []key.Binding, w int, st Styles) string {
 	if room < 10 {
 		return Fit(status, w)
 	}
-	hm.SetWidth(room)
 	if sw == 0 {
+		hm.SetWidth(w - 1)
 		return Fit(" "+hm.ShortHelpView(keys), w)
 	}
+	hm.SetWidth(room)
 	return Spread(status, hm.ShortHelpView(keys), w)
 }

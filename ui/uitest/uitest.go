@@ -107,6 +107,7 @@ func Big(n int, at time.Time) *model.Snapshot {
 type Admin struct {
 	mu       sync.Mutex
 	replies  []reply
+	last     reply
 	refresh  []*model.Snapshot // the prev each Refresh was called with
 	executed []model.Action
 	// Result answers Execute; nil answers "sent, accepted".
@@ -146,14 +147,13 @@ func (a *Admin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snaps
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.refresh = append(a.refresh, prev)
-	if len(a.replies) == 0 {
+	if len(a.replies) > 0 {
+		a.last, a.replies = a.replies[0], a.replies[1:]
+	}
+	if a.last.snap == nil && a.last.err == nil {
 		return nil, fmt.Errorf("fake admin: nothing queued")
 	}
-	r := a.replies[0]
-	if len(a.replies) > 1 {
-		a.replies = a.replies[1:]
-	}
-	return r.snap, r.err
+	return a.last.snap, a.last.err
 }
 
 // Execute implements ui.Admin.

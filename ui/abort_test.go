@@ -1,0 +1,247 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/ui/uitest"
+)
+
+func withAudit(path string) func(*Options) {
+	return func(o *Options) { o.Audit = audit.Open(path) }
+}
+
+func auditLines(t *testing.T, path string) []audit.Entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []audit.Entry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e audit.Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestOnlyTypingAbortConfirms(t *testing.T) {
+	for _, typed := range []string{"", "a", "abor", "Abort", "ABORT", "abortt", "yes", "y", "q", "abort now", "aborted"} {
+		h := started(t)
+		h.selectID("crashed-job-0-7")
+		h.press("a")
+		if h.m.dialog == nil {
+			t.Fatal("a did not open the dialog")
+		}
+		h.typeText(typed)
+		h.press("enter", "enter")
+		if n := len(h.admin.Executed()); n != 0 {
+			t.Errorf("typing %q then enter executed %d actions", typed, n)
+		}
+		if h.m.dialog == nil || h.m.dialog.phase != 0 {
+			t.Errorf("typing %q: the dialog should still wait for confirmation", typed)
+		}
+		mustContain(t, h.screen(), "type abort (exactly)")
+		h.press("esc")
+		if h.m.dialog != nil || len(h.admin.Executed()) != 0 {
+			t.Errorf("esc should close the dialog without sending")
+		}
+	}
+}
+
+func TestEscCancelsAtAnyPointBeforeSending(t *testing.T) {
+	h := started(t)
+	h.press("a")
+	h.typeText("abort")
+	h.press("esc", "enter")
+	if len(h.admin.Executed()) != 0 {
+		t.Fatal("esc then enter sent the abort")
+	}
+	mustContain(t, h.screen(), "abort cancelled; nothing was sent")
+}
+
+func TestForceTerminateFlow(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	h := started(t, withAudit(log))
+	h.selectID("orders-enricher-v1-2-41")
+	h.press("a")
+	s := h.screen()
+	mustContain(t, s, "FORCE-TERMINATE orders-enricher-v1-2-41", "InitProducerId", "coordinator broker 0",
+		"fenced", "Type abort")
+	refreshes := h.admin.Refreshes()
+	h.typeText("abort")
+	h.press("enter")
+
+	got := h.admin.Executed()
+	want := model.Action{Kind: model.ForceTerminate, TransactionalID: "orders-enricher-v1-2-41", Coordinator: 0,
+		State: model.Ongoing, ProducerID: 4003, ProducerEpoch: 5}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("executed %+v, want exactly %+v", got, want)
+	}
+	if h.admin.Refreshes() != refreshes+1 {
+		t.Errorf("no refresh after the abort")
+	}
+	s = h.screen()
+	mustContain(t, s, "sent; the broker accepted it", "force-terminate orders-enricher-v1-2-41")
+	h.press("enter", "enter")
+	if len(h.admin.Executed()) != 1 {
+		t.Errorf("closing the result sent again")
+	}
+	if h.m.dialog != nil {
+		t.Errorf("enter should close the finished dialog")
+	}
+	mustContain(t, h.screen(), "force-terminate orders-enricher-v1-2-41: sent") // the status line keeps it
+
+	lines := auditLines(t, log)
+	if len(lines) != 1 {
+		t.Fatalf("audit log has %d lines, want 1", len(lines))
+	}
+	e := lines[0]
+	if e.Action != "force-terminate" || e.Target != "orders-enricher-v1-2-41" || e.ProducerID != 4003 ||
+		e.ProducerEpoch != 5 || e.Bootstrap != "127.0.0.1:9092" || !strings.Contains(e.Wire, "InitProducerId") ||
+		e.Result != "sent; the broker accepted it" {
+		t.Errorf("audit entry %+v", e)
+	}
+}
+
+func TestRefusalsAndBrokerErrorsAreShownAndLogged(t *testing.T) {
+	for _, c := range []struct {
+		result model.Result
+		want   []string
+	}{
+		{model.Result{Refused: true, Err: "refused: producer epoch changed 5→6 since you confirmed"},
+			[]string{"refused: producer epoch changed 5→6"}},
+		{model.Result{Sent: true, ErrorCode: "CONCURRENT_TRANSACTIONS", Err: "try again"},
+			[]string{"CONCURRENT_TRANSACTIONS"}},
+		{model.Result{Sent: true, Unknown: true, Err: "context deadline exceeded"},
+			[]string{"unknown outcome, re-check"}},
+	} {
+		log := filepath.Join(t.TempDir(), "audit.log")
+		h := started(t, withAudit(log))
+		h.admin.Result = func(a model.Action) model.Result {
+			r := c.result
+			r.Action, r.At = a, uitest.T0
+			return r
+		}
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("a")
+		h.typeText("abort")
+		h.press("enter")
+		s := h.screen()
+		mustContain(t, s, c.want...)
+		if h.m.statusKind != statusError {
+			t.Errorf("%v: status not marked as an error", c.want)
+		}
+		lines := auditLines(t, log)
+		if len(lines) != 1 || !strings.Contains(lines[0].Result+lines[0].ErrorCode, c.want[0]) {
+			t.Errorf("audit log for %v: %+v", c.want, lines)
+		}
+	}
+}
+
+func TestAbortOnPartitionFlow(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	h := started(t, withAudit(log))
+	h.selectID("orders-enricher-v1-2-41")
+	h.press("enter", "G") // orders-7: producer 4003 has an open transaction there the coordinator does not list
+	h.press("x")
+	if h.m.dialog == nil {
+		t.Fatal("x on a hanging partition did not open the dialog")
+	}
+	mustContain(t, h.screen(), "ABORT ON PARTITION orders-7", "WriteTxnMarkers(ABORT, producer id 4003, epoch 4",
+		"leader broker 2")
+	h.typeText("abort")
+	h.press("enter")
+	want := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "orders", Partition: 7},
+		Leader: 2, ProducerID: 4003, ProducerEpoch: 4, CoordinatorEpoch: 2, StartOffset: 500}
+	if got := h.admin.Executed(); len(got) != 1 || got[0] != want {
+		t.Fatalf("executed %+v, want %+v", got, want)
+	}
+	if lines := auditLines(t, log); len(lines) != 1 || lines[0].Target != "orders-7" || lines[0].Action != "abort-partition" {
+		t.Errorf("audit log: %+v", lines)
+	}
+}
+
+func TestAbortIsOfferedOnlyWhereItMakesSense(t *testing.T) {
+	for _, id := range []string{"orders-enricher-v1-3-40", "abort-every-third-0-12", "idle-0", "payments-tx-secret"} {
+		h := started(t)
+		h.selectID(id)
+		h.press("a")
+		if h.m.dialog != nil {
+			t.Errorf("a on %s opened a dialog", id)
+		}
+		if h.m.status == "" {
+			t.Errorf("a on %s said nothing", id)
+		}
+	}
+	h := started(t)
+	h.selectID("fenced-job-0-3") // PrepareEpochFence may be force-terminated
+	h.press("a")
+	if h.m.dialog == nil {
+		t.Errorf("a on a PrepareEpochFence transaction should open the dialog")
+	}
+}
+
+func TestDialogWarnsWhenARefreshShowsTheTargetChanged(t *testing.T) {
+	h := started(t)
+	h.selectID("orders-enricher-v1-2-41")
+	h.press("a")
+	next := uitest.Snapshot(uitest.T0)
+	for i := range next.Txns {
+		if next.Txns[i].ID == "orders-enricher-v1-2-41" {
+			next.Txns[i].ProducerEpoch = 6
+		}
+	}
+	h.admin.Push(next)
+	h.tick()
+	mustContain(t, h.screen(), "The latest refresh says", "epoch changed 5→6")
+	if h.m.dialog.action.ProducerEpoch != 5 {
+		t.Errorf("the action changed under the operator's feet")
+	}
+}
+
+func TestQuitWaitsForAnAbortInFlight(t *testing.T) {
+	h := started(t)
+	h.press("a")
+	h.typeText("abort")
+	_, cmd := h.m.Update(keyMsg("enter")) // sent, answer not delivered yet
+	h.press("ctrl+c")
+	if h.quit {
+		t.Fatal("ctrl+c quit before the abort's answer was logged")
+	}
+	mustContain(t, h.screen(), "an abort is in flight")
+	h.run(cmd)
+	if !h.quit {
+		t.Errorf("did not quit once the answer was in")
+	}
+	if len(h.admin.Executed()) != 1 {
+		t.Errorf("executed %d times", len(h.admin.Executed()))
+	}
+}
+
+func TestAuditFailureIsShown(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := started(t, withAudit(filepath.Join(blocker, "audit.log"))) // a file where a directory should be
+	h.press("a")
+	h.typeText("abort")
+	h.press("enter")
+	mustContain(t, h.screen(), "audit log NOT written")
+}

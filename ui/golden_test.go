@@ -1,0 +1,172 @@
+package ui
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/ui/uitest"
+)
+
+// screens are the states the golden files and the size sweep look at.
+var screens = []struct {
+	name  string
+	setup func(t *testing.T) *harness
+}{
+	{"list", func(t *testing.T) *harness { return started(t) }},
+	{"list-readonly", func(t *testing.T) *harness { return started(t, func(o *Options) { o.ReadOnly = true }) }},
+	{"list-filter", func(t *testing.T) *harness {
+		h := started(t)
+		h.press("f", "/")
+		h.typeText("orders")
+		return h
+	}},
+	{"connecting", func(t *testing.T) *harness { return newHarness(t) }},
+	{"stale-error", func(t *testing.T) *harness {
+		h := started(t)
+		h.admin.Fail(errors.New("dial tcp 127.0.0.1:9092: connect: connection refused"))
+		h.tick()
+		h.tick()
+		h.now = h.now.Add(time.Second)
+		h.send(clockMsg{})
+		return h
+	}},
+	{"events", func(t *testing.T) *harness {
+		h := started(t)
+		h.admin.Push(evolved(uitest.T0.Add(2 * time.Second)))
+		h.tick()
+		h.press("e")
+		return h
+	}},
+	{"detail", func(t *testing.T) *harness {
+		h := started(t)
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("enter", "j")
+		return h
+	}},
+	{"dialog-force-terminate", func(t *testing.T) *harness {
+		h := started(t)
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("a")
+		h.typeText("abo")
+		return h
+	}},
+	{"dialog-abort-partition-refused", func(t *testing.T) *harness {
+		h := started(t)
+		h.admin.Result = func(a model.Action) model.Result {
+			return model.Result{Action: a, At: uitest.T0, Refused: true,
+				Err: "refused: producer 4003 no longer has an open transaction on orders-7"}
+		}
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("enter", "G", "x")
+		h.typeText("abort")
+		h.press("enter")
+		return h
+	}},
+	{"help", func(t *testing.T) *harness {
+		h := started(t)
+		h.press("?")
+		return h
+	}},
+}
+
+// evolved is the fixture two seconds later: one commit, one abort at
+// timeout, one fence, one new transaction.
+func evolved(at time.Time) *model.Snapshot {
+	s := uitest.Snapshot(uitest.T0)
+	s.TakenAt = at
+	for i := range s.Txns {
+		t := &s.Txns[i]
+		switch t.ID {
+		case "orders-enricher-v1-0-41":
+			t.State, t.Start, t.Partitions = model.CompleteCommit, time.Time{}, nil
+		case "crashed-job-0-7":
+			t.State, t.Start, t.Partitions, t.ProducerEpoch = model.CompleteAbort, time.Time{}, nil, 1
+		case "fenced-job-0-3":
+			t.State, t.Start, t.Partitions, t.ProducerEpoch = model.CompleteAbort, time.Time{}, nil, 4
+		case "orders-enricher-v1-3-40":
+			t.State, t.Start = model.Ongoing, at.Add(-time.Second)
+			t.Partitions = []model.TopicPartition{{Topic: "orders", Partition: 6}}
+		}
+	}
+	return s
+}
+
+// pinned renders the frame the way a 256-colour terminal would receive it.
+func pinned(t *testing.T, h *harness, p colorprofile.Profile) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	if _, err := w.WriteString(h.m.View().Content); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestGolden(t *testing.T) {
+	for _, sc := range screens {
+		for _, size := range [][2]int{{80, 24}, {160, 48}} {
+			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
+				h := sc.setup(t)
+				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
+				h.send(tea.BackgroundColorMsg{Color: color.Black})
+				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+				golden.RequireEqual(t, pinned(t, h, colorprofile.ANSI256))
+			})
+		}
+	}
+	t.Run("list-nocolor_80x24", func(t *testing.T) {
+		h := started(t) // the harness runs with the ASCII profile NO_COLOR gives
+		golden.RequireEqual(t, pinned(t, h, colorprofile.ASCII))
+	})
+	t.Run("list-light_80x24", func(t *testing.T) {
+		h := started(t)
+		h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
+		h.send(tea.BackgroundColorMsg{Color: color.White})
+		golden.RequireEqual(t, pinned(t, h, colorprofile.ANSI256))
+	})
+	t.Run("too-small_60x15", func(t *testing.T) {
+		h := started(t)
+		h.send(tea.WindowSizeMsg{Width: 60, Height: 15})
+		golden.RequireEqual(t, pinned(t, h, colorprofile.ANSI256))
+	})
+}
+
+// TestEveryFrameFitsTheTerminal sweeps sizes for every screen: each frame is
+// exactly W lines of H cells, whatever the size.
+func TestEveryFrameFitsTheTerminal(t *testing.T) {
+	for _, sc := range screens {
+		t.Run(sc.name, func(t *testing.T) {
+			h := sc.setup(t)
+			h.send(tea.ColorProfileMsg{Profile: colorprofile.TrueColor})
+			for w := 20; w <= 200; w += 7 {
+				for ht := 5; ht <= 60; ht += 5 {
+					h.send(tea.WindowSizeMsg{Width: w, Height: ht})
+					frame := h.m.View().Content
+					lines := strings.Split(frame, "\n")
+					if len(lines) != ht {
+						t.Fatalf("%d×%d: %d lines", w, ht, len(lines))
+					}
+					for i, l := range lines {
+						if got := ansi.StringWidth(l); got != w {
+							t.Fatalf("%d×%d: line %d is %d cells: %q", w, ht, i, got, ansi.Strip(l))
+						}
+					}
+					if (w < minWidth || ht < minHeight) && !strings.Contains(frame, "terminal too small") {
+						t.Fatalf("%d×%d: no too-small message", w, ht)
+					}
+				}
+			}
+		})
+	}
+}
