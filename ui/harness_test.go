@@ -16,7 +16,7 @@ import (
 // synchronously: commands run in the test goroutine and their messages go
 // straight back into Update; timers are recorded instead of started.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	m     *Model
 	admin *uitest.Admin
 	now   time.Time
@@ -29,7 +29,7 @@ type scheduled struct {
 	msg tea.Msg
 }
 
-func newHarness(t *testing.T, opts ...func(*Options)) *harness {
+func newHarness(t testing.TB, opts ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, admin: &uitest.Admin{}, now: uitest.T0}
 	o := Options{Admin: h.admin, Bootstrap: "127.0.0.1:9092", Refresh: 2 * time.Second, Now: func() time.Time { return h.now }}

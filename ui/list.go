@@ -35,7 +35,8 @@ func (l *listState) recompute(m *Model) {
 	}
 	screenPos := l.cursor - l.top
 	l.rows = model.Rows(m.snap, m.hist, l.query, m.now)
-	l.cursor = 0
+	// When the selected id is gone (expired, filtered out) the cursor stays
+	// where it was on screen.
 	if l.selected != "" {
 		for i, idx := range l.rows {
 			if m.snap.Txns[idx].ID == l.selected {

@@ -17,21 +17,22 @@ import (
 func newStyles(isDark bool, p colorprofile.Profile) views.Styles {
 	s := lipgloss.NewStyle()
 	if p <= colorprofile.ASCII {
+		ink := views.NewInk
 		st := views.PlainStyles()
-		st.Title = s.Bold(true)
-		st.Bold = s.Bold(true)
-		st.Dim = s.Faint(true)
-		st.Section = s.Bold(true)
-		st.Selected = s.Reverse(true)
-		st.Key = s.Bold(true)
-		st.Danger = s.Bold(true)
-		st.Error = s.Bold(true)
-		st.Stale = s.Reverse(true).Bold(true)
-		st.ReadOnly = s.Reverse(true)
-		st.GaugeBad = s.Bold(true)
-		st.GaugeRest = s.Faint(true)
-		st.Border = s
-		st.DialogTitle = s.Bold(true).Underline(true)
+		st.Title = ink(s.Bold(true))
+		st.Bold = ink(s.Bold(true))
+		st.Dim = ink(s.Faint(true))
+		st.Section = ink(s.Bold(true))
+		st.Selected = ink(s.Reverse(true))
+		st.Key = ink(s.Bold(true))
+		st.Danger = ink(s.Bold(true))
+		st.Error = ink(s.Bold(true))
+		st.Stale = ink(s.Reverse(true).Bold(true))
+		st.ReadOnly = ink(s.Reverse(true))
+		st.GaugeBad = ink(s.Bold(true))
+		st.GaugeRest = ink(s.Faint(true))
+		st.Border = ink(s)
+		st.DialogTitle = ink(s.Bold(true).Underline(true))
 		st.Help = help.Styles{Ellipsis: s.Faint(true), ShortKey: s.Bold(true), ShortDesc: s, ShortSeparator: s.Faint(true),
 			FullKey: s.Bold(true), FullDesc: s, FullSeparator: s}
 		return st
@@ -49,34 +50,37 @@ func newStyles(isDark bool, p colorprofile.Profile) views.Styles {
 		selBg  = c("#ddf4ff", "#1f3a5f")
 		rest   = c("#d0d7de", "#30363d")
 	)
-	fg := func(col color.Color) lipgloss.Style { return s.Foreground(col) }
+	ink := views.NewInk
+	fg := func(col color.Color) views.Ink { return ink(s.Foreground(col)) }
+	bold := func(col color.Color) views.Ink { return ink(s.Foreground(col).Bold(true)) }
 	return views.Styles{
-		Title:       fg(accent).Bold(true),
+		Title:       bold(accent),
 		Text:        fg(text),
 		Dim:         fg(dim),
-		Bold:        fg(text).Bold(true),
-		Section:     fg(dim).Bold(true),
-		Selected:    s.Foreground(text).Background(selBg).Bold(true),
-		Key:         fg(accent).Bold(true),
+		Bold:        bold(text),
+		Section:     bold(dim),
+		Selected:    ink(s.Foreground(text).Background(selBg).Bold(true)),
+		Key:         bold(accent),
 		Warn:        fg(yellow),
-		Danger:      fg(red).Bold(true),
+		Danger:      bold(red),
 		Error:       fg(red),
 		Good:        fg(green),
-		Stale:       s.Foreground(c("#ffffff", "#0d1117")).Background(yellow).Bold(true),
-		ReadOnly:    s.Foreground(c("#ffffff", "#0d1117")).Background(accent),
+		Stale:       ink(s.Foreground(c("#ffffff", "#0d1117")).Background(yellow).Bold(true)),
+		ReadOnly:    ink(s.Foreground(c("#ffffff", "#0d1117")).Background(accent)),
 		GaugeOK:     fg(green),
 		GaugeWarn:   fg(yellow),
-		GaugeBad:    fg(red).Bold(true),
+		GaugeBad:    bold(red),
 		GaugeRest:   fg(rest),
 		StateOpen:   fg(accent),
 		StateCommit: fg(green),
 		StateAbort:  fg(purple),
 		StateIdle:   fg(dim),
 		Border:      fg(red),
-		DialogTitle: fg(red).Bold(true),
+		DialogTitle: bold(red),
 		Help: help.Styles{
-			Ellipsis: fg(dim), ShortKey: fg(accent), ShortDesc: fg(dim), ShortSeparator: fg(rest),
-			FullKey: fg(accent).Bold(true), FullDesc: fg(text), FullSeparator: fg(rest),
+			Ellipsis: s.Foreground(dim), ShortKey: s.Foreground(accent), ShortDesc: s.Foreground(dim),
+			ShortSeparator: s.Foreground(rest), FullKey: s.Foreground(accent).Bold(true), FullDesc: s.Foreground(text),
+			FullSeparator: s.Foreground(rest),
 		},
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -24,7 +22,7 @@ func ListColumns() []Column[Row] {
 	return []Column[Row]{
 		{Name: "TRANSACTIONAL ID", Width: 24, Flex: true, Max: 48, Text: func(r Row) string { return r.Txn.ID }, Clip: ClipMiddle},
 		{Name: "STATE", Width: 17, Text: func(r Row) string { return string(r.Txn.State) },
-			Style: func(r Row, st *Styles) lipgloss.Style { return StateStyle(r.Txn.State, st) }},
+			Style: func(r Row, st *Styles) Ink { return StateStyle(r.Txn.State, st) }},
 		{Name: "PID/EPOCH", Width: 11, Right: true, Text: producerText},
 		{Name: "PARTS", Width: 5, Right: true, Drop: 5, Text: func(r Row) string {
 			if !r.Txn.Described {
@@ -41,7 +39,7 @@ func ListColumns() []Column[Row] {
 		{Name: "TIMEOUT", Width: 7, Right: true, Drop: 4, Text: func(r Row) string { return Timeout(r.Txn.Timeout()) }},
 		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 26, Text: ratioText, Cell: gaugeCell},
 		{Name: "LAST", Width: 9, Drop: 3, Text: func(r Row) string { return Outcome(r.Stats.Last) },
-			Style: func(r Row, st *Styles) lipgloss.Style { return EventStyle(r.Stats.Last, st) }},
+			Style: func(r Row, st *Styles) Ink { return EventStyle(r.Stats.Last, st) }},
 		{Name: "SEEN C/A", Width: 9, Right: true, Drop: 2, Text: func(r Row) string {
 			if r.Stats.Commits == 0 && r.Stats.Aborts == 0 {
 				return ""
@@ -94,7 +92,7 @@ func gaugeCell(r Row, w int, st *Styles) string {
 }
 
 // SeverityStyle colours by severity.
-func SeverityStyle(s model.Severity, st *Styles) lipgloss.Style {
+func SeverityStyle(s model.Severity, st *Styles) Ink {
 	switch s {
 	case model.SevDanger:
 		return st.GaugeBad
@@ -105,7 +103,7 @@ func SeverityStyle(s model.Severity, st *Styles) lipgloss.Style {
 }
 
 // StateStyle colours a transaction state.
-func StateStyle(s model.State, st *Styles) lipgloss.Style {
+func StateStyle(s model.State, st *Styles) Ink {
 	switch {
 	case s == model.PrepareEpochFence || s == model.PrepareAbort:
 		return st.Warn
@@ -120,7 +118,7 @@ func StateStyle(s model.State, st *Styles) lipgloss.Style {
 }
 
 // EventStyle colours an event kind.
-func EventStyle(k model.EventKind, st *Styles) lipgloss.Style {
+func EventStyle(k model.EventKind, st *Styles) Ink {
 	switch k {
 	case model.Committed:
 		return st.StateCommit

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
@@ -292,7 +291,7 @@ func partColumns() []Column[DetailPart] {
 				return "–"
 			}
 			return Count(int(p.Part.HeldBack()))
-		}, Style: func(p DetailPart, st *Styles) lipgloss.Style {
+		}, Style: func(p DetailPart, st *Styles) Ink {
 			if p.Part.HeldBack() > 0 {
 				return st.Warn
 			}
@@ -309,13 +308,13 @@ func partColumns() []Column[DetailPart] {
 				return "yes"
 			}
 			return "NO"
-		}, Style: func(p DetailPart, st *Styles) lipgloss.Style {
+		}, Style: func(p DetailPart, st *Styles) Ink {
 			if p.Listed {
 				return st.Text
 			}
 			return st.Danger
 		}},
-		{Name: "LSO PINNED BY", Width: 15, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) lipgloss.Style {
+		{Name: "LSO PINNED BY", Width: 15, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) Ink {
 			switch {
 			case p.Abortable():
 				return st.Danger
@@ -409,7 +408,7 @@ type paneRow struct {
 func paneColumns() []Column[paneRow] {
 	return []Column[paneRow]{
 		{Name: "PRODUCER", Width: 24, Flex: true, Max: 48, Text: func(r paneRow) string { return r.who },
-			Style: func(r paneRow, st *Styles) lipgloss.Style {
+			Style: func(r paneRow, st *Styles) Ink {
 				if r.bad {
 					return st.Danger
 				}

@@ -5,16 +5,66 @@ package views
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
+
+// cells measures s in terminal cells. Frames are measured line by line, so
+// this is hot: text made of ASCII, SGR sequences and the few one-cell symbols
+// txnscope draws with is counted directly; anything else goes to the full
+// grapheme-aware ansi.StringWidth.
+func cells(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			n++
+			i++
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			j := i + 2
+			for j < len(s) && s[j] >= 0x20 && s[j] < 0x40 {
+				j++
+			}
+			if j >= len(s) || s[j] < 0x40 || s[j] > 0x7e {
+				return ansi.StringWidth(s)
+			}
+			i = j + 1
+		case c >= 0x80:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !narrowSymbol(r) {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i += size
+		default:
+			return ansi.StringWidth(s)
+		}
+	}
+	return n
+}
+
+// narrowSymbol lists the non-ASCII characters txnscope itself draws, all one
+// cell wide: box drawing, block elements, arrows and punctuation.
+func narrowSymbol(r rune) bool {
+	switch {
+	case r >= 0x2500 && r <= 0x259f: // box drawing, blocks (─ │ ╭ █ ░)
+		return true
+	}
+	switch r {
+	case '–', '·', '…', '●', '✗', '↑', '↓', '→', '×', '•', '▸':
+		return true
+	}
+	return false
+}
 
 // Fit cuts or pads s to exactly w cells, keeping escape sequences intact.
 func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := ansi.StringWidth(s)
+	sw := cells(s)
 	if sw > w {
 		s = ansi.Truncate(s, w, "")
 		sw = ansi.StringWidth(s)
@@ -30,7 +80,7 @@ func Clip(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) <= w {
+	if cells(s) <= w {
 		return s
 	}
 	return ansi.Truncate(s, w, "…")
@@ -96,7 +146,7 @@ func Stack(pieces ...string) string {
 // Spread puts left and right on one line of w cells; the left side gives way
 // when both do not fit.
 func Spread(left, right string, w int) string {
-	rw := ansi.StringWidth(right)
+	rw := cells(right)
 	if rw >= w {
 		return Fit(right, w)
 	}
@@ -125,7 +175,7 @@ func Center(lines []string, w, h int) string {
 }
 
 func pad(s string, w int, right bool) string {
-	sw := ansi.StringWidth(s)
+	sw := cells(s)
 	if sw >= w {
 		return s
 	}

@@ -10,42 +10,43 @@ import (
 // bold, faint and reverse, and severity stays readable from the text itself
 // (the gauge, the percent and the ! markers).
 type Styles struct {
-	Title     lipgloss.Style // the program's name in the header
-	Text      lipgloss.Style
-	Dim       lipgloss.Style
-	Bold      lipgloss.Style
-	Section   lipgloss.Style // section titles and column headers
-	Selected  lipgloss.Style // the cursor row, applied to the whole line
-	Key       lipgloss.Style // a key name in a hint
-	Warn      lipgloss.Style
-	Danger    lipgloss.Style
-	Error     lipgloss.Style
-	Good      lipgloss.Style // connected, committed
-	Stale     lipgloss.Style // the STALE badge
-	ReadOnly  lipgloss.Style // the read-only badge
-	GaugeOK   lipgloss.Style
-	GaugeWarn lipgloss.Style
-	GaugeBad  lipgloss.Style
-	GaugeRest lipgloss.Style // the unfilled part of a gauge
+	Title     Ink // the program's name in the header
+	Text      Ink
+	Dim       Ink
+	Bold      Ink
+	Section   Ink // section titles and column headers
+	Selected  Ink // the cursor row, applied to the whole line
+	Key       Ink // a key name in a hint
+	Warn      Ink
+	Danger    Ink
+	Error     Ink
+	Good      Ink // connected, committed
+	Stale     Ink // the STALE badge
+	ReadOnly  Ink // the read-only badge
+	GaugeOK   Ink
+	GaugeWarn Ink
+	GaugeBad  Ink
+	GaugeRest Ink // the unfilled part of a gauge
 
-	StateOpen   lipgloss.Style // Ongoing and the Prepare* states
-	StateCommit lipgloss.Style
-	StateAbort  lipgloss.Style
-	StateIdle   lipgloss.Style
+	StateOpen   Ink // Ongoing and the Prepare* states
+	StateCommit Ink
+	StateAbort  Ink
+	StateIdle   Ink
 
-	Border      lipgloss.Style // the dialog frame
-	DialogTitle lipgloss.Style
+	Border      Ink // the dialog frame
+	DialogTitle Ink
 
 	Help help.Styles
 }
 
 // PlainStyles renders everything as bare text; tests of layout use it.
 func PlainStyles() Styles {
-	p := lipgloss.NewStyle()
+	p := NewInk(lipgloss.NewStyle())
+	h := lipgloss.NewStyle()
 	return Styles{
 		Title: p, Text: p, Dim: p, Bold: p, Section: p, Selected: p, Key: p, Warn: p, Danger: p,
 		Error: p, Good: p, Stale: p, ReadOnly: p, GaugeOK: p, GaugeWarn: p, GaugeBad: p, GaugeRest: p,
 		StateOpen: p, StateCommit: p, StateAbort: p, StateIdle: p, Border: p, DialogTitle: p,
-		Help: help.Styles{Ellipsis: p, ShortKey: p, ShortDesc: p, ShortSeparator: p, FullKey: p, FullDesc: p, FullSeparator: p},
+		Help: help.Styles{Ellipsis: h, ShortKey: h, ShortDesc: h, ShortSeparator: h, FullKey: h, FullDesc: h, FullSeparator: h},
 	}
 }

@@ -2,8 +2,6 @@ package views
 
 import (
 	"strings"
-
-	"charm.land/lipgloss/v2"
 )
 
 // Column is one column of a table of R.
@@ -22,7 +20,7 @@ type Column[R any] struct {
 	// Clip shortens a too-long Text; nil cuts at the end with an ellipsis.
 	Clip func(s string, w int) string
 	// Style colours a cell; nil leaves it plain.
-	Style func(r R, st *Styles) lipgloss.Style
+	Style func(r R, st *Styles) Ink
 	// Cell, when set, draws the cell itself in exactly w cells; st is nil when
 	// the cell must stay unstyled (the cursor row).
 	Cell func(r R, w int, st *Styles) string
