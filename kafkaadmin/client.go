@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,11 @@ type Config struct {
 	// ConfigEvery is how often the brokers' transaction.max.timeout.ms is re-read
 	// (zero means every five minutes).
 	ConfigEvery time.Duration
+	// Watch lists partitions to poll on every refresh even when no open
+	// transaction lists them: a hanging transaction (KIP-664) pins a partition
+	// its coordinator knows nothing about, so only watching it shows the pin
+	// and the producer holding it.
+	Watch []model.TopicPartition
 }
 
 // Client polls one cluster. Refresh and Execute may be called from different
@@ -88,6 +94,7 @@ func New(cfg Config) (*Client, error) {
 		cfg.ConfigEvery = 5 * time.Minute
 	}
 	cfg.Bootstrap = seeds
+	cfg.Watch = slices.Clone(cfg.Watch) // the caller may reuse its slice
 
 	life, stop := context.WithCancel(context.Background())
 	opts := []kgo.Opt{

@@ -78,7 +78,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
 	snap.Sort()
 
-	watch := watched(prev, snap.Txns)
+	watch := watched(prev, snap.Txns, c.cfg.Watch)
 	ends := findEndings(prev, snap.Txns)
 	meta, metaErr := c.topicMetadata(ctx, topicsOf(watch, ends))
 	var (
@@ -129,11 +129,15 @@ func unlisted(prev *model.Snapshot, list map[string]listed, failed map[int32]err
 	return out
 }
 
-// watched returns the partitions to poll: those of open transactions, plus
-// those that were pinned last time, so that a partition stays in view after
-// the coordinator forgot its transaction (a hanging transaction).
-func watched(prev *model.Snapshot, txns []model.Txn) []tp {
+// watched returns the partitions to poll: those of open transactions, those
+// that were pinned last time, so that a partition stays in view after the
+// coordinator forgot its transaction (a hanging transaction), and those the
+// user asked to watch.
+func watched(prev *model.Snapshot, txns []model.Txn, always []tp) []tp {
 	set := make(map[tp]struct{})
+	for _, p := range always {
+		set[p] = struct{}{}
+	}
 	for _, t := range txns {
 		if t.State.Open() {
 			for _, p := range t.Partitions {

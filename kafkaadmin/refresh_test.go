@@ -262,3 +262,38 @@ func TestListFailsEverywhere(t *testing.T) {
 		t.Fatalf("Refresh = %v, %v; want the listing error", s, err)
 	}
 }
+
+// TestWatchedPartitionPolledWithoutTransaction: a partition named in
+// Config.Watch is read on every refresh although no open transaction lists it
+// (how a hanging transaction's partition stays in view).
+func TestWatchedPartitionPolledWithoutTransaction(t *testing.T) {
+	t.Parallel()
+	c, boot := kafkatest.NewCluster(t)
+	p := kafkatest.Producer(t, boot, "done-0-1", time.Minute)
+	kafkatest.Begin(t, p)
+	kafkatest.Produce(t, p, "orders", 1, 2)
+	kafkatest.End(t, p, true)
+
+	watch := []model.TopicPartition{{Topic: "orders", Partition: 1}}
+	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, Watch: watch})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(a.Close)
+	watch[0].Partition = 2 // the client keeps its own copy
+	s1 := refresh(t, a, nil)
+	s2 := refresh(t, a, s1)
+	for _, s := range []*model.Snapshot{s1, s2} {
+		if len(s.Partitions) != 1 {
+			t.Fatalf("partitions %+v, want only the watched orders-1", s.Partitions)
+		}
+		part := partOf(t, s, "orders", 1)
+		if part.Err != "" || part.HighWatermark != 3 || part.LastStableOffset != 3 || part.Leader != c.LeaderFor("orders", 1) {
+			t.Fatalf("watched partition %+v, want HWM = LSO = 3 at its leader", part)
+		}
+	}
+	// Without Watch the same cluster shows no partition at all.
+	if s := refresh(t, newAdmin(t, boot), nil); len(s.Partitions) != 0 {
+		t.Fatalf("unwatched refresh shows %+v", s.Partitions)
+	}
+}

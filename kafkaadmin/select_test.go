@@ -71,8 +71,8 @@ func TestWatched(t *testing.T) {
 		{ID: "open", State: model.Ongoing, Partitions: []model.TopicPartition{tp(2), tp(3)}},
 		{ID: "idle", State: model.CompleteCommit, Partitions: []model.TopicPartition{tp(5)}},
 	}
-	got := watched(prev, txns)
-	want := []model.TopicPartition{tp(0), tp(2), tp(3)}
+	got := watched(prev, txns, []model.TopicPartition{tp(7), tp(2)})
+	want := []model.TopicPartition{tp(0), tp(2), tp(3), tp(7)}
 	if len(got) != len(want) {
 		t.Fatalf("watched = %v, want %v", got, want)
 	}
