@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -223,5 +225,68 @@ func TestScopeTimedOut(t *testing.T) {
 	})
 	if hwm, lso := offsetsOf(ctx, t, adm, tp); lso != hwm || hwm != 4 {
 		t.Errorf("broker after the timeout: HWM %d LSO %d, want both 4 (3 records and the marker)", hwm, lso)
+	}
+}
+
+// TestScopeBusyProducerNotFenced: a producer that commits several transactions between two polls
+// (Kafka Streams commits every 100 ms under exactly-once) is not fenced, although under
+// transaction version 2 its epoch goes up with every commit.
+func TestScopeBusyProducerNotFenced(t *testing.T) {
+	t.Parallel()
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := newAdmin(t, bootstrap)
+	tp := topicOn(ctx, t, adm)
+	id := name(t, "txn")
+	p := producer(t, bootstrap, id, time.Minute)
+
+	sc := newScope(t, bootstrap)
+	sc.poll(ctx)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	commits := 0
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := p.BeginTransaction(); err != nil {
+				done <- err
+				return
+			}
+			if err := p.ProduceSync(ctx, &kgo.Record{Topic: tp.Topic, Partition: tp.Partition, Value: []byte("busy")}).FirstErr(); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(40 * time.Millisecond) // mostly Ongoing, as a streaming job is
+			if err := p.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				done <- err
+				return
+			}
+			commits++
+		}
+	}()
+	for range 8 {
+		time.Sleep(400 * time.Millisecond)
+		sc.poll(ctx)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("busy producer: %v", err)
+	}
+	s := sc.poll(ctx)
+	tx := txnOf(t, s, id)
+	t.Logf("%d commits, epoch now %d, events %v", commits, tx.ProducerEpoch, sc.kinds(id))
+	for _, e := range sc.events {
+		if e.ID == id && e.Kind.IsAbort() {
+			t.Errorf("a committing producer got %q (%s)", e.Kind, e.Detail)
+		}
+	}
+	if st := sc.hist.Stats(id); st.Aborts != 0 {
+		t.Errorf("history %+v counts aborts of a producer that only commits", st)
 	}
 }

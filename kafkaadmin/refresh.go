@@ -91,6 +91,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	bg.Wait()
 
 	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
+	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
 	applyOutcomes(snap, ends, outcomes, settings.bumpsOnEnd)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
@@ -295,5 +296,20 @@ func TestWatchedPartitionPolledWithoutTransaction(t *testing.T) {
 	// Without Watch the same cluster shows no partition at all.
 	if s := refresh(t, newAdmin(t, boot), nil); len(s.Partitions) != 0 {
 		t.Fatalf("unwatched refresh shows %+v", s.Partitions)
+	}
+}
+
+// TestSnapshotSaysWhetherEpochBumpsOnEnd: model.Diff needs to know whether the
+// brokers bump the epoch on every commit and abort (transaction version 2)
+// before it calls a higher epoch a fence.
+func TestSnapshotSaysWhetherEpochBumpsOnEnd(t *testing.T) {
+	t.Parallel()
+	_, v39 := kafkatest.NewCluster(t)
+	if s := refresh(t, newAdmin(t, v39), nil); s.EpochBumpsOnEnd {
+		t.Fatal("Kafka 3.9 protocol: snapshot says the epoch bumps on every end")
+	}
+	_, v40 := kafkatest.NewCluster(t, kfake.MaxVersions(kversion.V4_0_0()))
+	if s := refresh(t, newAdmin(t, v40), nil); !s.EpochBumpsOnEnd {
+		t.Fatal("Kafka 4.0 protocol (EndTxn v5): snapshot does not say the epoch bumps on every end")
 	}
 }

@@ -51,7 +51,7 @@ func Diff(prev, next *Snapshot) []Event {
 			out = appendNew(out, next.TakenAt, next.Txns[j])
 			j++
 		default:
-			out = appendChange(out, prev.TakenAt, next.TakenAt, prev.Txns[i], next.Txns[j])
+			out = appendChange(out, prev.TakenAt, next.TakenAt, prev.Txns[i], next.Txns[j], next.EpochBumpsOnEnd)
 			i++
 			j++
 		}
@@ -74,7 +74,7 @@ func appendNew(out []Event, at time.Time, n Txn) []Event {
 	return out
 }
 
-func appendChange(out []Event, prevAt, at time.Time, p, n Txn) []Event {
+func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 	pidChanged := p.ProducerID != n.ProducerID
 	switch {
 	case p.State.Open() && n.State.Open():
@@ -87,10 +87,10 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn) []Event {
 		}
 		// The coordinator moved on to a new transaction between polls. A
 		// transaction last seen in Prepare* had its outcome decided already.
-		out = append(out, ended(prevAt, at, p, n, decided(p))...)
+		out = append(out, ended(prevAt, at, p, n, decided(p), tv2)...)
 		return append(out, ev(at, n, Began, ""))
 	case p.State.Open():
-		return append(out, ended(prevAt, at, p, n, outcomeOf(n))...)
+		return append(out, ended(prevAt, at, p, n, outcomeOf(n), tv2)...)
 	case n.State.Open():
 		return append(out, ev(at, n, Began, ""))
 	default:
@@ -141,24 +141,31 @@ func outcomeKind(n Txn) (EventKind, bool) {
 	return "", false
 }
 
-// ended classifies how p's transaction finished, given what n shows now.
-func ended(prevAt, at time.Time, p, n Txn, outcome State) []Event {
+// ended classifies how p's transaction finished, given what n shows now. tv2:
+// the brokers bump the epoch on every commit and abort (Snapshot.EpochBumpsOnEnd).
+func ended(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool) []Event {
 	if outcome == CompleteCommit {
 		return []Event{ev(at, n, Committed, "")}
 	}
 	bump := int(n.ProducerEpoch) - int(p.ProducerEpoch)
-	// A transaction past its deadline at the moment the new state was read was
-	// (at the latest) aborted by the coordinator's timeout scan.
-	if p.TimeoutMs > 0 && !p.Start.IsZero() && !at.Before(p.Start.Add(p.Timeout())) && (p.State == Ongoing || p.State == PrepareEpochFence) {
+	if timedOut(prevAt, at, p) {
 		age := at.Sub(p.Start).Round(time.Second)
 		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", age, p.Timeout()))}
 	}
-	// Transaction version 2 bumps the epoch by one on every commit or abort, so a
-	// single bump alone says nothing; a bigger jump, a new producer id, an
-	// explicit PrepareEpochFence, or any bump where the coordinator did not
-	// report an outcome (version 1 never bumps on a normal end) is a fence.
-	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID || bump >= 2 ||
-		(bump >= 1 && outcome == "")
+	// A new producer id or an explicit PrepareEpochFence is a fence whatever the
+	// version.
+	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID
+	if tv2 {
+		// Every end bumps the epoch, and a busy producer ends many transactions
+		// between two polls: only the id back in Empty (an InitProducerId came in,
+		// which bumps once to fence and once more for the new producer) tells a
+		// fence apart. Two open transactions in a row are just that.
+		fenced = fenced || (n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == "")))
+	} else {
+		// Version 1 never bumps on a normal end: a bump without an outcome, or a
+		// bigger jump, is a fence.
+		fenced = fenced || bump >= 2 || (bump >= 1 && outcome == "")
+	}
 	if fenced {
 		return []Event{ev(at, n, Fenced, fmt.Sprintf("epoch %d→%d", p.ProducerEpoch, n.ProducerEpoch))}
 	}
@@ -166,6 +173,26 @@ func ended(prevAt, at time.Time, p, n Txn, outcome State) []Event {
 		return []Event{ev(at, n, Aborted, "")}
 	}
 	return []Event{ev(at, n, Ended, "outcome not reported by the cluster")}
+}
+
+// timedOut reports whether p's transaction was (at the latest) aborted by the
+// coordinator's timeout scan. An Ongoing one past its deadline when the new state
+// was read was. One last seen in PrepareAbort had its abort decided by the time
+// it was seen (prevAt): the scan never aborts before the deadline, so a deadline
+// already passed then means the scan did it (a timeout abort passes through
+// PrepareAbort, for a few milliseconds when the markers are written at once).
+func timedOut(prevAt, at time.Time, p Txn) bool {
+	if p.TimeoutMs <= 0 || p.Start.IsZero() {
+		return false
+	}
+	deadline := p.Start.Add(p.Timeout())
+	switch p.State {
+	case Ongoing, PrepareEpochFence:
+		return !at.Before(deadline)
+	case PrepareAbort:
+		return !prevAt.Before(deadline)
+	}
+	return false
 }
 
 // IDStats is what txnscope has seen of one id since it started.

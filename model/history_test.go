@@ -24,6 +24,9 @@ func tx(id string, st State, pid int64, epoch int16, start time.Time) Txn {
 
 func withOutcome(t Txn, o State) Txn { t.Outcome = o; return t }
 
+// tv2 marks a snapshot as read from brokers running transaction version 2.
+func tv2(s *Snapshot) *Snapshot { s.EpochBumpsOnEnd = true; return s }
+
 func kinds(evs []Event) []string {
 	out := make([]string, 0, len(evs))
 	for _, e := range evs {
@@ -155,6 +158,61 @@ func TestDiff(t *testing.T) {
 		{"idle to Ongoing began",
 			[]*Snapshot{snap(p1, tx("a", CompleteCommit, 1, 5, time.Time{})), snap(p2, tx("a", Ongoing, 1, 5, start2))},
 			[]string{"a:began"}},
+		// The sequences below are what Kafka 4.4 shows (DescribeTransactions polled
+		// every few milliseconds, integration tests): a client's commit or abort
+		// bumps the epoch once; a second producer's InitProducerId on an open
+		// transaction goes Ongoing e → PrepareAbort e+1 → CompleteAbort e+1 →
+		// Empty e+2; a timeout goes Ongoing e → PrepareAbort e+1 → CompleteAbort e+1.
+		{"transaction version 2: a busy producer's next transaction is not a fence",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 12, start))), tv2(snap(p2, tx("a", Ongoing, 1, 19, start2)))},
+			[]string{"a:ended", "a:began"}},
+		{"transaction version 2: one end between two open transactions",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 5, start))), tv2(snap(p2, tx("a", Ongoing, 1, 6, start2)))},
+			[]string{"a:ended", "a:began"}},
+		{"transaction version 1: an open transaction replaced with an epoch bump is fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 6, start2))},
+			[]string{"a:fenced", "a:began"}},
+		{"transaction version 2: the id back in Empty two epochs up is fenced",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 2, time.Time{}), CompleteAbort)))},
+			[]string{"a:fenced"}},
+		{"transaction version 2: Empty with a bump and no outcome is fenced",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", Empty, 1, 1, time.Time{})))},
+			[]string{"a:fenced"}},
+		{"transaction version 2: Empty one epoch up after an abort (kfake) is an abort",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 1, time.Time{}), CompleteAbort)))},
+			[]string{"a:aborted"}},
+		{"transaction version 2: Empty after a commit the log shows is a commit",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 2, time.Time{}), CompleteCommit)))},
+			[]string{"a:committed"}},
+		{"transaction version 2: several aborts between polls are aborts",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", CompleteAbort, 1, 3, time.Time{})))},
+			[]string{"a:aborted"}},
+		{"transaction version 2: a new producer id is fenced",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 9, start))), tv2(snap(p2, tx("a", Ongoing, 2, 0, start2)))},
+			[]string{"a:fenced", "a:began"}},
+		{"transaction version 2: timeout past the deadline",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(late, tx("a", CompleteAbort, 1, 1, time.Time{})))},
+			[]string{"a:aborted at timeout"}},
+		{"timeout abort caught in PrepareAbort is aborted at timeout",
+			[]*Snapshot{
+				snap(p1, tx("a", Ongoing, 1, 0, start)),
+				snap(late, tx("a", PrepareAbort, 1, 1, start)),
+				snap(late.Add(2*time.Second), tx("a", CompleteAbort, 1, 1, time.Time{})),
+			},
+			[]string{"a:aborted at timeout"}},
+		{"PrepareAbort before the deadline, complete after it: a plain abort",
+			[]*Snapshot{
+				snap(p1, tx("a", Ongoing, 1, 0, start)),
+				snap(p2, tx("a", PrepareAbort, 1, 1, start)),
+				snap(late, tx("a", CompleteAbort, 1, 1, time.Time{})),
+			},
+			[]string{"a:aborted"}},
+		{"timeout abort caught in PrepareAbort, then a new transaction",
+			[]*Snapshot{
+				snap(late, tx("a", PrepareAbort, 1, 1, start)),
+				snap(late.Add(2*time.Second), tx("a", Ongoing, 1, 1, late.Add(time.Second))),
+			},
+			[]string{"a:aborted at timeout", "a:began"}},
 		{"several ids, reported in id order",
 			[]*Snapshot{
 				snap(p1, tx("b", Ongoing, 2, 0, start), tx("c", Ongoing, 3, 0, start), tx("d", Empty, 4, 0, time.Time{})),

@@ -208,6 +208,10 @@ type Snapshot struct {
 	Partitions []Partition
 	// Hidden is set when the cluster said some ids are not visible to us (ACLs).
 	Hidden string
+	// EpochBumpsOnEnd is set when the brokers run transaction version 2 (KIP-890
+	// part 2, Kafka 4.0+): every commit or abort bumps the producer epoch, so a
+	// higher epoch alone never tells a fence.
+	EpochBumpsOnEnd bool
 }
 
 // Txn finds a transaction by id (Txns is sorted by id).
