@@ -73,7 +73,17 @@ func short(b key.Binding, desc string) key.Binding {
 
 func (k keyMap) filterShort() []key.Binding { return []key.Binding{k.Apply, k.Clear} }
 
-func (k keyMap) dialogShort() []key.Binding { return []key.Binding{k.Cancel} }
+func (k keyMap) dialogShort(phase views.DialogPhase) []key.Binding {
+	switch phase {
+	case views.DialogSending:
+		return nil
+	case views.DialogDone:
+		c := k.Confirm
+		c.SetHelp("enter/esc", "close")
+		return []key.Binding{c}
+	}
+	return []key.Binding{k.Cancel}
+}
 
 func (k keyMap) helpShort() []key.Binding {
 	back := k.Back

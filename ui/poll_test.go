@@ -157,3 +157,12 @@ func TestQuitCancelsWhatIsInFlight(t *testing.T) {
 		t.Fatal("quitting did not cancel the refresh in flight")
 	}
 }
+
+func TestHiddenIDsAreMentioned(t *testing.T) {
+	h := newHarness(t)
+	s := uitest.Snapshot(uitest.T0)
+	s.Hidden = "some transactional ids are not visible (DescribeTransactions denied)"
+	h.admin.Push(s)
+	h.run(h.m.Init())
+	mustContain(t, h.screen(), "some transactional ids are not visible")
+}

@@ -275,7 +275,7 @@ func (m *Model) render() string {
 	}
 	if m.dialog != nil {
 		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
-		keys = m.keys.dialogShort()
+		keys = m.keys.dialogShort(m.dialog.phase)
 	}
 	status := m.status
 	switch m.statusKind {

@@ -16,6 +16,8 @@ type Row struct {
 	Now   time.Time
 }
 
+const pidColumn = "PID/EPOCH"
+
 // ListColumns are the transaction list's columns, in order. The TUI fits them
 // to the terminal; `snapshot -o table` can print their Text as is.
 func ListColumns() []Column[Row] {
@@ -23,7 +25,7 @@ func ListColumns() []Column[Row] {
 		{Name: "TRANSACTIONAL ID", Width: 24, Flex: true, Max: 48, Text: func(r Row) string { return r.Txn.ID }, Clip: ClipMiddle},
 		{Name: "STATE", Width: 17, Text: func(r Row) string { return string(r.Txn.State) },
 			Style: func(r Row, st *Styles) Ink { return StateStyle(r.Txn.State, st) }},
-		{Name: "PID/EPOCH", Width: 11, Right: true, Text: producerText},
+		{Name: pidColumn, Width: 11, Right: true, Text: producerText},
 		{Name: "PARTS", Width: 5, Right: true, Drop: 5, Text: func(r Row) string {
 			if !r.Txn.Described {
 				return "–"

@@ -405,7 +405,7 @@ type paneRow struct {
 	mine bool
 }
 
-func paneColumns() []Column[paneRow] {
+func paneColumns(pidWidth int) []Column[paneRow] {
 	return []Column[paneRow]{
 		{Name: "PRODUCER", Width: 24, Flex: true, Max: 48, Text: func(r paneRow) string { return r.who },
 			Style: func(r paneRow, st *Styles) Ink {
@@ -414,7 +414,7 @@ func paneColumns() []Column[paneRow] {
 				}
 				return st.Text
 			}},
-		{Name: "PID", Width: 10, Right: true, Text: func(r paneRow) string { return strconv.FormatInt(r.pr.ProducerID, 10) }},
+		{Name: "PID", Width: max(10, pidWidth), Right: true, Text: func(r paneRow) string { return strconv.FormatInt(r.pr.ProducerID, 10) }},
 		{Name: "EPOCH", Width: 5, Right: true, Text: func(r paneRow) string { return strconv.Itoa(int(r.pr.ProducerEpoch)) }},
 		{Name: "LAST SEQ", Width: 8, Right: true, Text: func(r paneRow) string { return strconv.Itoa(int(r.pr.LastSequence)) }},
 		{Name: "LAST WRITE", Width: 10, Right: true, Drop: 1, Text: func(r paneRow) string { return Clock(r.pr.LastTimestamp, r.loc) }},
@@ -435,9 +435,13 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 		title += " · not read "
 	}
 	lines := []string{st.Section.Render(Fit(title+repeatDash(w), w))}
-	cols := Layout(paneColumns(), w-4)
-	lines = append(lines, st.Section.Render("    "+HeaderLine(cols)))
 	prs := paneProducers(d, p)
+	pidWidth := 0
+	for _, pr := range prs {
+		pidWidth = max(pidWidth, len(strconv.FormatInt(pr.ProducerID, 10)))
+	}
+	cols := Layout(paneColumns(pidWidth), w-4)
+	lines = append(lines, st.Section.Render("    "+HeaderLine(cols)))
 	orphan := map[int64]bool{}
 	for _, o := range p.Orphans {
 		orphan[o.ProducerID] = true

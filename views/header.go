@@ -24,6 +24,9 @@ type Summary struct {
 	OldestID    string
 	OldestStart time.Time // zero when nothing is open
 	Hidden      string
+	// PIDWidth is the widest producer id/epoch, so the list column can fit
+	// it (kfake hands out 19-digit producer ids).
+	PIDWidth int
 }
 
 // countOrder is the order states are listed in the header.
@@ -53,6 +56,9 @@ func Summarize(s *model.Snapshot) Summary {
 	out.Counts = append(out.Counts, unknown...)
 	if t, ok := s.OldestOpen(); ok {
 		out.OldestID, out.OldestStart = t.ID, t.Start
+	}
+	for i := range s.Txns {
+		out.PIDWidth = max(out.PIDWidth, len(producerText(Row{Txn: &s.Txns[i]})))
 	}
 	return out
 }

@@ -21,6 +21,8 @@ type ListData struct {
 	Input string
 	// Empty is said in place of rows when there are none.
 	Empty string
+	// PIDWidth widens the producer column to the widest id (Summary.PIDWidth).
+	PIDWidth int
 }
 
 // ListChrome is how many of its lines List spends on other things than rows.
@@ -38,7 +40,13 @@ func List(d ListData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
-	cols := Layout(ListColumns(), w-markerWidth)
+	all := ListColumns()
+	for i := range all {
+		if all[i].Name == pidColumn {
+			all[i].Width = max(all[i].Width, min(d.PIDWidth, 24))
+		}
+	}
+	cols := Layout(all, w-markerWidth)
 	lines := make([]string, 0, h)
 	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
 	n := ListRows(h)
