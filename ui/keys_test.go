@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/ui/uitest"
 )
@@ -27,6 +29,9 @@ func TestListCursorKeys(t *testing.T) {
 		{[]string{"G", "pgup"}, 0},
 		{[]string{"ctrl+d"}, 9},
 		{[]string{"G", "ctrl+u"}, 0},
+		{[]string{"ctrl+f"}, 9},
+		{[]string{"G", "ctrl+b"}, 0},
+		{[]string{"x", "tab", "space", "z"}, 0}, // unbound keys do nothing
 	} {
 		h := started(t)
 		h.press(c.keys...)
@@ -98,8 +103,12 @@ func TestFilterKeys(t *testing.T) {
 	}
 
 	h.press("/")
-	h.typeText("long")
-	h.press("enter", "esc")
+	h.send(tea.PasteMsg{Content: "long\n"})
+	h.press("enter")
+	if h.m.list.query.Text != "long" || len(h.m.list.rows) != 1 {
+		t.Errorf("pasted filter: %q, %d rows", h.m.list.query.Text, len(h.m.list.rows))
+	}
+	h.press("esc")
 	if h.m.list.query.Text != "" || len(h.m.list.rows) != 10 {
 		t.Errorf("esc in the list should clear an applied filter")
 	}

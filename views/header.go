@@ -98,12 +98,13 @@ func HeaderHeight(d HeaderData) int {
 
 // Header draws the header in exactly w×HeaderHeight(d).
 func Header(d HeaderData, w int, st Styles) string {
-	left := st.Title.Render("txnscope") + "  " + st.Bold.Render(d.Bootstrap)
+	left := st.Title.Render("txnscope") + "  "
+	if d.ReadOnly {
+		left += st.ReadOnly.Render(" read-only ") + "  "
+	}
+	left += st.Bold.Render(d.Bootstrap)
 	if d.Conn.Loaded {
 		left += st.Dim.Render(fmt.Sprintf(" · %d brokers", d.Sum.Brokers))
-	}
-	if d.ReadOnly {
-		left += " " + st.ReadOnly.Render("read-only")
 	}
 	lines := []string{Spread(left, connText(d, st), w), Spread(countsLine(d, st), oldestText(d, st), w)}
 	if HeaderHeight(d) == 3 {
