@@ -187,6 +187,9 @@ func (m *Model) dialogData() views.DialogData {
 		Title: title, Wire: a.Wire(), Consequences: a.Consequences(), Warning: d.warn,
 		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase,
 	}
+	if m.o.Audit != nil {
+		dd.AuditPath = m.o.Audit.Path()
+	}
 	if d.phase == views.DialogDone {
 		dd.Result, dd.ResultOK, dd.AuditErr = d.result.Summary(), d.result.OK(), d.auditErr
 		if d.result.ErrorCode != "" && !strings.Contains(dd.Result, d.result.ErrorCode) {

@@ -28,6 +28,7 @@ type DialogData struct {
 	Result       string
 	ResultOK     bool
 	AuditErr     string
+	AuditPath    string // where the attempt will be logged; "" when nowhere
 }
 
 // DialogWidth is how wide the dialog box is in a w-wide area.
@@ -67,6 +68,13 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 	}
 	switch d.Phase {
 	case DialogConfirm:
+		audit := "Not written to any audit log (none configured)."
+		if d.AuditPath != "" {
+			audit = "The attempt and its outcome are appended to " + d.AuditPath + "."
+		}
+		for _, l := range Wrap(audit, iw) {
+			tail = append(tail, st.Dim.Render(l))
+		}
 		tail = append(tail, st.Text.Render("Type ")+st.Key.Render("abort")+st.Text.Render(" and press ")+
 			st.Key.Render("enter")+st.Text.Render(" to send it; ")+st.Key.Render("esc")+st.Text.Render(" cancels."))
 		tail = append(tail, d.Input)
