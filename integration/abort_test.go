@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -18,13 +20,22 @@ import (
 // transaction open is a fence; the first producer's commit then fails as fenced.
 func TestScopeFenced(t *testing.T) {
 	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			testFenced(t, cv.opts)
+		})
+	}
+}
+
+func testFenced(t *testing.T, opts []kgo.Opt) {
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := newAdmin(t, bootstrap)
 	tp := topicOn(ctx, t, adm)
 	id := name(t, "txn")
-	first := producer(t, bootstrap, id, time.Minute)
+	first := producer(t, bootstrap, id, time.Minute, opts...)
 	openTxn(ctx, t, first, tp, 3, "first")
 
 	sc := newScope(t, bootstrap)
@@ -34,7 +45,7 @@ func TestScopeFenced(t *testing.T) {
 	}
 
 	// InitProducerId, as every producer sends when it starts.
-	second := producer(t, bootstrap, id, time.Minute)
+	second := producer(t, bootstrap, id, time.Minute, opts...)
 	pid, epoch, err := second.ProducerID(ctx)
 	if err != nil {
 		t.Fatalf("second producer's InitProducerId: %v", err)
@@ -103,13 +114,22 @@ func (s *scope) execute(ctx context.Context, a model.Action) model.Result {
 // the producer should it come back.
 func TestScopeForceTerminate(t *testing.T) {
 	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			testForceTerminate(t, cv.opts)
+		})
+	}
+}
+
+func testForceTerminate(t *testing.T, opts []kgo.Opt) {
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := newAdmin(t, bootstrap)
 	tp := topicOn(ctx, t, adm)
 	id := name(t, "txn")
-	killed := producer(t, bootstrap, id, 10*time.Minute)
+	killed := producer(t, bootstrap, id, 10*time.Minute, opts...)
 	openTxn(ctx, t, killed, tp, 3, "stuck")
 
 	sc := newScope(t, bootstrap)

@@ -110,13 +110,22 @@ func TestScopeOngoingThenCommitted(t *testing.T) {
 // bumps the epoch); read_committed consumers skip its records, read_uncommitted ones do not.
 func TestScopeAborted(t *testing.T) {
 	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			testScopeAborted(t, cv.opts)
+		})
+	}
+}
+
+func testScopeAborted(t *testing.T, opts []kgo.Opt) {
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := newAdmin(t, bootstrap)
 	tp := topicOn(ctx, t, adm)
 	id := name(t, "txn")
-	p := producer(t, bootstrap, id, time.Minute)
+	p := producer(t, bootstrap, id, time.Minute, opts...)
 	openTxn(ctx, t, p, tp, 3, "aborted")
 
 	sc := newScope(t, bootstrap)
@@ -159,6 +168,15 @@ func TestScopeAborted(t *testing.T) {
 // then the coordinator aborts it and txnscope calls it aborted at timeout; the LSO moves on.
 func TestScopeTimedOut(t *testing.T) {
 	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			testScopeTimedOut(t, cv.opts)
+		})
+	}
+}
+
+func testScopeTimedOut(t *testing.T, opts []kgo.Opt) {
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -166,7 +184,7 @@ func TestScopeTimedOut(t *testing.T) {
 	tp := topicOn(ctx, t, adm)
 	id := name(t, "txn")
 	const timeout = 3 * time.Second
-	p := producer(t, bootstrap, id, timeout)
+	p := producer(t, bootstrap, id, timeout, opts...)
 	openTxn(ctx, t, p, tp, 3, "silent")
 	// From here on the producer says nothing.
 
@@ -233,13 +251,22 @@ func TestScopeTimedOut(t *testing.T) {
 // transaction version 2 its epoch goes up with every commit.
 func TestScopeBusyProducerNotFenced(t *testing.T) {
 	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			testScopeBusyProducerNotFenced(t, cv.opts)
+		})
+	}
+}
+
+func testScopeBusyProducerNotFenced(t *testing.T, opts []kgo.Opt) {
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := newAdmin(t, bootstrap)
 	tp := topicOn(ctx, t, adm)
 	id := name(t, "txn")
-	p := producer(t, bootstrap, id, time.Minute)
+	p := producer(t, bootstrap, id, time.Minute, opts...)
 
 	sc := newScope(t, bootstrap)
 	sc.poll(ctx)

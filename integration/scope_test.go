@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
@@ -136,7 +137,7 @@ func partOf(t *testing.T, snap *model.Snapshot, tp model.TopicPartition) model.P
 // name gives each test its own topic or transactional id; the random part keeps
 // reruns against the same broker apart.
 func name(t *testing.T, kind string) string {
-	return fmt.Sprintf("txnscope-it-%s-%s-%08x", kind, t.Name(), rand.Uint32())
+	return fmt.Sprintf("txnscope-it-%s-%s-%08x", kind, strings.ReplaceAll(t.Name(), "/", "."), rand.Uint32())
 }
 
 // topicOn creates a one-partition topic for the test and returns its partition 0.
@@ -159,14 +160,14 @@ func topicOn(ctx context.Context, t *testing.T, adm *kadm.Client) model.TopicPar
 }
 
 // producer is a real transactional franz-go client for id, closed when the test ends.
-func producer(t *testing.T, bootstrap, id string, timeout time.Duration) *kgo.Client {
+func producer(t *testing.T, bootstrap, id string, timeout time.Duration, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(bootstrap),
 		kgo.TransactionalID(id),
 		kgo.TransactionTimeout(timeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-	)
+	}, opts...)...)
 	if err != nil {
 		t.Fatalf("producer %s: %v", id, err)
 	}
@@ -199,6 +200,21 @@ func endTxn(ctx context.Context, t *testing.T, cl *kgo.Client, commit bool) {
 	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
 		t.Fatalf("EndTransaction(commit=%v): %v", commit, err)
 	}
+}
+
+// clients are the two transaction protocols a Kafka 4 broker serves: transaction version 2
+// (KIP-890 part 2: every commit and abort bumps the epoch), which franz-go uses when the broker
+// offers it, and version 1, which every client older than Kafka 4.0 still speaks.
+func clientVersions() []clientVersion {
+	return []clientVersion{
+		{"txn-v2", nil},
+		{"txn-v1", []kgo.Opt{kgo.MaxVersions(kversion.V3_9_0())}},
+	}
+}
+
+type clientVersion struct {
+	name string
+	opts []kgo.Opt
 }
 
 // isFenced reports an error that tells a producer another one took its id.
