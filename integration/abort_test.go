@@ -250,9 +250,14 @@ func TestScopeAbortHangingPartition(t *testing.T) {
 		t.Fatalf("kafka-transactions.sh describe-producers before the abort: start offset %d (%v), want 0", start, ok)
 	}
 
-	r := sc.execute(ctx, abortOn(part, orphans[0]))
+	act := abortOn(part, orphans[0])
+	r := sc.execute(ctx, act)
 	if !r.OK() {
 		t.Fatalf("abort on %s-%d: %s (%+v)", tp.Topic, tp.Partition, r.Summary(), r)
+	}
+	// Confirming the same dialog twice sends nothing the second time.
+	if again := sc.execute(ctx, act); !again.Refused || again.Sent {
+		t.Errorf("second abort of the same transaction: %s (%+v), want refused", again.Summary(), again)
 	}
 
 	s2 := sc.poll(ctx)
@@ -275,6 +280,44 @@ func TestScopeAbortHangingPartition(t *testing.T) {
 	endTxn(ctx, t, p, true)
 	if got := consume(ctx, t, bootstrap, tp, true, "later-0"); !slices.Equal(got, []string{"later-0"}) {
 		t.Errorf("read_committed read %v, want only later-0", got)
+	}
+}
+
+// TestScopeAbortPartitionRefusedForListedTxn: the abort on a partition is for transactions the
+// coordinator forgot; on one it still lists, txnscope refuses and points to force-terminate,
+// and the transaction goes on untouched.
+func TestScopeAbortPartitionRefusedForListedTxn(t *testing.T) {
+	t.Parallel()
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := newAdmin(t, bootstrap)
+	tp := topicOn(ctx, t, adm)
+	id := name(t, "txn")
+	p := producer(t, bootstrap, id, time.Minute)
+	openTxn(ctx, t, p, tp, 2, "listed")
+
+	sc := newScope(t, bootstrap)
+	s1 := sc.poll(ctx)
+	part := partOf(t, s1, tp)
+	pin, ok := part.Pinner()
+	if !ok {
+		t.Fatalf("no pinner on %+v", part)
+	}
+	if o := model.Orphans(part, model.ByProducerID(s1)); len(o) != 0 {
+		t.Errorf("orphans %+v on a partition whose transaction the coordinator lists", o)
+	}
+	r := sc.execute(ctx, abortOn(part, pin))
+	if !r.Refused || r.Sent || !strings.Contains(r.Err, "force-terminate") {
+		t.Fatalf("abort on a listed transaction's partition: %s (%+v), want refused, pointing to force-terminate", r.Summary(), r)
+	}
+	if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 2 || lso != 0 {
+		t.Errorf("broker after the refusal: HWM %d LSO %d, want 2 and 0 (still open)", hwm, lso)
+	}
+	endTxn(ctx, t, p, true)
+	sc.untilState(ctx, id, model.CompleteCommit)
+	if got := sc.kinds(id); !slices.Equal(got, []model.EventKind{model.Committed}) {
+		t.Errorf("events %v, want [committed]", got)
 	}
 }
 

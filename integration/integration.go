@@ -10,6 +10,14 @@
 //
 // Without the environment the tests skip, except under CI=true, where they fail: CI must never
 // silently skip them (.ci/run starts the brokers itself).
+//
+// kafka_test.go checks the brokers themselves (admin APIs, the no-verify broker's hanging
+// transaction). The other tests drive txnscope's own code the way the TUI does (kafkaadmin
+// Refresh with the previous snapshot, model.Diff into a History, Execute) against real
+// transactional franz-go producers, speaking transaction version 2 and a 3.9-capped version 1:
+// lifecycle_test.go (ongoing, committed, aborted, timed out, a busy producer), abort_test.go
+// (fenced, force-terminate, refusals, the abort on a hanging partition checked with
+// kafka-transactions.sh), binary_test.go (the built `txnscope snapshot -o json`).
 package integration
 
 import (

@@ -34,6 +34,12 @@ func TestScopeOngoingThenCommitted(t *testing.T) {
 
 	sc := newScope(t, bootstrap)
 	s1 := sc.poll(ctx)
+	// The header: one broker, Kafka's default transaction.max.timeout.ms, and Kafka 4's
+	// transaction version 2, which model.Diff needs to know about.
+	if s1.Brokers != 1 || s1.BrokerMaxTimeoutMs != 900000 || !s1.EpochBumpsOnEnd || s1.Bootstrap != bootstrap {
+		t.Errorf("snapshot header: brokers %d, max timeout %d, epoch bumps on end %v, bootstrap %q",
+			s1.Brokers, s1.BrokerMaxTimeoutMs, s1.EpochBumpsOnEnd, s1.Bootstrap)
+	}
 	tx := txnOf(t, s1, id)
 	if tx.State != model.Ongoing || !tx.Described || tx.Err != "" {
 		t.Fatalf("open transaction shows as %+v, want a described Ongoing", tx)
