@@ -75,6 +75,7 @@ type Demo struct {
 	cluster   *kfake.Cluster
 	bootstrap []string
 	clock     clock
+	limits    limits
 	stats     counters
 
 	cancel    context.CancelFunc
@@ -89,14 +90,28 @@ const (
 
 	// maxTxnTimeout is Kafka's default transaction.max.timeout.ms.
 	maxTxnTimeout = 15 * time.Minute
-	// idExpiration keeps the INCREMENTING ids from piling up: every kfake
-	// request walks all ids, and a few ids a second add up.
-	idExpiration = 10 * time.Minute
-	// retention keeps the in-memory logs bounded; it outlasts the longest
-	// transaction so no open transaction loses its first records.
-	retention      = 30 * time.Minute
-	retentionCheck = time.Minute
 )
+
+// limits keep a demo that runs for days bounded. They scale with the options,
+// so a sped-up demo reaches its steady state just as much sooner.
+type limits struct {
+	// idExpiration keeps the INCREMENTING ids from piling up (every kfake
+	// request walks all ids): 10 min, about 2000 ids, at the default pace.
+	idExpiration time.Duration
+	// retention outlasts the longest transaction, so no open transaction
+	// loses its first records to it.
+	retention      time.Duration
+	retentionCheck time.Duration
+}
+
+func limitsFor(o Options) limits {
+	retention := 2 * max(o.LongTimeout, o.CrashTimeout)
+	return limits{
+		idExpiration:   300 * o.CheckpointInterval,
+		retention:      retention,
+		retentionCheck: min(time.Minute, retention/10),
+	}
+}
 
 // topic is one topic the demo creates.
 type topic struct {
@@ -137,6 +152,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		return nil, err
 	}
 
+	lim := limitsFor(o)
 	logger := log.New(o.Log, "demo: ", log.LstdFlags|log.Lmicroseconds)
 	opts := []kfake.Opt{
 		kfake.NumBrokers(3),
@@ -145,8 +161,8 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		kfake.MaxVersions(kversion.V3_9_0()),
 		kfake.BrokerConfigs(map[string]string{
 			"transaction.max.timeout.ms":     strconv.FormatInt(maxTxnTimeout.Milliseconds(), 10),
-			"transactional.id.expiration.ms": strconv.FormatInt(idExpiration.Milliseconds(), 10),
-			"log.retention.ms":               strconv.FormatInt(retention.Milliseconds(), 10),
+			"transactional.id.expiration.ms": strconv.FormatInt(lim.idExpiration.Milliseconds(), 10),
+			"log.retention.ms":               strconv.FormatInt(lim.retention.Milliseconds(), 10),
 		}),
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
@@ -165,6 +181,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		cluster:   c,
 		bootstrap: c.ListenAddrs(),
 		clock:     newClock(time.Now(), o.CheckpointInterval),
+		limits:    lim,
 		cancel:    cancel,
 	}
 	d.startWorkloads(wctx)
@@ -202,7 +219,7 @@ func (d *Demo) Close() {
 // trimLogs applies retention now and then: kfake only does so by itself for
 // topics created with retention settings, and the demo runs for days.
 func (d *Demo) trimLogs(ctx context.Context) {
-	for sleep(ctx, retentionCheck) {
+	for sleep(ctx, d.limits.retentionCheck) {
 		d.cluster.ApplyRetention()
 	}
 }
