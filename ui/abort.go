@@ -107,6 +107,10 @@ func (m *Model) updateDialog(msg tea.Msg) tea.Cmd {
 	case views.DialogSending:
 		return nil // the answer is on its way; ctrl+c is handled above
 	case views.DialogDone:
+		// Nothing is being typed any more, so q quits as everywhere else.
+		if isKey && key.Matches(kp, m.keys.Quit) {
+			return m.quit()
+		}
 		if isKey && (key.Matches(kp, m.keys.Cancel) || key.Matches(kp, m.keys.Confirm)) {
 			m.dialog = nil
 		}

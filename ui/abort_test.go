@@ -116,6 +116,18 @@ func TestForceTerminateFlow(t *testing.T) {
 		e.Result != "sent; the broker accepted it" {
 		t.Errorf("audit entry %+v", e)
 	}
+
+	// With the outcome on screen nothing is being typed, so q quits.
+	h.press("a")
+	h.typeText("abort")
+	h.press("enter")
+	if h.quit {
+		t.Fatal("quit before q")
+	}
+	h.press("q")
+	if !h.quit {
+		t.Error("q did not quit with the outcome on screen")
+	}
 }
 
 func TestRefusalsAndBrokerErrorsAreShownAndLogged(t *testing.T) {

@@ -80,7 +80,7 @@ func (k keyMap) dialogShort(phase views.DialogPhase) []key.Binding {
 	case views.DialogDone:
 		c := k.Confirm
 		c.SetHelp("enter/esc", "close")
-		return []key.Binding{c}
+		return []key.Binding{c, k.Quit}
 	}
 	return []key.Binding{k.Cancel}
 }
