@@ -112,7 +112,7 @@ func TestE2ESnapshot(t *testing.T) {
 	txns := map[string]map[string]any{}
 	for _, x := range doc["transactions"].([]any) {
 		m := x.(map[string]any)
-		const want = "aborts_seen,age_ms,commits_seen,coordinator,partitions,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
+		const want = "aborts_seen,age_ms,commits_seen,coordinator,partitions,problems,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
 		if got := keysOf(m); got != want {
 			t.Errorf("transaction keys: %s", got)
 		}

@@ -32,13 +32,14 @@ func runSnapshot(ctx context.Context, c config, stdout io.Writer) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	q := model.Query{CheckpointInterval: c.checkpointInterval}
 	if c.output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		err = enc.Encode(model.Export(s, h, now))
+		err = enc.Encode(model.ExportQuery(s, h, q, now))
 	} else {
-		err = views.PlainTable(stdout, s, h, now)
+		err = views.PlainTableQuery(stdout, s, h, q, now)
 	}
 	if err != nil {
 		return fmt.Errorf("writing the snapshot: %w", err)

@@ -32,6 +32,9 @@ type Event struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	Detail        string
+	// EpochJump is how far the producer epoch went up between the two polls, for
+	// the events that end a transaction (0 otherwise). The collision rule reads it.
+	EpochJump int16
 }
 
 // Diff compares two consecutive snapshots (both sorted by id) and returns what
@@ -144,10 +147,19 @@ func outcomeKind(n Txn) (EventKind, bool) {
 // ended classifies how p's transaction finished, given what n shows now. tv2:
 // the brokers bump the epoch on every commit and abort (Snapshot.EpochBumpsOnEnd).
 func ended(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool) []Event {
+	bump := int(n.ProducerEpoch) - int(p.ProducerEpoch)
+	evs := endedKind(prevAt, at, p, n, outcome, tv2, bump)
+	// A new producer id restarts the epochs: its jump tells nothing.
+	if bump > 0 && p.ProducerID == n.ProducerID {
+		evs[0].EpochJump = int16(min(bump, 1<<15-1))
+	}
+	return evs
+}
+
+func endedKind(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool, bump int) []Event {
 	if outcome == CompleteCommit {
 		return []Event{ev(at, n, Committed, "")}
 	}
-	bump := int(n.ProducerEpoch) - int(p.ProducerEpoch)
 	if timedOut(prevAt, at, p) {
 		age := at.Sub(p.Start).Round(time.Second)
 		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", age, p.Timeout()))}
@@ -202,6 +214,11 @@ type IDStats struct {
 	Last    EventKind // last outcome (never Began)
 	LastAt  time.Time
 	Recent  []Event // newest last, at most RecentPerID
+	// Prefix is the id's KafkaSink prefix when it has one and takeovers were seen
+	// on that prefix; PrefixTakeovers are those takeovers, oldest first, within
+	// CollisionWindow of the latest one (Collision reads them).
+	Prefix          string
+	PrefixTakeovers []Takeover
 }
 
 // RecentPerID bounds the per-id event memory.
@@ -213,6 +230,8 @@ type History struct {
 	ring   []Event
 	next   int
 	filled bool
+	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
+	prefixes map[string][]Takeover
 }
 
 // NewHistory keeps the latest capacity events overall.
@@ -240,6 +259,7 @@ func (h *History) Add(evs []Event) {
 		if e.Kind != Began {
 			st.Last, st.LastAt = e.Kind, e.At
 		}
+		h.recordTakeover(e)
 		st.Recent = append(st.Recent, e)
 		if len(st.Recent) > RecentPerID {
 			st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
@@ -279,10 +299,18 @@ func (h *History) Stats(id string) IDStats {
 	if h == nil {
 		return IDStats{}
 	}
+	var out IDStats
 	if st := h.byID[id]; st != nil {
-		return *st
+		out = *st
 	}
-	return IDStats{}
+	if len(h.prefixes) > 0 {
+		if f, ok := ParseFlinkID(id); ok {
+			if ts := h.prefixes[f.Prefix]; len(ts) > 0 {
+				out.Prefix, out.PrefixTakeovers = f.Prefix, ts
+			}
+		}
+	}
+	return out
 }
 
 // Latest returns up to n events, newest first.

@@ -24,6 +24,8 @@ type (
 		Partitions      []TopicPartition `json:"partitions"`
 		CommitsSeen     int              `json:"commits_seen"`
 		AbortsSeen      int              `json:"aborts_seen"`
+		// Problems are the list's problem lines (Problems), [] when none.
+		Problems []string `json:"problems"`
 	}
 	PartitionJSON struct {
 		Topic            string         `json:"topic"`
@@ -45,6 +47,11 @@ type (
 
 // Export turns a snapshot into its JSON form; now is the time ages are measured at.
 func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
+	return ExportQuery(s, h, Query{}, now)
+}
+
+// ExportQuery is Export with the problems judged under q (its CheckpointInterval).
+func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 	out := SnapshotJSON{
 		TakenAt:      s.TakenAt.UTC(),
 		Bootstrap:    s.Bootstrap,
@@ -61,6 +68,10 @@ func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
 			TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 			Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
 			CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
+			Problems: Problems(t, st, s, q, now),
+		}
+		if j.Problems == nil {
+			j.Problems = []string{}
 		}
 		if j.Partitions == nil {
 			j.Partitions = []TopicPartition{}

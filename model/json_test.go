@@ -53,7 +53,7 @@ func TestExportJSONSchema(t *testing.T) {
 	if len(txns) != 3 {
 		t.Fatalf("transactions = %d", len(txns))
 	}
-	const txnKeys = "aborts_seen,age_ms,commits_seen,coordinator,partitions,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
+	const txnKeys = "aborts_seen,age_ms,commits_seen,coordinator,partitions,problems,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
 	byID := map[string]map[string]any{}
 	for _, x := range txns {
 		m := x.(map[string]any)
@@ -84,6 +84,13 @@ func TestExportJSONSchema(t *testing.T) {
 	if u := byID["undescribed"]; u["timeout_ratio"] != nil || u["start_time"] != nil {
 		t.Errorf("undescribed = %v", u)
 	}
+	// problems: always an array; the idle id's last outcome was a fence.
+	if ps, ok := open["problems"].([]any); !ok || len(ps) != 0 {
+		t.Errorf("open problems must be [], got %v", open["problems"])
+	}
+	if ps, ok := idle["problems"].([]any); !ok || len(ps) != 1 || ps[0] != "last transaction fenced" {
+		t.Errorf("idle problems = %v", idle["problems"])
+	}
 
 	parts := doc["partitions"].([]any)
 	if len(parts) != 1 {
@@ -109,6 +116,32 @@ func TestExportJSONSchema(t *testing.T) {
 	}
 	if p1["current_txn_start_offset"] != nil || p1["last_timestamp"] != -1.0 {
 		t.Errorf("idempotent producer = %v", p1)
+	}
+}
+
+// TestExportQueryProblems: the checkpoint interval given to the snapshot judges timeouts; without
+// it the same transaction has no problem.
+func TestExportQueryProblems(t *testing.T) {
+	s := snap(t0, Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, TimeoutMs: 15000, Start: t0.Add(-time.Second)})
+	tests := []struct {
+		name string
+		q    Query
+		want []string
+	}{
+		{"no interval", Query{}, []string{}},
+		{"10 s interval: 15 s is below 20 s", Query{CheckpointInterval: 10 * time.Second}, []string{"timeout below 2× the checkpoint interval"}},
+		{"5 s interval: 15 s is enough", Query{CheckpointInterval: 5 * time.Second}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ExportQuery(s, nil, tt.q, t0).Transactions[0].Problems
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || got == nil {
+				t.Errorf("problems %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := Export(s, nil, t0).Transactions[0].Problems; got == nil || len(got) != 0 {
+		t.Errorf("Export problems %q, want []", got)
 	}
 }
 

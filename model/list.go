@@ -74,6 +74,9 @@ func Problems(t Txn, st IDStats, s *Snapshot, q Query, now time.Time) []string {
 	if st.Last == TimedOut || st.Last == Fenced {
 		out = append(out, "last transaction "+string(st.Last))
 	}
+	if p, ok := prefixProblem(t, st, now); ok {
+		out = append(out, p)
+	}
 	return out
 }
 

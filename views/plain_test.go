@@ -35,12 +35,12 @@ func TestPlainTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `
-TRANSACTIONAL ID         STATE          PRODUCER  PARTS  AGE    TIMEOUT  %    LAST       COMMITS  ABORTS  COORD
-inventory-sync-v7-2-5    Ongoing        12/0      1      57s    1m       95%  -          0        0       2
-reports-backfill-0-1     Ongoing        5/1       1      8m03s  15m      54%  -          0        0       0
-orders-enricher-v1-0-17  Ongoing        4001/3    2      12s    1m       20%  -          0        0       1
-"not described"          Ongoing        99/-      -      -      -        -    -          0        0       -
-payments-dedup-v3-1-9    CompleteAbort  77/5      0      -      15m      -    timed-out  2        1       0
+TRANSACTIONAL ID         STATE          PRODUCER  PARTS  AGE    TIMEOUT  %    LAST       COMMITS  ABORTS  COORD  PROBLEMS
+inventory-sync-v7-2-5    Ongoing        12/0      1      57s    1m       95%  -          0        0       2      over half of its timeout
+reports-backfill-0-1     Ongoing        5/1       1      8m03s  15m      54%  -          0        0       0      over half of its timeout
+orders-enricher-v1-0-17  Ongoing        4001/3    2      12s    1m       20%  -          0        0       1      -
+"not described"          Ongoing        99/-      -      -      -        -    -          0        0       -      -
+payments-dedup-v3-1-9    CompleteAbort  77/5      0      -      15m      -    timed-out  2        1       0      last transaction aborted at timeout
 `[1:]
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
@@ -66,8 +66,50 @@ func TestPlainTableEmptyAndOddIDs(t *testing.T) {
 		t.Errorf("ids with tabs or escapes must be quoted:\n%s", out)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if n := len(strings.Fields(line)); n != 11 && !strings.HasPrefix(line, "TRANSACTIONAL ID") {
-			t.Errorf("line %q has %d fields, want 11", line, n)
+		if n := len(strings.Fields(line)); n != 12 && !strings.HasPrefix(line, "TRANSACTIONAL ID") {
+			t.Errorf("line %q has %d fields, want 12", line, n)
 		}
+	}
+}
+
+// TestPlainTableCheckpointInterval: with the jobs' checkpoint interval, a timeout below twice it is
+// in the PROBLEMS column; the rows keep the default order; a problem quoting a cluster error with a
+// tab or newline stays in its cell.
+func TestPlainTableCheckpointInterval(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
+		{ID: "short-0-1", State: model.Ongoing, ProducerID: 1, TimeoutMs: 15000, Start: now.Add(-time.Second), Described: true},
+		{ID: "long-0-1", State: model.Ongoing, ProducerID: 2, TimeoutMs: 60000, Start: now.Add(-time.Second), Described: true},
+		{ID: "odd", State: model.Empty, Err: "bad\tthing\nhappened"},
+	}}
+	s.Sort()
+	var b bytes.Buffer
+	if err := PlainTableQuery(&b, s, nil, model.Query{CheckpointInterval: 10 * time.Second, Filter: model.FilterProblems}, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[0], "PROBLEMS") {
+		t.Fatalf("want the header and every row (the filter is not applied):\n%s", b.String())
+	}
+	want := map[string]string{
+		"short-0-1": "timeout below 2× the checkpoint interval",
+		"long-0-1":  "-",
+		"odd":       "bad thing happened",
+	}
+	for _, l := range lines[1:] {
+		id := strings.Fields(l)[0]
+		if !strings.HasSuffix(l, "  "+want[id]) {
+			t.Errorf("row %q does not end with %q", l, want[id])
+		}
+	}
+	if !strings.HasPrefix(lines[1], "short-0-1") {
+		t.Errorf("rows not in the default order (most urgent first):\n%s", b.String())
+	}
+	b.Reset()
+	if err := PlainTable(&b, s, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "checkpoint") {
+		t.Errorf("without the interval nothing is judged against it:\n%s", b.String())
 	}
 }
