@@ -102,6 +102,10 @@ type limits struct {
 	// loses its first records to it.
 	retention      time.Duration
 	retentionCheck time.Duration
+	// segmentBytes is small because kfake frees a log only a whole segment
+	// at a time, and a quiet partition would take days to fill its default
+	// 100 MiB.
+	segmentBytes int64
 }
 
 func limitsFor(o Options) limits {
@@ -110,6 +114,7 @@ func limitsFor(o Options) limits {
 		idExpiration:   300 * o.CheckpointInterval,
 		retention:      retention,
 		retentionCheck: min(time.Minute, retention/10),
+		segmentBytes:   64 << 10,
 	}
 }
 
@@ -163,6 +168,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 			"transaction.max.timeout.ms":     strconv.FormatInt(maxTxnTimeout.Milliseconds(), 10),
 			"transactional.id.expiration.ms": strconv.FormatInt(lim.idExpiration.Milliseconds(), 10),
 			"log.retention.ms":               strconv.FormatInt(lim.retention.Milliseconds(), 10),
+			"log.segment.bytes":              strconv.FormatInt(lim.segmentBytes, 10),
 		}),
 		kfake.WithLogger(kfakeLogger{logger}),
 	}
