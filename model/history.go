@@ -35,6 +35,10 @@ type Event struct {
 	// EpochJump is how far the producer epoch went up between the two polls, for
 	// the events that end a transaction (0 otherwise). The collision rule reads it.
 	EpochJump int16
+	// Revises marks a Fenced event that says what the id's last abort really was
+	// instead of reporting another transaction (fence.go): History relabels that
+	// abort rather than counting a second one.
+	Revises bool
 }
 
 // Diff compares two consecutive snapshots (both sorted by id) and returns what
@@ -78,6 +82,7 @@ func appendNew(out []Event, at time.Time, n Txn) []Event {
 }
 
 func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
+	out = appendRevision(out, at, p, n, tv2)
 	pidChanged := p.ProducerID != n.ProducerID
 	switch {
 	case p.State.Open() && n.State.Open():
@@ -164,9 +169,11 @@ func endedKind(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool, bump int
 		age := at.Sub(p.Start).Round(time.Second)
 		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", age, p.Timeout()))}
 	}
-	// A new producer id or an explicit PrepareEpochFence is a fence whatever the
-	// version.
-	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID
+	// A new producer id, an explicit PrepareEpochFence, or an abort already
+	// decided and then an InitProducerId on top (initAfter) is a fence whatever
+	// the version.
+	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID ||
+		(p.State == PrepareAbort && initAfter(p, n, tv2))
 	if tv2 {
 		// Every end bumps the epoch, and a busy producer ends many transactions
 		// between two polls: only the id back in Empty (an InitProducerId came in,
@@ -245,6 +252,10 @@ func NewHistory(capacity int) *History {
 // Add records events in order.
 func (h *History) Add(evs []Event) {
 	for _, e := range evs {
+		if e.Revises {
+			h.revise(e)
+			continue
+		}
 		st := h.byID[e.ID]
 		if st == nil {
 			st = &IDStats{}

@@ -119,9 +119,15 @@ func TestDiff(t *testing.T) {
 		{"PrepareAbort then a new Ongoing: the prepared one aborted",
 			[]*Snapshot{
 				snap(p1, tx("a", PrepareAbort, 1, 6, start)),
-				snap(p2, tx("a", Ongoing, 1, 7, start2)),
+				snap(p2, tx("a", Ongoing, 1, 6, start2)),
 			},
 			[]string{"a:aborted", "a:began"}},
+		{"PrepareAbort then a new Ongoing an epoch up: an InitProducerId came in, fenced",
+			[]*Snapshot{
+				snap(p1, tx("a", PrepareAbort, 1, 6, start)),
+				snap(p2, tx("a", Ongoing, 1, 7, start2)),
+			},
+			[]string{"a:fenced", "a:began"}},
 		{"Ongoing to Ongoing with a new start: ended and began",
 			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 5, start2))},
 			[]string{"a:ended", "a:began"}},
