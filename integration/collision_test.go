@@ -87,6 +87,13 @@ func (j *sinkJob) checkpoint(ctx context.Context, subtask int, cp int64, until t
 		err = cl.EndTransaction(ctx, kgo.TryCommit)
 	}
 	if cl != nil {
+		if ctx.Err() != nil {
+			// The test is over: abort rather than leave the transaction to its timeout.
+			actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = cl.AbortBufferedRecords(actx)
+			_ = cl.EndTransaction(actx, kgo.TryAbort)
+			cancel()
+		}
 		cl.Close()
 	}
 	switch {
