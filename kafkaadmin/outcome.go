@@ -18,9 +18,11 @@ const (
 	endingFetchBytes     = 16 << 10
 )
 
-// ending is a transaction that was open in the previous snapshot and shows
-// Empty now. kfake never reports CompleteCommit/CompleteAbort, so its outcome
-// has to be read from one of its partitions, starting at the offset where
+// ending is a transaction that was open in the previous snapshot and is gone
+// without the coordinator saying how: the id shows Empty (kfake never reports
+// CompleteCommit/CompleteAbort), or another open transaction already (real
+// Kafka between two polls: a busy producer, or a restart that fenced it). Its
+// outcome is read from one of its partitions, starting at the offset where
 // DescribeProducers said it began there.
 type ending struct {
 	id    string
@@ -33,7 +35,8 @@ type ending struct {
 // findEndings picks the transactions whose outcome can be read from the log.
 // Real Kafka reports Complete* itself; there an open transaction ends in Empty
 // only when a new InitProducerId fenced it (force-terminate, a second
-// producer), and the log then rightly says aborted.
+// producer), and the log then rightly says aborted. An open transaction
+// replaced by another is read too: commits tell a busy producer from a restart.
 func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 	if prev == nil {
 		return nil
@@ -43,11 +46,11 @@ func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 		if len(out) == maxEndingsPerRefresh {
 			break
 		}
-		if !t.Described || t.State != model.Empty {
+		if !t.Described {
 			continue
 		}
 		p, ok := prev.Txn(t.ID)
-		if !ok || !p.State.Open() || p.ProducerID != t.ProducerID {
+		if !ok || !p.State.Open() || p.ProducerID != t.ProducerID || !unreported(p, t, prev.EpochBumpsOnEnd) {
 			continue
 		}
 		for _, at := range p.Partitions {
@@ -62,6 +65,24 @@ func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 		}
 	}
 	return out
+}
+
+// unreported reports whether p's open transaction ended without the
+// coordinator saying how: the id is Empty now, or p was Ongoing and the id has
+// moved on to another transaction, open (model.MovedOn) or already complete
+// (under transaction version 2, two or more epochs up: more than one end).
+func unreported(p, t model.Txn, bumpsOnEnd bool) bool {
+	switch {
+	case t.State == model.Empty:
+		return true
+	case p.State != model.Ongoing: // Prepare*: decided already
+		return false
+	case t.State.Open():
+		return model.MovedOn(p, t)
+	case t.State == model.CompleteCommit || t.State == model.CompleteAbort:
+		return bumpsOnEnd && int(t.ProducerEpoch)-int(p.ProducerEpoch) >= 2
+	}
+	return false
 }
 
 // readOutcomes returns CompleteCommit or CompleteAbort per id it could decide.

@@ -195,6 +195,10 @@ func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]mode
 		if o == model.CompleteAbort && t.ProducerEpoch != e.epoch && !bumpsOnEnd {
 			continue
 		}
+		if t.State.Open() || t.State == model.CompleteCommit || t.State == model.CompleteAbort {
+			t.PrevOutcome = o // about a transaction before the one t shows
+			continue
+		}
 		t.Outcome = o
 	}
 }

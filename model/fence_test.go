@@ -145,3 +145,65 @@ func TestReviseKeepsHandedOutStats(t *testing.T) {
 		t.Errorf("the event log holds %d events, want the one relabelled abort", h.Len())
 	}
 }
+
+// TestStraightIntoNextTransaction: at the UI's 2 s refresh a restart is mostly seen as one open
+// transaction replaced by another; the log's word on the first one (Txn.PrevOutcome, read by
+// kafkaadmin) tells a fence from a busy producer's commits.
+func TestStraightIntoNextTransaction(t *testing.T) {
+	start, start2 := t0.Add(-10*time.Second), t0.Add(time.Second)
+	p1, p2 := t0, t0.Add(2*time.Second)
+	prev := func(s State, epoch int16) Txn { n := tx("a", Ongoing, 1, epoch, start2); n.PrevOutcome = s; return n }
+	tests := []struct {
+		name string
+		tv2  bool
+		next Txn
+		want []string
+	}{
+		{"aborted, then a transaction two epochs up: fenced", true, prev(CompleteAbort, 2), []string{"a:fenced", "a:began"}},
+		{"aborted, then a restart's transaction further up: fenced", true, prev(CompleteAbort, 4), []string{"a:fenced", "a:began"}},
+		{"aborted, then the producer's next transaction: aborted", true, prev(CompleteAbort, 1), []string{"a:aborted", "a:began"}},
+		{"a busy producer's commits: committed", true, prev(CompleteCommit, 7), []string{"a:committed", "a:began"}},
+		{"log not read: ended", true, prev("", 2), []string{"a:ended", "a:began"}},
+		{"same transaction: nothing", true, func() Txn { n := prev(CompleteCommit, 0); n.Start = start; return n }(), nil},
+		// Past it to a whole later transaction (the restart's first checkpoint done before the
+		// next poll): p's end, the InitProducerId, and the later one's end.
+		{"aborted, then the restart's transaction committed: fenced and committed", true,
+			withPrev(tx("a", CompleteCommit, 1, 3, time.Time{}), CompleteAbort), []string{"a:fenced", "a:committed"}},
+		{"aborted, then the producer's next one aborted too: two aborts", true,
+			withPrev(tx("a", CompleteAbort, 1, 2, time.Time{}), CompleteAbort), []string{"a:aborted", "a:aborted"}},
+		{"committed, then the next one committed: two commits", true,
+			withPrev(tx("a", CompleteCommit, 1, 5, time.Time{}), CompleteCommit), []string{"a:committed", "a:committed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := snap(p1, tx("a", Ongoing, 1, 0, start)), snap(p2, tt.next)
+			a.EpochBumpsOnEnd, b.EpochBumpsOnEnd = tt.tv2, tt.tv2
+			if g := kinds(Diff(a, b)); fmt.Sprint(g) != fmt.Sprint(tt.want) {
+				t.Errorf("events %v, want %v", g, tt.want)
+			}
+		})
+	}
+}
+
+func withPrev(t Txn, o State) Txn { t.PrevOutcome = o; return t }
+
+func TestMovedOn(t *testing.T) {
+	start, start2 := t0.Add(-10*time.Second), t0.Add(time.Second)
+	for _, tc := range []struct {
+		name string
+		p, n Txn
+		want bool
+	}{
+		{"same", tx("a", Ongoing, 1, 3, start), tx("a", Ongoing, 1, 3, start), false},
+		{"now preparing, epoch bumped", tx("a", Ongoing, 1, 3, start), tx("a", PrepareCommit, 1, 4, start), false},
+		{"start not described yet", tx("a", Ongoing, 1, 3, time.Time{}), tx("a", Ongoing, 1, 3, start), false},
+		{"new start", tx("a", Ongoing, 1, 3, start), tx("a", Ongoing, 1, 3, start2), true},
+		{"new epoch", tx("a", Ongoing, 1, 3, time.Time{}), tx("a", Ongoing, 1, 5, time.Time{}), true},
+		{"new producer id", tx("a", Ongoing, 1, 3, start), tx("a", Ongoing, 2, 0, start), true},
+		{"ended", tx("a", Ongoing, 1, 3, start), tx("a", CompleteCommit, 1, 4, time.Time{}), false},
+	} {
+		if got := MovedOn(tc.p, tc.n); got != tc.want {
+			t.Errorf("%s: MovedOn = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

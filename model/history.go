@@ -86,18 +86,28 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 	pidChanged := p.ProducerID != n.ProducerID
 	switch {
 	case p.State.Open() && n.State.Open():
-		// Prepare* may carry the epoch bump of transaction version 2; the start
-		// time is what identifies the transaction.
-		startsMatch := p.Start.IsZero() || n.Start.IsZero() || p.Start.Equal(n.Start)
-		sameTxn := !pidChanged && startsMatch && (n.ProducerEpoch == p.ProducerEpoch || n.State != Ongoing)
-		if sameTxn {
+		if !MovedOn(p, n) {
 			return out
 		}
 		// The coordinator moved on to a new transaction between polls. A
-		// transaction last seen in Prepare* had its outcome decided already.
-		out = append(out, ended(prevAt, at, p, n, decided(p), tv2)...)
+		// transaction last seen in Prepare* had its outcome decided already;
+		// otherwise the log may tell (kafkaadmin reads it).
+		outcome := decided(p)
+		if outcome == "" {
+			outcome = n.PrevOutcome
+		}
+		out = append(out, ended(prevAt, at, p, n, outcome, tv2)...)
 		return append(out, ev(at, n, Began, ""))
 	case p.State.Open():
+		if n.PrevOutcome != "" && n.State != Empty {
+			// The log says how p's transaction ended; n shows a later one,
+			// begun and ended between the polls too.
+			out = append(out, ended(prevAt, at, p, n, n.PrevOutcome, tv2)...)
+			if k, ok := outcomeKind(n); ok {
+				out = append(out, ev(at, n, k, "began and ended between polls"))
+			}
+			return out
+		}
 		return append(out, ended(prevAt, at, p, n, outcomeOf(n), tv2)...)
 	case n.State.Open():
 		return append(out, ev(at, n, Began, ""))
@@ -109,6 +119,19 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 		}
 		return out
 	}
+}
+
+// MovedOn reports whether the id went from p's open transaction straight to
+// another open one, n, between two polls.
+func MovedOn(p, n Txn) bool {
+	if !p.State.Open() || !n.State.Open() {
+		return false
+	}
+	// Prepare* may carry the epoch bump of transaction version 2; the start
+	// time is what identifies the transaction.
+	startsMatch := p.Start.IsZero() || n.Start.IsZero() || p.Start.Equal(n.Start)
+	same := p.ProducerID == n.ProducerID && startsMatch && (n.ProducerEpoch == p.ProducerEpoch || n.State != Ongoing)
+	return !same
 }
 
 // outcomeOf is what the coordinator (or the log, on kfake) says about the last
@@ -180,6 +203,17 @@ func endedKind(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool, bump int
 		// which bumps once to fence and once more for the new producer) tells a
 		// fence apart. Two open transactions in a row are just that.
 		fenced = fenced || (n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == "")))
+		// Moved past p's transaction, which the log says aborted: its abort,
+		// and the end of n's own transaction if n shows one, account for one
+		// bump each; a further one is an InitProducerId (fence.go). A busy
+		// producer's commits show committed instead.
+		if p.State == Ongoing && n.PrevOutcome == CompleteAbort && outcome == CompleteAbort {
+			ends := 1
+			if !n.State.Open() || n.State == PrepareCommit || n.State == PrepareAbort {
+				ends = 2
+			}
+			fenced = fenced || bump > ends
+		}
 	} else {
 		// Version 1 never bumps on a normal end: a bump without an outcome, or a
 		// bigger jump, is a fence.

@@ -74,6 +74,11 @@ type Txn struct {
 	// Empty after a transaction (kfake) and the outcome was read from the log
 	// instead; empty otherwise.
 	Outcome State
+	// PrevOutcome is what the log says about the id's previous transaction when
+	// the id moved past it to another one between two polls (MovedOn, or a later
+	// Complete* state: a busy producer, or a restart fencing a zombie):
+	// CompleteCommit, CompleteAbort, or empty when unknown.
+	PrevOutcome State
 }
 
 // Age is how long the current transaction has been running; ok is false when the
