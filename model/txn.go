@@ -209,7 +209,9 @@ type Snapshot struct {
 	BrokerMaxTimeoutMs int64
 	// Txns is sorted by ID.
 	Txns []Txn
-	// Partitions covers the partitions of open transactions, sorted by topic and partition.
+	// Partitions covers the partitions of open transactions, every partition
+	// whose LSO is below its high watermark, and the watched ones; sorted by
+	// topic and partition.
 	Partitions []Partition
 	// Hidden is set when the cluster said some ids are not visible to us (ACLs).
 	Hidden string
@@ -217,6 +219,14 @@ type Snapshot struct {
 	// part 2, Kafka 4.0+): every commit or abort bumps the producer epoch, so a
 	// higher epoch alone never tells a fence.
 	EpochBumpsOnEnd bool
+	// Scanned is how many partitions had their offsets read this refresh (every
+	// partition of the cluster); Partitions keeps only those worth showing.
+	Scanned int
+	// GroupCommits are consumer groups' committed offsets on the pinned
+	// partitions, sorted by partition, then group (pinning.go).
+	GroupCommits []GroupCommit
+	// GroupsErr is set when the consumer groups could not be read.
+	GroupsErr string
 }
 
 // Txn finds a transaction by id (Txns is sorted by id).
