@@ -80,16 +80,19 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 
 	watch := watched(prev, snap.Txns, c.cfg.Watch)
 	ends := findEndings(prev, snap.Txns)
-	meta, metaErr := c.topicMetadata(ctx, topicsOf(watch, ends))
+	meta, metaErr := c.clusterMetadata(ctx)
 	var (
 		outcomes map[string]model.State
+		scanned  scan
 		wg       sync.WaitGroup
 	)
-	wg.Go(func() { snap.Partitions = c.pollPartitions(ctx, watch, meta, metaErr) })
+	wg.Go(func() { scanned = c.scanPartitions(ctx, watch, meta, metaErr) })
 	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, meta) })
 	wg.Wait()
 	bg.Wait()
 
+	snap.Partitions, snap.Scanned, snap.Unread = scanned.parts, scanned.scanned, scanned.unread
+	snap.GroupCommits, snap.GroupsErr = scanned.commits, scanned.groupsErr
 	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
 	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
 	applyOutcomes(snap, ends, outcomes, settings.bumpsOnEnd)
@@ -158,22 +161,6 @@ func watched(prev *model.Snapshot, txns []model.Txn, always []tp) []tp {
 		out = append(out, p)
 	}
 	model.SortPartitions(out)
-	return out
-}
-
-func topicsOf(watch []tp, ends []ending) []string {
-	set := make(map[string]struct{})
-	for _, p := range watch {
-		set[p.Topic] = struct{}{}
-	}
-	for _, e := range ends {
-		set[e.at.Topic] = struct{}{}
-	}
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
-	}
-	sort.Strings(out)
 	return out
 }
 

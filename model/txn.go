@@ -222,6 +222,9 @@ type Snapshot struct {
 	// Scanned is how many partitions had their offsets read this refresh (every
 	// partition of the cluster); Partitions keeps only those worth showing.
 	Scanned int
+	// Unread is how many of them could not be read (only watched partitions
+	// keep their error in Partitions).
+	Unread int
 	// GroupCommits are consumer groups' committed offsets on the pinned
 	// partitions, sorted by partition, then group (pinning.go).
 	GroupCommits []GroupCommit

@@ -1,0 +1,169 @@
+package kafkaadmin
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// scan is one refresh's look at every partition of the cluster.
+type scan struct {
+	parts     []model.Partition
+	scanned   int
+	unread    int
+	commits   []model.GroupCommit
+	groupsErr string
+}
+
+// clusterMetadata reads leaders and topic ids of every topic. A failure
+// leaves the map empty: the watched partitions then carry the error.
+func (c *Client) clusterMetadata(ctx context.Context) (metaMap, string) {
+	out := metaMap{}
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest() // no topics: all of them
+	resp, err := c.kgo.Request(ctx, req)
+	if err != nil {
+		return out, "metadata: " + errText(err)
+	}
+	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+		if t.Topic == nil {
+			continue
+		}
+		m := topicMeta{id: t.TopicID, leader: map[int32]int32{}, perr: map[int32]string{}}
+		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
+			m.err = errText(e)
+		}
+		for _, p := range t.Partitions {
+			m.leader[p.Partition] = p.Leader
+			if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+				m.perr[p.Partition] = errText(e)
+			}
+		}
+		out[*t.Topic] = m
+	}
+	return out, ""
+}
+
+// every lists the partitions metadata reports, plus the watched ones it
+// does not (a deleted topic, a failed read), sorted.
+func every(meta metaMap, watch []tp) []tp {
+	seen := make(map[tp]bool, len(watch))
+	var out []tp
+	for topic, m := range meta {
+		if m.err != "" {
+			continue
+		}
+		for p := range m.leader {
+			x := tp{Topic: topic, Partition: p}
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	for _, p := range watch {
+		if !seen[p] {
+			out = append(out, p)
+		}
+	}
+	model.SortPartitions(out)
+	return out
+}
+
+// scanPartitions reads the high watermark and LSO of every partition: one
+// ListOffsets per leader and isolation level, whatever the partition count.
+// DescribeProducers goes only to the watched partitions (at once) and to the
+// ones found pinned (after). The snapshot keeps those two sets, and consumer
+// groups are read only when something is pinned: a group can only be stuck
+// behind a pin.
+func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, metaErr string) scan {
+	all := every(meta, watch)
+	var (
+		errs         partErrs
+		hwm, lso     map[tp]int64
+		producers    map[tp][]model.Producer
+		groups       []listedGroup
+		groupsErr    string
+		wg           sync.WaitGroup
+		extraWG      sync.WaitGroup
+		extra        []tp
+		extraProds   map[tp][]model.Producer
+		groupsListed = make(chan struct{})
+	)
+	wg.Go(func() { hwm = c.offsets(ctx, all, 0, "high watermark", &errs) })
+	wg.Go(func() { lso = c.offsets(ctx, all, 1, "last stable offset", &errs) })
+	wg.Go(func() { producers = c.producers(ctx, watch, &errs) })
+	go func() {
+		defer close(groupsListed)
+		groups, groupsErr = c.listGroups(ctx)
+	}()
+	wg.Wait()
+
+	inWatch := make(map[tp]bool, len(watch))
+	for _, p := range watch {
+		inWatch[p] = true
+	}
+	var pinned []tp
+	for _, p := range all {
+		h, okH := hwm[p]
+		l, okL := lso[p]
+		if !okH || !okL || l >= h {
+			continue
+		}
+		pinned = append(pinned, p)
+		if !inWatch[p] {
+			extra = append(extra, p)
+		}
+	}
+	if len(extra) > 0 {
+		extraWG.Go(func() { extraProds = c.producers(ctx, extra, &errs) })
+	}
+	<-groupsListed
+	var commits []model.GroupCommit
+	if len(pinned) > 0 && groupsErr == "" {
+		commits, groupsErr = c.groupCommits(ctx, groups, pinned, meta)
+	}
+	extraWG.Wait()
+
+	out := scan{scanned: len(all), commits: commits, groupsErr: groupsErr}
+	keep := make([]tp, 0, len(watch)+len(extra))
+	keep = append(append(keep, watch...), extra...)
+	model.SortPartitions(keep)
+	for _, p := range keep {
+		part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
+		if metaErr != "" {
+			errs.add(p, metaErr)
+		} else {
+			l, msg := meta.leaderOf(p)
+			part.Leader = l
+			errs.add(p, msg)
+		}
+		if v, ok := hwm[p]; ok {
+			part.HighWatermark = v
+		}
+		if v, ok := lso[p]; ok {
+			part.LastStableOffset = v
+		}
+		part.Producers = producers[p]
+		if part.Producers == nil {
+			part.Producers = extraProds[p]
+		}
+		part.Err = errs.get(p)
+		out.parts = append(out.parts, part)
+	}
+	for _, p := range all {
+		if _, ok := hwm[p]; !ok {
+			out.unread++
+			continue
+		}
+		if _, ok := lso[p]; !ok {
+			out.unread++
+		}
+	}
+	sort.Slice(out.parts, func(i, j int) bool { return out.parts[i].TopicPartition.Less(out.parts[j].TopicPartition) })
+	return out
+}
