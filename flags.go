@@ -35,6 +35,8 @@ type config struct {
 	headless           bool
 	help               bool
 	version            bool
+	// one holds the one-shot commands' flags (oneshotflags.go).
+	one oneShot
 }
 
 // usageError is bad input on the command line: exit status 2, with the usage.
@@ -44,7 +46,8 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// usageText is the help; %s is the default audit log path. Written by hand
+// usageText is the help; the first %s is the default audit log path, the
+// second the one-shot commands' section. Written by hand
 // (rather than pflag's FlagUsages) to show value shapes and where flags apply.
 const usageText = `txnscope shows every Kafka transaction live and aborts stuck ones safely.
 
@@ -54,6 +57,8 @@ Usage:
   txnscope demo --headless      run the demo cluster without the UI; the first line on
                                 stdout is "bootstrap: HOST:PORT,..."; stop it with SIGINT/SIGTERM
   txnscope snapshot [flags]     print every transaction once and exit
+  txnscope list|describe|describe-producers|find-hanging|abort|force-terminate [flags]
+                                kafka-transactions.sh's commands (see below)
 
 Flags:
   -b, --bootstrap-server HOST:PORT[,HOST:PORT...]
@@ -63,7 +68,7 @@ Flags:
       --read-only                  no abort keys and no abort dialogs
       --audit-log PATH             file every abort attempt is appended to
                                    (default %s)
-  -o, --output table|json          snapshot output format (default table)
+  -o, --output table|json          output of snapshot and the one-shot commands (default table)
       --checkpoint-interval DURATION
                                    the Flink jobs' checkpoint interval: transaction timeouts
                                    shorter than twice it are flagged as problems
@@ -71,8 +76,9 @@ Flags:
       --version                    print the version and exit
   -h, --help                       print this help and exit
 
+%s
 DURATION is like 500ms, 2s, 1m30s. Exit status: 0 success, 1 the cluster could not be
-read, 2 bad usage.
+read or an abort was refused or failed, 2 bad usage.
 `
 
 // flagSet declares every flag into c. Subcommands share one set: which flags
@@ -92,11 +98,12 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI until SIGINT/SIGTERM")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
+	oneShotFlags(fs, &c.one)
 	return fs
 }
 
 // usage is the help text.
-func usage() string { return fmt.Sprintf(usageText, audit.DefaultPath()) }
+func usage() string { return fmt.Sprintf(usageText, audit.DefaultPath(), oneShotUsage) }
 
 // parse reads the arguments after the program name. On --help or --version it
 // returns the config with that set and does not validate the rest.
@@ -117,13 +124,16 @@ func parse(args []string) (config, error) {
 	switch rest := fs.Args(); {
 	case len(rest) == 0:
 		c.cmd = cmdTUI
-	case rest[0] == string(cmdDemo) || rest[0] == string(cmdSnapshot):
+	case rest[0] == string(cmdDemo) || rest[0] == string(cmdSnapshot) || isOneShot(command(rest[0])) || commandAliases[rest[0]] != "":
 		c.cmd = command(rest[0])
+		if alias, ok := commandAliases[rest[0]]; ok {
+			c.cmd = alias
+		}
 		if len(rest) > 1 {
 			return c, usagef("unexpected argument %q after %s", rest[1], rest[0])
 		}
 	default:
-		return c, usagef("unknown command %q (want demo or snapshot)", rest[0])
+		return c, usagef("unknown command %q (want demo, snapshot, %s)", rest[0], describeOneShot())
 	}
 
 	raw, _ := fs.GetString("bootstrap-server")
@@ -158,14 +168,17 @@ func parse(args []string) (config, error) {
 
 	// Flags that would be silently ignored are refused, so that a typo'd
 	// command does not run with a meaning nobody asked for.
-	if fs.Changed("output") && c.cmd != cmdSnapshot {
-		return c, usagef("--output applies to txnscope snapshot only")
+	if fs.Changed("output") && c.cmd != cmdSnapshot && !isOneShot(c.cmd) {
+		return c, usagef("--output applies to txnscope snapshot and the one-shot commands only")
 	}
 	if c.headless && c.cmd != cmdDemo {
 		return c, usagef("--headless applies to txnscope demo only")
 	}
 	if fs.Changed("bootstrap-server") && c.cmd == cmdDemo {
 		return c, usagef("demo runs its own cluster: --bootstrap-server does not apply")
+	}
+	if err := validateOneShot(fs, &c); err != nil {
+		return c, err
 	}
 	return c, nil
 }

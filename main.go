@@ -15,7 +15,7 @@ import (
 // Exit statuses, part of the command line contract.
 const (
 	exitOK      = 0
-	exitFailure = 1 // the cluster could not be read, or something else went wrong
+	exitFailure = 1 // the cluster could not be read, an abort was refused or failed, ...
 	exitUsage   = 2
 )
 
@@ -24,13 +24,13 @@ func main() {
 	// The first signal asks for a clean shutdown; a second one, should that
 	// hang, kills the process the usual way.
 	context.AfterFunc(ctx, stop)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // run parses args and does what they ask; it returns the exit status.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "txnscope: %v\n\n%s", err, usage())
@@ -47,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	if c.cmd == cmdSnapshot {
 		err = runSnapshot(ctx, c, stdout)
+	} else if isOneShot(c.cmd) {
+		err = runOneShot(ctx, c, stdin, stdout, stderr)
 	} else if c.cmd == cmdDemo && c.headless {
 		err = runHeadless(ctx, stdout, stderr)
 	} else if !isTerminal(stdout) {

@@ -21,6 +21,7 @@ func defaults(cmd command) config {
 		timeout:   10 * time.Second,
 		auditLog:  audit.DefaultPath(),
 		output:    "table",
+		one:       defaultOneShot(),
 	}
 }
 
@@ -96,12 +97,12 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--audit-log", ""}, "--audit-log is empty"},
 		{[]string{"snapshot", "-o", "yaml"}, `bad --output "yaml": want table or json`},
 		{[]string{"snapshot", "-o", ""}, `bad --output ""`},
-		{[]string{"-o", "json"}, "--output applies to txnscope snapshot only"},
-		{[]string{"demo", "-o", "table"}, "--output applies to txnscope snapshot only"},
+		{[]string{"-o", "json"}, "--output applies to txnscope snapshot and the one-shot commands only"},
+		{[]string{"demo", "-o", "table"}, "--output applies to txnscope snapshot and the one-shot commands only"},
 		{[]string{"--headless"}, "--headless applies to txnscope demo only"},
 		{[]string{"snapshot", "--headless"}, "--headless applies to txnscope demo only"},
 		{[]string{"demo", "-b", "k:9092"}, "demo runs its own cluster: --bootstrap-server does not apply"},
-		{[]string{"status"}, `unknown command "status" (want demo or snapshot)`},
+		{[]string{"status"}, `unknown command "status" (want demo, snapshot, list, describe, describe-producers, find-hanging, abort, force-terminate)`},
 		{[]string{"snapshot", "json"}, `unexpected argument "json" after snapshot`},
 		{[]string{"demo", "snapshot"}, `unexpected argument "snapshot" after demo`},
 		{[]string{"--read-only=maybe"}, `invalid argument "maybe" for "--read-only" flag`},
@@ -127,7 +128,7 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code = run(ctx, args, &out, &errb)
+	code = run(ctx, args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

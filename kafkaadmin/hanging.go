@@ -1,0 +1,225 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// producersBatch is how many partitions one DescribeProducers request of
+// find-hanging carries (kafka-transactions.sh's batch size); producersParallel
+// batches are in flight at once (kafka-transactions.sh sends them one by one).
+const (
+	producersBatch    = 500
+	producersParallel = 4
+)
+
+// HangingScope is what find-hanging searches: the partitions of Topic (only
+// Partition when >= 0), or of every topic (internal ones too) when Topic is
+// empty; with Broker >= 0 only the partitions that broker holds a replica of,
+// and DescribeProducers is asked of that broker instead of the leaders.
+type HangingScope struct {
+	Topic      string
+	Partition  int32
+	Broker     int32
+	MaxTimeout time.Duration
+}
+
+// HangingReport is what find-hanging found.
+type HangingReport struct {
+	Hanging    []model.Hanging
+	Partitions int // partitions searched
+	Candidates int // open transactions older than the max timeout
+	Now        time.Time
+}
+
+// FindHanging runs kafka-transactions.sh find-hanging's search: DescribeProducers
+// on the scope's partitions in batches, candidates past s.MaxTimeout,
+// ListTransactions filtered by their producer ids, DescribeTransactions on the
+// ids found, then model.FindHanging. Partitions that could not be read are
+// skipped and named in the error, next to what the others showed; when the
+// owners of the candidates cannot all be asked, nothing is reported as hanging
+// (a guess could get a live transaction aborted).
+func (c *Client) FindHanging(ctx context.Context, s HangingScope) (HangingReport, error) {
+	ctx, cancel := c.scope(ctx)
+	defer cancel()
+	var rep HangingReport
+	tps, err := c.hangingPartitions(ctx, s)
+	if err != nil {
+		return rep, err
+	}
+	rep.Partitions = len(tps)
+
+	rows, partErr := c.producersInBatches(ctx, tps, s.Broker)
+	rep.Now = time.Now()
+	pids := model.CandidatePIDs(rows, rep.Now, s.MaxTimeout)
+	rep.Candidates = len(model.HangingCandidates(rows, rep.Now, s.MaxTimeout))
+	if len(pids) == 0 {
+		return rep, partErr
+	}
+
+	owners, ownErr := c.ownersOf(ctx, pids)
+	if ownErr != nil {
+		return rep, errors.Join(partErr, ownErr)
+	}
+	rep.Hanging = model.FindHanging(rows, rep.Now, s.MaxTimeout, owners)
+	var undescribed []string
+	for _, o := range owners {
+		if o.Err != "" {
+			undescribed = append(undescribed, o.ID+": "+o.Err)
+		}
+	}
+	sort.Strings(undescribed)
+	var descErr error
+	if len(undescribed) > 0 {
+		descErr = fmt.Errorf("could not describe %d owning transactional ids, their producers are not judged: %v", len(undescribed), undescribed)
+	}
+	return rep, errors.Join(partErr, descErr)
+}
+
+// hangingPartitions lists the partitions to search, as kafka-transactions.sh
+// does: a given partition as is; otherwise the topic's (or every topic's)
+// partitions, those with a replica on the broker when one is given.
+func (c *Client) hangingPartitions(ctx context.Context, s HangingScope) ([]tp, error) {
+	if s.Topic != "" && s.Partition >= 0 {
+		return []tp{{Topic: s.Topic, Partition: s.Partition}}, nil
+	}
+	dctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	if s.Topic != "" {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(s.Topic)
+		req.Topics = append(req.Topics, rt)
+	} // nil Topics: every topic, internal ones included
+	resp, err := c.kgo.Request(dctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %s", errText(err))
+	}
+	var out []tp
+	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
+			return nil, fmt.Errorf("topic %s: %s", *t.Topic, errText(e))
+		}
+		for _, p := range t.Partitions {
+			if s.Broker < 0 || hasReplica(p.Replicas, s.Broker) {
+				out = append(out, tp{Topic: *t.Topic, Partition: p.Partition})
+			}
+		}
+	}
+	model.SortPartitions(out)
+	return out, nil
+}
+
+func hasReplica(replicas []int32, b int32) bool {
+	for _, r := range replicas {
+		if r == b {
+			return true
+		}
+	}
+	return false
+}
+
+// producersInBatches runs DescribeProducers over tps, producersBatch at a time.
+func (c *Client) producersInBatches(ctx context.Context, tps []tp, broker int32) ([]model.ProducerOn, error) {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, producersParallel)
+		byPart = make(map[tp][]model.Producer, len(tps))
+		failed = map[tp]string{}
+	)
+	for start := 0; start < len(tps); start += producersBatch {
+		batch := tps[start:min(start+producersBatch, len(tps))]
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows, errs := c.describeProducersOn(ctx, batch, broker)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range batch {
+				if msg := errs.get(p); msg != "" {
+					failed[p] = msg
+				} else if r, ok := rows[p]; ok {
+					byPart[p] = r
+				} else {
+					failed[p] = "no answer for this partition"
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var out []model.ProducerOn
+	for _, p := range tps {
+		for _, pr := range byPart[p] {
+			out = append(out, model.ProducerOn{TopicPartition: p, Producer: pr})
+		}
+	}
+	if len(failed) == 0 {
+		return out, nil
+	}
+	names := make([]tp, 0, len(failed))
+	for p := range failed {
+		names = append(names, p)
+	}
+	model.SortPartitions(names)
+	first := names[0]
+	return out, fmt.Errorf("DescribeProducers failed on %d of %d partitions, not searched (first: %s-%d: %s)",
+		len(failed), len(tps), first.Topic, first.Partition, failed[first])
+}
+
+// ownersOf asks every broker which transactional ids own the producer ids,
+// then describes those ids. A producer id absent from the result is owned by
+// no id. Any broker not answering the listing is an error: the owner could be
+// the one it coordinates.
+func (c *Client) ownersOf(ctx context.Context, pids []int64) (map[int64]model.Owner, error) {
+	list, failed, err := c.listTxns(ctx, pids)
+	if err != nil {
+		return nil, err
+	}
+	if len(failed) > 0 {
+		errs := make([]error, 0, len(failed))
+		for b, why := range failed {
+			errs = append(errs, BrokerError{b, why})
+		}
+		return nil, joinErrs("ListTransactions (by producer id) did not answer on every broker, so no producer is judged", errs)
+	}
+	want := make(map[int64]bool, len(pids))
+	for _, p := range pids {
+		want[p] = true
+	}
+	ids := make([]string, 0, len(list))
+	for id, l := range list {
+		if want[l.pid] {
+			ids = append(ids, id)
+		}
+	}
+	// Deterministic when (unexpectedly) two ids list one producer id.
+	sort.Strings(ids)
+	owners := make(map[int64]model.Owner, len(ids))
+	descs := c.describeTxns(ctx, ids)
+	for _, id := range ids {
+		o := model.Owner{ID: id}
+		switch d := descs[id]; {
+		case d.gone:
+		case d.err != "":
+			o.Err = d.err
+		default:
+			t := d.txn
+			o.Txn = &t
+		}
+		owners[list[id].pid] = o
+	}
+	return owners, nil
+}
