@@ -85,13 +85,18 @@ func Pins(s *Snapshot, tr *PinTracker, now time.Time) []Pin {
 	if s == nil {
 		return nil
 	}
-	byPID := ByProducerID(s)
-	owners := OwnersOf(s.Txns)
-	maxTimeout := s.MaxTimeout()
-	var out []Pin
+	var (
+		byPID      map[int64]*Txn
+		owners     map[int64]Owner
+		maxTimeout = s.MaxTimeout()
+		out        []Pin
+	)
 	for _, p := range s.Partitions {
 		if !p.Pinned() {
 			continue
+		}
+		if byPID == nil { // indexing 100,000 ids is not free: only when something is pinned
+			byPID, owners = ByProducerID(s), OwnersOf(s.Txns)
 		}
 		pin := Pin{Partition: p, Since: s.TakenAt}
 		if tr != nil {

@@ -11,6 +11,7 @@ import (
 // detailState is the detail screen of one transactional.id.
 type detailState struct {
 	id     string
+	from   screen    // where esc goes back to
 	last   model.Txn // shown when the coordinator stops listing the id
 	cursor int       // partition row
 	top    int       // first line of the scrolling part
@@ -19,7 +20,7 @@ type detailState struct {
 
 func (m *Model) openDetail(id string) {
 	t, _ := m.snap.Txn(id)
-	m.detail = detailState{id: id, last: t}
+	m.detail = detailState{id: id, last: t, from: m.screen}
 	m.screen = screenDetail
 	m.syncDetail()
 }
@@ -143,7 +144,7 @@ func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Back):
-		m.screen = screenList
+		m.screen = ds.from
 	case key.Matches(msg, k.Up):
 		move(-1)
 	case key.Matches(msg, k.Down):

@@ -78,6 +78,53 @@ var screens = []struct {
 		h.press("?")
 		return h
 	}},
+	{"partitions", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("tab")
+		return h
+	}},
+	{"partitions-of-group", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("c", "enter")
+		return h
+	}},
+	{"groups", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("c")
+		return h
+	}},
+	{"partition-detail", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("p")
+		h.selectPin("billing", 2)
+		h.press("enter")
+		return h
+	}},
+	{"partition-to-transaction", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("p")
+		h.selectPin("orders", 7)
+		h.press("enter")
+		return h
+	}},
+}
+
+// pinnedLater is the fixture seen twice, 90 s apart: every pin has been
+// seen for at least 90 s, except orders-0, whose LSO moved on to a new pin.
+func pinnedLater(t *testing.T) *harness {
+	t.Helper()
+	h := started(t)
+	s := uitest.Snapshot(uitest.T0.Add(90 * time.Second))
+	for i := range s.Partitions {
+		p := &s.Partitions[i]
+		if p.Topic == "orders" && p.TopicPartition.Partition == 0 {
+			p.LastStableOffset, p.Producers[0].CurrentTxnStartOffset = 1190, 1190
+		}
+	}
+	h.admin.Push(s)
+	h.now = uitest.T0.Add(88 * time.Second)
+	h.tick()
+	return h
 }
 
 // evolved is the fixture two seconds later: one commit, one abort at

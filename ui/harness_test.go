@@ -159,6 +159,19 @@ func (h *harness) selectID(id string) {
 	h.t.Fatalf("%s is not in the list", id)
 }
 
+// selectPin moves the partitions view's cursor onto topic-partition.
+func (h *harness) selectPin(topic string, partition int32) {
+	h.t.Helper()
+	h.press("g")
+	for i := 0; i < len(h.m.pinView.win.rows); i++ {
+		if p, ok := h.m.currentPin(); ok && p.Topic == topic && p.TopicPartition.Partition == partition {
+			return
+		}
+		h.press("j")
+	}
+	h.t.Fatalf("%s-%d is not in the partitions view", topic, partition)
+}
+
 func mustContain(t *testing.T, s string, subs ...string) {
 	t.Helper()
 	for _, sub := range subs {

@@ -14,9 +14,11 @@ type keyMap struct {
 	Open, Back                key.Binding
 	Filter, StateFilter, Sort key.Binding
 	Events, Refresh, Help     key.Binding
-	Quit, ForceQuit           key.Binding
-	Apply, Clear              key.Binding // while typing a filter
-	Confirm, Cancel           key.Binding // in the abort dialog
+	// The top-level views.
+	NextView, Txns, Partitions, Groups key.Binding
+	Quit, ForceQuit                    key.Binding
+	Apply, Clear                       key.Binding // while typing a filter
+	Confirm, Cancel                    key.Binding // in the abort dialog
 
 	// Dangerous keys. In read-only mode they are left unbound (no keys at
 	// all), so they neither match nor appear in any help.
@@ -40,6 +42,10 @@ func newKeyMap(readOnly bool) keyMap {
 		StateFilter: b([]string{"f"}, "f", "show all / open / problems"),
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
+		NextView:    b([]string{"tab"}, "tab", "next view: transactions → partitions → groups"),
+		Txns:        b([]string{"t"}, "t", "transactions"),
+		Partitions:  b([]string{"p"}, "p", "partitions whose LSO is pinned"),
+		Groups:      b([]string{"c"}, "c", "consumer groups stuck behind a pin"),
 		Refresh:     b([]string{"r"}, "r", "refresh now"),
 		Help:        b([]string{"?"}, "?", "help"),
 		Quit:        b([]string{"q"}, "q", "quit"),
@@ -51,14 +57,26 @@ func newKeyMap(readOnly bool) keyMap {
 	}
 	if !readOnly {
 		k.Abort = b([]string{"a"}, "a", "force-terminate the transaction")
-		k.AbortPartition = b([]string{"x"}, "x", "abort a hanging txn on the partition (detail)")
+		k.AbortPartition = b([]string{"x"}, "x", "abort a hanging txn on the partition (details)")
 	}
 	return k
 }
 
 func (k keyMap) listShort() []key.Binding {
 	return []key.Binding{short(k.Open, "open"), short(k.Abort, "abort"), short(k.Filter, "filter"),
-		short(k.StateFilter, "show"), k.Sort, k.Events, k.Help, k.Quit}
+		short(k.StateFilter, "show"), k.Sort, k.Events, short(k.NextView, "partitions"), k.Help, k.Quit}
+}
+
+func (k keyMap) pinsShort() []key.Binding {
+	return []key.Binding{short(k.Open, "blocking txn"), short(k.Back, "back"), short(k.NextView, "groups"), k.Help, k.Quit}
+}
+
+func (k keyMap) groupsShort() []key.Binding {
+	return []key.Binding{short(k.Open, "its partitions"), short(k.Back, "back"), short(k.NextView, "transactions"), k.Help, k.Quit}
+}
+
+func (k keyMap) pinDetailShort() []key.Binding {
+	return []key.Binding{k.Back, short(k.AbortPartition, "abort on partition"), k.Help, k.Quit}
 }
 
 func (k keyMap) detailShort() []key.Binding {
@@ -97,6 +115,7 @@ func (k keyMap) groups() []views.HelpGroup {
 		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
 		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Refresh, k.Help, k.Quit}},
+		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Partitions, k.Groups}},
 		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
 	}
 }

@@ -169,7 +169,7 @@ func (m *Model) updateFilter(msg tea.Msg) tea.Cmd {
 func (m *Model) listData() views.ListData {
 	d := views.ListData{
 		Snap: m.snap, Hist: m.hist, Rows: m.list.rows, Cursor: m.list.cursor, Top: m.list.top,
-		Now: m.now, Query: m.list.query, PIDWidth: m.sum.PIDWidth,
+		Now: m.now, Query: m.list.query, PIDWidth: m.sum.PIDWidth, Hanging: m.hangingIDs,
 	}
 	if m.list.typing {
 		d.Input = m.list.input.View(m.w/2, m.st)

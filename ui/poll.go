@@ -42,7 +42,11 @@ type refreshedMsg struct {
 	events []model.Event
 	sum    views.Summary
 	byPID  map[int64]*model.Txn
-	err    error
+	// pins, groups and hanging are the partitions and groups views' data.
+	pins    []model.Pin
+	groups  []model.BlockedGroup
+	hanging map[string]bool
+	err     error
 }
 
 // backoff is the wait before attempt n+1 after n consecutive failures.
@@ -67,7 +71,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.busySince, m.poll.again = true, m.now, false
-	gen, prev, admin, ctx := m.poll.gen, m.snap, m.o.Admin, m.ctx
+	gen, prev, admin, ctx, track, now := m.poll.gen, m.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
 	return func() tea.Msg {
 		next, err := admin.Refresh(ctx, prev)
 		if err != nil || next == nil {
@@ -76,8 +80,11 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
+		track.Observe(next)
+		pins := model.Pins(next, track, now())
 		return refreshedMsg{gen: gen, snap: next, events: model.Diff(prev, next),
-			sum: views.Summarize(next), byPID: model.ByProducerID(next)}
+			sum: views.Summarize(next), byPID: model.ByProducerID(next),
+			pins: pins, groups: model.BlockedGroups(pins), hanging: model.HangingIDs(next, pins)}
 	}
 }
 
@@ -125,7 +132,10 @@ func (m *Model) apply(msg refreshedMsg) {
 		m.hist.Add(msg.events)
 	}
 	m.snap, m.sum, m.byPID = msg.snap, msg.sum, msg.byPID
+	m.pins, m.groups, m.hangingIDs = msg.pins, msg.groups, msg.hanging
+	m.pinSum = m.pinSummary()
 	m.list.recompute(m)
+	m.recomputePins()
 	if m.dialog != nil {
 		m.dialog.recheck(m)
 	}

@@ -28,6 +28,7 @@ func newStyles(isDark bool, p colorprofile.Profile) views.Styles {
 		st.Danger = ink(s.Bold(true))
 		st.Error = ink(s.Bold(true))
 		st.Stale = ink(s.Reverse(true).Bold(true))
+		st.Alarm = ink(s.Reverse(true).Bold(true))
 		st.ReadOnly = ink(s.Reverse(true))
 		st.GaugeBad = ink(s.Bold(true))
 		st.GaugeRest = ink(s.Faint(true))
@@ -66,6 +67,7 @@ func newStyles(isDark bool, p colorprofile.Profile) views.Styles {
 		Error:       fg(red),
 		Good:        fg(green),
 		Stale:       ink(s.Foreground(c("#ffffff", "#0d1117")).Background(yellow).Bold(true)),
+		Alarm:       ink(s.Foreground(c("#ffffff", "#0d1117")).Background(red).Bold(true)),
 		ReadOnly:    ink(s.Foreground(c("#ffffff", "#0d1117")).Background(accent)),
 		GaugeOK:     fg(green),
 		GaugeWarn:   fg(yellow),

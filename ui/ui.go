@@ -5,6 +5,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -41,6 +42,9 @@ type screen int
 const (
 	screenList screen = iota
 	screenDetail
+	screenPins      // the partitions view
+	screenGroups    // the consumer groups view
+	screenPinDetail // a pinned partition no transactional id owns
 )
 
 type statusKind int
@@ -73,11 +77,22 @@ type Model struct {
 	byPID map[int64]*model.Txn
 	poll  poller
 
+	// pinTrack is touched only by the refresh command, and refreshes never
+	// overlap (poller), so it needs no lock.
+	pinTrack   *model.PinTracker
+	pins       []model.Pin
+	groups     []model.BlockedGroup
+	hangingIDs map[string]bool
+	pinSum     views.PinSummary
+
 	screen     screen
 	showHelp   bool
 	showEvents bool
 	list       listState
 	detail     detailState
+	pinView    pinsState
+	groupView  groupsState
+	pinDetail  pinDetailState
 	dialog     *abortDialog
 	dialogs    int // dialogs opened so far, to match replies
 
@@ -101,6 +116,7 @@ func New(o Options) *Model {
 	m := &Model{
 		o: o, keys: newKeyMap(o.ReadOnly), isDark: true, profile: colorprofile.TrueColor, loc: time.Local,
 		schedule: defaultSchedule, ctx: ctx, cancel: cancel, hist: model.NewHistory(historySize), now: o.Now(),
+		pinTrack: model.NewPinTracker(),
 	}
 	m.list.query.CheckpointInterval = o.CheckpointInterval
 	m.list.input = newFilterInput()
@@ -188,15 +204,54 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
+	case key.Matches(msg, k.NextView):
+		m.nextView()
+		return nil
+	case key.Matches(msg, k.Txns):
+		m.screen = screenList
+		return nil
+	case key.Matches(msg, k.Partitions):
+		m.screen = screenPins
+		return nil
+	case key.Matches(msg, k.Groups):
+		m.screen = screenGroups
+		return nil
 	}
-	if m.screen == screenDetail {
+	switch m.screen {
+	case screenDetail:
 		return m.updateDetail(msg)
+	case screenPins:
+		return m.updatePins(msg)
+	case screenGroups:
+		return m.updateGroups(msg)
+	case screenPinDetail:
+		return m.updatePinDetail(msg)
 	}
 	if key.Matches(msg, k.Events) {
 		m.showEvents = !m.showEvents
 		return nil
 	}
 	return m.updateList(msg)
+}
+
+// nextView cycles the top-level views: transactions → partitions → groups.
+// From a detail it moves on from the view the detail was opened from.
+func (m *Model) nextView() {
+	top := m.screen
+	switch top {
+	case screenDetail:
+		top = m.detail.from
+	case screenPinDetail:
+		top = screenPins
+	}
+	switch top {
+	case screenPins:
+		m.screen = screenGroups
+	case screenGroups:
+		m.screen = screenList
+	default:
+		m.screen = screenPins
+	}
 }
 
 // quit stops everything in flight and leaves.
@@ -209,7 +264,10 @@ func (m *Model) quit() tea.Cmd {
 // its window (the header can grow), the detail rebuilt and scrolled.
 func (m *Model) sync() {
 	m.list.clamp(m.listRows())
+	m.pinView.win.clamp(m.listRows())
+	m.groupView.win.clamp(m.listRows())
 	m.syncDetail()
+	m.syncPinDetail()
 }
 
 func (m *Model) restyle() {
@@ -221,7 +279,7 @@ func (m *Model) setStatus(k statusKind, text string) {
 }
 
 func (m *Model) headerData() views.HeaderData {
-	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.sum, Conn: m.conn(), Now: m.now}
+	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.sum, Conn: m.conn(), Now: m.now, Pins: m.pinSum}
 }
 
 // layout splits the height into header, body and footer.
@@ -263,6 +321,15 @@ func (m *Model) render() string {
 	case m.screen == screenDetail && m.snap != nil:
 		body = views.Detail(m.detail.data, w, bodyH, st)
 		keys = m.keys.detailShort()
+	case m.screen == screenPins:
+		body = views.Pins(m.pinsData(), w, bodyH, st)
+		keys = m.keys.pinsShort()
+	case m.screen == screenGroups:
+		body = views.Groups(m.groupsData(), w, bodyH, st)
+		keys = m.keys.groupsShort()
+	case m.screen == screenPinDetail:
+		body = views.PinDetail(m.pinDetail.data, w, bodyH, st)
+		keys = m.keys.pinDetailShort()
 	default:
 		eh := m.eventsHeight(bodyH)
 		body = views.List(m.listData(), w, bodyH-eh, st)
@@ -292,7 +359,13 @@ func (m *Model) render() string {
 func (m *Model) helpNotes() []string {
 	notes := []string{
 		"Sort: " + model.SortRatio.String() + " (default, most urgent first) → age → id → state.",
-		"Rows marked ! are past half their transaction.timeout.ms, !! past 90%; ? could not be described.",
+		"Rows marked ! are past half their transaction.timeout.ms, !! past 90%; ? could not be described; " +
+			"H! holds a hanging transaction on some partition.",
+		"Partitions (p): every partition whose last stable offset is below its high watermark, pinned longest first. " +
+			"H! hanging (no coordinator will end it: abort it on the partition), !! consumer groups stuck at its LSO, " +
+			"! no open transaction holds it. enter opens the transaction holding it.",
+		fmt.Sprintf("Groups (c): consumer groups whose committed offset is at a pinned LSO (or up to %d offsets below); "+
+			"enter shows the partitions blocking one.", model.StuckSlack),
 	}
 	if m.o.ReadOnly {
 		notes = append(notes, "Read-only: the abort keys are not available in this session.")

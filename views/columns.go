@@ -14,6 +14,8 @@ type Row struct {
 	Txn   *model.Txn
 	Stats model.IDStats
 	Now   time.Time
+	// Hanging: the id's producer holds a hanging transaction somewhere.
+	Hanging bool
 }
 
 const pidColumn = "PID/EPOCH"

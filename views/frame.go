@@ -53,7 +53,7 @@ func narrowSymbol(r rune) bool {
 		return true
 	}
 	switch r {
-	case '–', '·', '…', '●', '✗', '↑', '↓', '→', '×', '•', '▸':
+	case '–', '·', '…', '●', '✗', '↑', '↓', '→', '×', '•', '▸', '≥':
 		return true
 	}
 	return false

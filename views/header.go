@@ -79,6 +79,12 @@ func (c Conn) Stale(now time.Time) bool {
 	return c.Loaded && c.Refresh > 0 && now.Sub(c.LastOK) > 2*c.Refresh
 }
 
+// PinSummary counts what the partitions and groups views hold, for the
+// header: a hanging partition must be seen from every view.
+type PinSummary struct {
+	Pinned, Hanging, Stuck int
+}
+
 // HeaderData is everything the header shows.
 type HeaderData struct {
 	Bootstrap string
@@ -86,6 +92,7 @@ type HeaderData struct {
 	Sum       Summary
 	Conn      Conn
 	Now       time.Time
+	Pins      PinSummary
 }
 
 // HeaderHeight is 2 lines, plus one when there is an error or a note to show.
@@ -171,16 +178,30 @@ func countsLine(d HeaderData, st Styles) string {
 		}
 		b.WriteString(name + " " + Count(c.N))
 	}
+	if ps := d.Pins; ps.Pinned > 0 {
+		b.WriteString(st.Dim.Render(" · ") + st.Warn.Render(Count(ps.Pinned)+" pinned"))
+		if ps.Stuck > 0 {
+			b.WriteString(st.Dim.Render(" · ") + st.Danger.Render(Count(ps.Stuck)+" groups stuck"))
+		}
+	}
 	return b.String()
 }
 
 // oldestText is the age of the oldest open transaction, which says more about
 // a stuck consumer than any count.
 func oldestText(d HeaderData, st Styles) string {
-	if !d.Conn.Loaded || d.Sum.OldestStart.IsZero() {
-		return ""
+	// A hanging partition is an alarm: it stays on the side that never gives way.
+	var hanging string
+	if d.Conn.Loaded && d.Pins.Hanging > 0 {
+		hanging = st.Alarm.Render(" " + Count(d.Pins.Hanging) + " HANGING ")
 	}
-	return st.Dim.Render("oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
+	if !d.Conn.Loaded || d.Sum.OldestStart.IsZero() {
+		return hanging
+	}
+	if hanging != "" {
+		hanging += st.Dim.Render(" · ")
+	}
+	return hanging + st.Dim.Render("oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
 		st.Dim.Render(" "+ClipMiddle(d.Sum.OldestID, 24))
 }
 

@@ -23,6 +23,8 @@ type ListData struct {
 	Empty string
 	// PIDWidth widens the producer column to the widest id (Summary.PIDWidth).
 	PIDWidth int
+	// Hanging marks the ids whose producer holds a hanging transaction.
+	Hanging map[string]bool
 }
 
 // ListChrome is how many of its lines List spends on other things than rows.
@@ -55,7 +57,7 @@ func List(d ListData, w, h int, st Styles) string {
 	}
 	for i := d.Top; i < d.Top+n && i < len(d.Rows) && i >= 0; i++ {
 		t := &d.Snap.Txns[d.Rows[i]]
-		r := Row{Txn: t, Stats: d.Hist.Stats(t.ID), Now: d.Now}
+		r := Row{Txn: t, Stats: d.Hist.Stats(t.ID), Now: d.Now, Hanging: d.Hanging[t.ID]}
 		lines = append(lines, listRow(cols, r, i == d.Cursor, w, &st))
 	}
 	for len(lines) < h-1 {
@@ -67,13 +69,16 @@ func List(d ListData, w, h int, st Styles) string {
 
 func listRow(cols []Column[Row], r Row, selected bool, w int, st *Styles) string {
 	mark := Marker(r.Txn, r.Now)
+	if r.Hanging {
+		mark = "H!"
+	}
 	var line string
 	if selected {
 		line = Fit(mark+" "+rowCells(cols, r, nil), w)
 		return st.Selected.Render(line)
 	}
 	switch mark {
-	case "!!":
+	case "!!", "H!":
 		mark = st.Danger.Render(mark)
 	case "! ":
 		mark = st.Warn.Render(mark)

@@ -22,6 +22,7 @@ type Styles struct {
 	Error     Ink
 	Good      Ink // connected, committed
 	Stale     Ink // the STALE badge
+	Alarm     Ink // the HANGING badge
 	ReadOnly  Ink // the read-only badge
 	GaugeOK   Ink
 	GaugeWarn Ink
@@ -45,7 +46,7 @@ func PlainStyles() Styles {
 	h := lipgloss.NewStyle()
 	return Styles{
 		Title: p, Text: p, Dim: p, Bold: p, Section: p, Selected: p, Key: p, Warn: p, Danger: p,
-		Error: p, Good: p, Stale: p, ReadOnly: p, GaugeOK: p, GaugeWarn: p, GaugeBad: p, GaugeRest: p,
+		Error: p, Good: p, Stale: p, Alarm: p, ReadOnly: p, GaugeOK: p, GaugeWarn: p, GaugeBad: p, GaugeRest: p,
 		StateOpen: p, StateCommit: p, StateAbort: p, StateIdle: p, Border: p, DialogTitle: p,
 		Help: help.Styles{Ellipsis: h, ShortKey: h, ShortDesc: h, ShortSeparator: h, FullKey: h, FullDesc: h, FullSeparator: h},
 	}

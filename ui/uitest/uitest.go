@@ -39,8 +39,9 @@ func producer(pid int64, epoch int16, seq int32, at time.Time, start int64) mode
 
 // Snapshot is a small cluster with one of everything: healthy, warn and danger
 // transactions, one past its timeout, a long one pinning an LSO, one being
-// fenced, one that could not be described, idle ids, and a hanging transaction
-// (orders-7) that the coordinator does not list.
+// fenced, one that could not be described, idle ids, a hanging transaction
+// (orders-7) that the coordinator does not list for its producer, a hanging one
+// no transactional id owns (billing-2), and consumer groups stuck behind some.
 func Snapshot(at time.Time) *model.Snapshot {
 	s := &model.Snapshot{
 		TakenAt: at, Bootstrap: "127.0.0.1:9092", Brokers: 3, BrokerMaxTimeoutMs: 900000,
@@ -79,8 +80,19 @@ func Snapshot(at time.Time) *model.Snapshot {
 				Producers: []model.Producer{producer(4003, 4, 299, at.Add(-47*time.Minute), 500)}},
 			{TopicPartition: model.TopicPartition{Topic: "payments", Partition: 0}, Leader: -1, HighWatermark: -1, LastStableOffset: -1,
 				Err: "TOPIC_AUTHORIZATION_FAILED: not allowed to describe payments"},
+			{TopicPartition: model.TopicPartition{Topic: "billing", Partition: 2}, Leader: 0, HighWatermark: 61, LastStableOffset: 42,
+				Producers: []model.Producer{producer(9500, 0, 18, at.Add(-40*time.Minute), 42)}},
+		},
+		Scanned: 1204,
+		GroupCommits: []model.GroupCommit{
+			{Group: "billing-etl", State: "Stable", TopicPartition: model.TopicPartition{Topic: "audit", Partition: 0}, Offset: 3995},
+			{Group: "billing-etl", State: "Stable", TopicPartition: model.TopicPartition{Topic: "billing", Partition: 2}, Offset: 42},
+			{Group: "orders-analytics", State: "Stable", TopicPartition: model.TopicPartition{Topic: "orders", Partition: 4}, Offset: 700},
+			{Group: "orders-analytics", State: "Stable", TopicPartition: model.TopicPartition{Topic: "orders", Partition: 7}, Offset: 498},
+			{Group: "dashboard", State: "Empty", TopicPartition: model.TopicPartition{Topic: "orders", Partition: 0}, Offset: 1000},
 		},
 	}
+	model.SortGroupCommits(s.GroupCommits)
 	s.Sort()
 	return s
 }

@@ -1,0 +1,162 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// PinDetailData is one pinned partition that no transaction holds: what
+// pins it, why it is judged hanging, its producers and the groups waiting.
+type PinDetailData struct {
+	Pin model.Pin
+	// Gone is set when the partition is no longer pinned: the last state seen
+	// is shown.
+	Gone    bool
+	Orphans []model.Producer
+	Owners  map[int64]string // transactional.id per producer id
+	Now     time.Time
+	Loc     *time.Location
+	// CanAbort offers x: there is a hanging producer and the session may act.
+	CanAbort bool
+	Target   model.Producer // what x would abort
+}
+
+// PinDetail draws it in exactly w×h.
+func PinDetail(d PinDetailData, w, h int, st Styles) string {
+	if h <= 0 || w <= 0 {
+		return ""
+	}
+	p := &d.Pin
+	var lines []string
+	add := func(s string) { lines = append(lines, s) }
+
+	title := " " + st.Bold.Render(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition))
+	switch {
+	case p.Hanging:
+		title += "  " + st.Danger.Render("HANGING")
+	case !p.Blocking:
+		title += "  " + st.Warn.Render("pinned, no transaction holds it")
+	default:
+		title += "  " + st.Warn.Render("pinned")
+	}
+	add(title)
+	if d.Gone {
+		add(" " + st.Good.Render("no longer pinned: showing the last state seen"))
+	}
+	since := PinSince(p, d.Now) + " (since " + Clock(p.Since, d.Loc) + ")"
+	fs := []field{
+		{"leader", "broker " + strconv.Itoa(int(p.Leader))},
+		{"high wm", Offset(p.HighWatermark)},
+		{"LSO", Offset(p.LastStableOffset)},
+		{"held back", Count(int(p.HeldBack())) + " records"},
+		{"pinned for", since},
+		{"pinned by", pinnedByText(p, d.Now, d.Loc)},
+		{"owner", ownerText(p)},
+	}
+	for _, pair := range pairs(fs, w) {
+		add(pair)
+	}
+	if p.Err != "" {
+		add(" " + st.Error.Render("error: "+oneLine(p.Err)))
+	}
+	for _, why := range p.Why {
+		for i, l := range Wrap(why, max(w-5, 10)) {
+			prefix := "   ! "
+			if i > 0 {
+				prefix = "     "
+			}
+			add(st.Danger.Render(prefix + l))
+		}
+	}
+	add("")
+
+	add(st.Section.Render(" PRODUCERS (DescribeProducers)"))
+	prs := p.Producers
+	pidWidth := 0
+	for _, pr := range prs {
+		pidWidth = max(pidWidth, len(strconv.FormatInt(pr.ProducerID, 10)))
+	}
+	pcols := Layout(paneColumns(pidWidth), w-4)
+	add(st.Section.Render("    " + HeaderLine(pcols)))
+	if len(prs) == 0 {
+		add(st.Dim.Render("    no producer rows for this partition"))
+	}
+	orphan := map[int64]bool{}
+	for _, o := range d.Orphans {
+		orphan[o.ProducerID] = true
+	}
+	for _, pr := range prs {
+		r := paneRow{pr: pr, loc: d.Loc, who: d.Owners[pr.ProducerID]}
+		switch {
+		case orphan[pr.ProducerID] && r.who != "":
+			r.who, r.bad = "HANGING ("+r.who+")", true
+		case orphan[pr.ProducerID]:
+			r.who, r.bad = "HANGING (no listed txn)", true
+		case pr.CurrentTxnStartOffset < 0 && r.who == "":
+			r.who = "no open transaction"
+		case r.who == "":
+			r.who = "unknown id"
+		}
+		mark := "    "
+		if p.HasPinner && p.Pinner.ProducerID == pr.ProducerID {
+			mark = "LSO "
+		}
+		add(st.Dim.Render(mark) + RowLine(pcols, r, &st))
+	}
+	add("")
+
+	add(st.Section.Render(fmt.Sprintf(" CONSUMER GROUPS STUCK AT THE LSO (%d)", len(p.Stuck))))
+	if len(p.Stuck) == 0 {
+		add(st.Dim.Render("    none has its committed offset at this LSO"))
+	} else {
+		gcols := Layout(stuckColumns(), w-4)
+		add(st.Section.Render("    " + HeaderLine(gcols)))
+		for _, g := range p.Stuck {
+			add("    " + RowLine(gcols, g, &st))
+		}
+	}
+	if d.CanAbort {
+		add("")
+		add("   " + st.Key.Render("x") + st.Dim.Render(fmt.Sprintf(
+			" abort producer %d's open transaction on this partition (WriteTxnMarkers)", d.Target.ProducerID)))
+	}
+	return Block(lines, w, h)
+}
+
+func pinnedByText(p *model.Pin, now time.Time, loc *time.Location) string {
+	if !p.HasPinner {
+		return "unknown (no producer's transaction starts at the LSO)"
+	}
+	pr := p.Pinner
+	s := fmt.Sprintf("producer %d epoch %d", pr.ProducerID, pr.ProducerEpoch)
+	if !pr.LastTimestamp.IsZero() {
+		s += fmt.Sprintf(" · last write %s (%s ago)", Clock(pr.LastTimestamp, loc), Dur(now.Sub(pr.LastTimestamp)))
+	}
+	return s
+}
+
+func ownerText(p *model.Pin) string {
+	switch {
+	case !p.HasPinner:
+		return "–"
+	case !p.HasOwner:
+		return "no transactional id owns this producer"
+	case !p.Blocking:
+		return fmt.Sprintf("%s (%s, epoch %d) does not hold this partition", p.Owner.ID, p.Owner.State, p.Owner.ProducerEpoch)
+	}
+	return fmt.Sprintf("%s (%s)", p.Owner.ID, p.Owner.State)
+}
+
+func stuckColumns() []Column[model.StuckGroup] {
+	return []Column[model.StuckGroup]{
+		{Name: "GROUP", Width: 16, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(g model.StuckGroup) string { return g.Group }},
+		{Name: "STATE", Width: 11, Drop: 1, Text: func(g model.StuckGroup) string { return g.State }},
+		{Name: "COMMITTED", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Offset(g.Committed) }},
+		{Name: "LAG TO LSO", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Count(int(g.LagLSO)) }},
+		{Name: "LAG TO HWM", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Count(int(g.LagHWM)) },
+			Style: func(_ model.StuckGroup, st *Styles) Ink { return st.Warn }},
+	}
+}
