@@ -165,7 +165,7 @@ func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) 
 func pinsStatus(d PinsData, w int, st Styles) string {
 	left := st.Dim.Render("sort ") + st.Text.Render("pinned longest")
 	if d.Group != "" {
-		left += st.Dim.Render(" · blocking group ") + st.Text.Render(d.Group) + st.Dim.Render(" (esc shows all)")
+		left = st.Dim.Render("blocking group ") + st.Text.Render(d.Group) + st.Dim.Render(" · esc shows all")
 	}
 	hanging := 0
 	for _, i := range d.Rows {
@@ -178,7 +178,7 @@ func pinsStatus(d PinsData, w int, st Styles) string {
 		right = append(right, st.Danger.Render(Count(hanging)+" HANGING"))
 	}
 	count := Count(len(d.Rows)) + " pinned"
-	if d.Scanned > 0 {
+	if d.Scanned > 0 && d.Group == "" {
 		count += " of " + Count(d.Scanned) + " partitions"
 	}
 	right = append(right, st.Dim.Render(count))

@@ -38,7 +38,7 @@ func TestFitAndClip(t *testing.T) {
 
 func TestCellsAgreesWithStringWidth(t *testing.T) {
 	for _, s := range []string{
-		"", "abc", "\x1b[1;38;5;203m!!\x1b[m x", "██░░ 45%", "── events ─", "a–b·c…", "● connected", "✗ 3×4 ↑↓→ • ▸",
+		"", "abc", "\x1b[1;38;5;203m!!\x1b[m x", "██░░ 45%", "── events ─", "a–b·c…", "● connected", "✗ 3×4 ↑↓→ • ▸ ≥5s",
 		"日本語", "e\u0301", "emoji 👍", "\x1b]8;;http://x\x07link\x1b]8;;\x07", "tab\there", "\x1b[", "\x1b[1",
 	} {
 		if got, want := cells(s), ansi.StringWidth(s); got != want {

@@ -1,0 +1,234 @@
+package ui
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/ui/uitest"
+)
+
+func TestViewKeysSwitchViews(t *testing.T) {
+	h := started(t)
+	for _, step := range []struct {
+		key  string
+		want screen
+		text string
+	}{
+		{"tab", screenPins, "sort pinned longest"},
+		{"tab", screenGroups, "CONSUMER GROUP"},
+		{"tab", screenList, "TRANSACTIONAL ID"},
+		{"c", screenGroups, "billing-etl"},
+		{"p", screenPins, "billing-2"},
+		{"t", screenList, "crashed-job-0-7"},
+	} {
+		h.press(step.key)
+		if h.m.screen != step.want {
+			t.Fatalf("after %s: screen %d, want %d", step.key, h.m.screen, step.want)
+		}
+		mustContain(t, h.screen(), step.text)
+	}
+	// From a detail, tab moves on from the view the detail came from.
+	h.press("p")
+	h.selectPin("orders", 4)
+	h.press("enter")
+	if h.m.screen != screenDetail {
+		t.Fatalf("enter on orders-4: screen %d, want the detail", h.m.screen)
+	}
+	h.press("tab")
+	if h.m.screen != screenGroups {
+		t.Fatalf("tab from a detail opened from partitions: screen %d, want groups", h.m.screen)
+	}
+}
+
+func TestHelpListsTheViewKeys(t *testing.T) {
+	h := started(t)
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("?")
+	mustContain(t, h.screen(), "views", "tab", "partitions whose LSO is pinned", "consumer groups stuck behind a pin")
+	h.press("esc", "p", "?")
+	if !h.m.showHelp {
+		t.Fatal("? in the partitions view did not open the help")
+	}
+}
+
+func TestPartitionsViewListsPinsLongestFirst(t *testing.T) {
+	h := pinnedLater(t)
+	h.press("p")
+	var order []string
+	for _, i := range h.m.pinView.win.rows {
+		p := h.m.pins[i]
+		order = append(order, p.Topic+"-"+itoa(p.TopicPartition.Partition))
+	}
+	// orders-0's LSO moved 90 s after the start: a new pin, so it comes last.
+	if len(order) != 9 || order[len(order)-1] != "orders-0" || order[0] != "audit-0" {
+		t.Fatalf("order %v, want audit-0 (most held back since the start) first, orders-0 last", order)
+	}
+	s := h.screen()
+	mustContain(t, s, "H! orders-7", "H! billing-2", "no transactional id", "≥1m30s", "9 pinned of 1,204 partitions", "2 HANGING")
+	mustNotContain(t, s, "orders-1 ") // at its high watermark
+}
+
+func TestEnterOnAPartitionOpensTheHoldingTransaction(t *testing.T) {
+	h := pinnedLater(t)
+	h.press("p")
+	h.selectPin("orders", 7)
+	h.press("enter")
+	if h.m.screen != screenDetail || h.m.detail.id != "orders-enricher-v1-2-41" {
+		t.Fatalf("screen %d detail %q, want the detail of orders-enricher-v1-2-41", h.m.screen, h.m.detail.id)
+	}
+	if p := h.m.detail.data.Parts[h.m.detail.cursor]; p.Topic != "orders" || p.TopicPartition.Partition != 7 {
+		t.Fatalf("detail cursor on %s-%d, want orders-7", p.Topic, p.TopicPartition.Partition)
+	}
+	// The abort on the partition applies as from any detail.
+	h.press("x")
+	if h.m.dialog == nil || h.m.dialog.action.Kind != model.AbortPartition || h.m.dialog.action.ProducerID != 4003 {
+		t.Fatalf("x on orders-7: dialog %+v, want an abort on the partition for producer 4003", h.m.dialog)
+	}
+	h.press("esc", "esc")
+	if h.m.screen != screenPins {
+		t.Fatalf("esc from the detail: screen %d, want back to partitions", h.m.screen)
+	}
+	if p, _ := h.m.currentPin(); p.Topic != "orders" || p.TopicPartition.Partition != 7 {
+		t.Errorf("cursor on %+v after coming back, want orders-7", p.TopicPartition)
+	}
+}
+
+func TestOwnerlessPinOffersTheAbortOnThePartition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	h := started(t, withAudit(path))
+	h.press("p")
+	h.selectPin("billing", 2)
+	h.press("enter")
+	if h.m.screen != screenPinDetail {
+		t.Fatalf("enter on billing-2: screen %d, want the partition detail", h.m.screen)
+	}
+	mustContain(t, h.screen(), "billing-2", "HANGING", "no transactional id owns this producer", "billing-etl",
+		"x abort producer 9500's open transaction")
+	h.press("x")
+	d := h.m.dialog
+	if d == nil {
+		t.Fatal("x did not open the dialog")
+	}
+	want := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "billing", Partition: 2},
+		Leader: 0, ProducerID: 9500, ProducerEpoch: 0, CoordinatorEpoch: 2, StartOffset: 42}
+	if d.action != want {
+		t.Fatalf("action %+v, want %+v", d.action, want)
+	}
+	h.typeText("abort")
+	h.press("enter")
+	if got := h.admin.Executed(); len(got) != 1 || got[0] != want {
+		t.Fatalf("executed %+v, want exactly %+v", got, want)
+	}
+	if lines := auditLines(t, path); len(lines) != 1 {
+		t.Errorf("%d audit lines, want 1", len(lines))
+	}
+	h.press("enter", "esc")
+	if h.m.screen != screenPins {
+		t.Errorf("esc: screen %d, want partitions", h.m.screen)
+	}
+}
+
+func TestPartitionDetailWhenThePinIsGone(t *testing.T) {
+	h := started(t)
+	h.press("p")
+	h.selectPin("billing", 2)
+	h.press("enter")
+	s := uitest.Snapshot(uitest.T0.Add(2 * time.Second))
+	for i := range s.Partitions {
+		if s.Partitions[i].Topic == "billing" {
+			s.Partitions[i].LastStableOffset = 61
+			s.Partitions[i].Producers[0].CurrentTxnStartOffset = -1
+		}
+	}
+	h.admin.Push(s)
+	h.tick()
+	mustContain(t, h.screen(), "no longer pinned")
+	mustNotContain(t, h.screen(), "x abort producer")
+	h.press("x")
+	if h.m.dialog != nil {
+		t.Fatal("x on a partition no longer pinned opened a dialog")
+	}
+	mustContain(t, h.screen(), "no longer pinned: nothing to abort")
+}
+
+func TestReadOnlyPartitionDetailHasNoAbort(t *testing.T) {
+	h := started(t, func(o *Options) { o.ReadOnly = true })
+	h.press("p")
+	h.selectPin("billing", 2)
+	h.press("enter", "x")
+	if h.m.dialog != nil {
+		t.Fatal("read-only: x opened a dialog")
+	}
+	mustNotContain(t, h.screen(), "x abort", "abort on partition")
+}
+
+func TestGroupEnterNarrowsPartitionsToItsBlockers(t *testing.T) {
+	h := started(t)
+	h.press("c")
+	mustContain(t, h.screen(), "billing-etl", "orders-analytics", "HANGING")
+	mustNotContain(t, h.screen(), "dashboard") // far behind the LSO: not stuck
+	h.press("g", "enter")
+	g := h.m.groups[0].Group
+	if h.m.screen != screenPins || h.m.pinView.group != g {
+		t.Fatalf("enter on %s: screen %d filter %q", g, h.m.screen, h.m.pinView.group)
+	}
+	var got []string
+	for _, i := range h.m.pinView.win.rows {
+		got = append(got, h.m.pins[i].Topic)
+	}
+	if strings.Join(got, ",") != "audit,billing" {
+		t.Fatalf("partitions blocking %s: %v, want audit-0 and billing-2", g, got)
+	}
+	mustContain(t, h.screen(), "blocking group "+g)
+	h.press("esc")
+	if h.m.pinView.group != "" || len(h.m.pinView.win.rows) != 9 {
+		t.Fatalf("esc kept the filter %q (%d rows)", h.m.pinView.group, len(h.m.pinView.win.rows))
+	}
+	h.press("esc")
+	if h.m.screen != screenList {
+		t.Fatalf("second esc: screen %d, want the transactions", h.m.screen)
+	}
+}
+
+func TestPinCursorFollowsThePartitionAcrossRefreshes(t *testing.T) {
+	h := started(t)
+	h.press("p")
+	h.selectPin("orders", 3)
+	// A new pin sorts in; the cursor stays on orders-3.
+	s := uitest.Snapshot(uitest.T0.Add(2 * time.Second))
+	s.Partitions = append(s.Partitions, model.Partition{TopicPartition: model.TopicPartition{Topic: "aaa", Partition: 0},
+		Leader: 1, HighWatermark: 5000, LastStableOffset: 1})
+	s.Sort()
+	h.admin.Push(s)
+	h.tick()
+	if p, _ := h.m.currentPin(); p.Topic != "orders" || p.TopicPartition.Partition != 3 {
+		t.Fatalf("cursor on %+v, want orders-3", p.TopicPartition)
+	}
+}
+
+func TestListMarksTransactionsHoldingAHangingPartition(t *testing.T) {
+	h := started(t)
+	s := h.screen()
+	mustContain(t, s, "H! orders-enricher-v1-2-41", "2 HANGING")
+	mustNotContain(t, s, "H! long-runner")
+}
+
+func TestViewsBeforeTheFirstRefresh(t *testing.T) {
+	h := newHarness(t)
+	h.press("p")
+	mustContain(t, h.screen(), "waiting for the first refresh")
+	h.press("enter", "c")
+	mustContain(t, h.screen(), "waiting for the first refresh")
+	h.press("enter", "j", "G")
+	if h.m.screen != screenGroups {
+		t.Fatalf("screen %d: keys on an empty groups view must do nothing", h.m.screen)
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
