@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -122,6 +123,15 @@ func TestParityWithKafkaTransactions(t *testing.T) {
 		if r := runTool(ctx, bin, args...); r.code != 0 {
 			t.Fatalf("txnscope %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
+	}
+	// The same abort again: nothing open there any more, refused before sending.
+	if r := runTool(ctx, bin, "abort", "-b", nv, "--topic", hTopic, "--partition", "0", "--start-offset", "0", "--yes", "--audit-log", auditLog); r.code != 1 ||
+		!strings.Contains(r.stderr, "could not find any open transaction starting at offset 0") {
+		t.Errorf("second abort: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(auditLog); err != nil || strings.Count(string(b), "\n") != 2 ||
+		!strings.Contains(string(b), `"action":"abort-partition"`) || !strings.Contains(string(b), `"action":"force-terminate"`) {
+		t.Errorf("audit log (%v):\n%s", err, b)
 	}
 	p = newParity(t, bin)
 	p.add("describe lingering after force-terminate", mainBS, all, []string{"TransactionDurationMs"}, "describe", "--transactional-id", ids["lingering"])
