@@ -88,6 +88,12 @@ var screens = []struct {
 		h.press("c", "enter")
 		return h
 	}},
+	{"partitions-filter", func(t *testing.T) *harness {
+		h := pinnedLater(t)
+		h.press("p", "/")
+		h.typeText("orders")
+		return h
+	}},
 	{"groups", func(t *testing.T) *harness {
 		h := pinnedLater(t)
 		h.press("c")

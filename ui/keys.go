@@ -38,7 +38,7 @@ func newKeyMap(readOnly bool) keyMap {
 		End:         b([]string{"end", "G"}, "G/end", "last"),
 		Open:        b([]string{"enter"}, "enter", "detail"),
 		Back:        b([]string{"esc"}, "esc", "back"),
-		Filter:      b([]string{"/"}, "/", "filter by id"),
+		Filter:      b([]string{"/"}, "/", "filter by id (partitions: by partition or id)"),
 		StateFilter: b([]string{"f"}, "f", "show all / open / problems"),
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
@@ -68,7 +68,8 @@ func (k keyMap) listShort() []key.Binding {
 }
 
 func (k keyMap) pinsShort() []key.Binding {
-	return []key.Binding{short(k.Open, "blocking txn"), short(k.Back, "back"), short(k.NextView, "groups"), k.Help, k.Quit}
+	return []key.Binding{short(k.Open, "blocking txn"), short(k.Filter, "filter"), short(k.Back, "back"),
+		short(k.NextView, "groups"), k.Help, k.Quit}
 }
 
 func (k keyMap) groupsShort() []key.Binding {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -16,7 +17,14 @@ import (
 type pinsState struct {
 	win      listState // only rows, cursor and top are used
 	group    string
+	text     string // narrows to partitions or ids containing it
+	input    input
+	typing   bool
 	selected model.TopicPartition // the cursor follows it across refreshes
+}
+
+func newPinFilterInput() input {
+	return input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}
 }
 
 // groupsState is the consumer groups view over m.groups.
@@ -50,9 +58,14 @@ func (m *Model) recomputePins() {
 		}
 	}
 	for i, p := range m.pins {
-		if keep == nil || keep[p.TopicPartition] {
-			ps.win.rows = append(ps.win.rows, i)
+		if keep != nil && !keep[p.TopicPartition] {
+			continue
 		}
+		if ps.text != "" && !strings.Contains(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition), ps.text) &&
+			!(p.HasOwner && strings.Contains(p.Owner.ID, ps.text)) {
+			continue
+		}
+		ps.win.rows = append(ps.win.rows, i)
 	}
 	for i, idx := range ps.win.rows {
 		if m.pins[idx].TopicPartition == ps.selected {
@@ -116,13 +129,46 @@ func (m *Model) updatePins(msg tea.KeyPressMsg) tea.Cmd {
 		if p, ok := m.currentPin(); ok {
 			m.openPin(p)
 		}
+	case key.Matches(msg, k.Filter):
+		ps.typing = true
+		ps.input.SetValue(ps.text)
+		ps.input.Focus()
 	case key.Matches(msg, k.Back):
-		if ps.group != "" {
+		switch {
+		case ps.text != "":
+			ps.text = ""
+			m.recomputePins()
+		case ps.group != "":
 			m.showPins("")
+		default:
+			m.screen = screenList
+		}
+	}
+	return nil
+}
+
+// updatePinFilter handles keys while the partitions filter is typed, as the
+// list's filter does.
+func (m *Model) updatePinFilter(msg tea.Msg) tea.Cmd {
+	ps := &m.pinView
+	if kp, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(kp, m.keys.Apply):
+			ps.typing = false
+			ps.input.Blur()
+			ps.text = strings.TrimSpace(ps.input.Value())
+			m.recomputePins()
+			return nil
+		case key.Matches(kp, m.keys.Clear):
+			ps.typing = false
+			ps.input.Blur()
+			ps.input.SetValue("")
+			ps.text = ""
+			m.recomputePins()
 			return nil
 		}
-		m.screen = screenList
 	}
+	ps.input.Update(msg)
 	return nil
 }
 
@@ -225,13 +271,18 @@ func (m *Model) updatePinDetail(msg tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) pinsData() views.PinsData {
 	ps := &m.pinView
-	d := views.PinsData{Pins: m.pins, Rows: ps.win.rows, Cursor: ps.win.cursor, Top: ps.win.top, Now: m.now, Group: ps.group}
+	d := views.PinsData{Pins: m.pins, Rows: ps.win.rows, Cursor: ps.win.cursor, Top: ps.win.top, Now: m.now, Group: ps.group, Text: ps.text}
+	if ps.typing {
+		d.Input = ps.input.View(m.w/2, m.st)
+	}
 	if m.snap != nil {
 		d.Scanned, d.Unread = m.snap.Scanned, m.snap.Unread
 	}
 	switch {
 	case m.snap == nil:
 		d.Empty = "waiting for the first refresh…"
+	case ps.text != "":
+		d.Empty = "no pinned partition matches /" + ps.text + " (esc clears)"
 	case ps.group != "":
 		d.Empty = "no partition blocks " + ps.group + " any more (esc shows all)"
 	default:

@@ -232,3 +232,43 @@ func TestViewsBeforeTheFirstRefresh(t *testing.T) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func TestPartitionsFilter(t *testing.T) {
+	h := started(t)
+	h.press("p", "/")
+	if !h.m.pinView.typing {
+		t.Fatal("/ in the partitions view did not start the filter")
+	}
+	h.typeText("orders-enricher-v1-1") // an id: its two partitions
+	mustContain(t, h.screen(), "/orders-enricher-v1-1", "esc clear filter")
+	h.press("enter")
+	var got []string
+	for _, i := range h.m.pinView.win.rows {
+		got = append(got, h.m.pins[i].Topic+"-"+itoa(h.m.pins[i].TopicPartition.Partition))
+	}
+	if strings.Join(got, ",") != "orders-2,orders-3" {
+		t.Fatalf("filtered rows %v, want orders-2 and orders-3", got)
+	}
+	mustContain(t, h.screen(), "filter /orders-enricher-v1-1")
+	h.press("/")
+	for range "orders-enricher-v1-1" {
+		h.press("backspace")
+	}
+	h.typeText("billing-2")
+	h.press("enter")
+	if len(h.m.pinView.win.rows) != 1 {
+		t.Fatalf("%d rows for /billing-2, want 1", len(h.m.pinView.win.rows))
+	}
+	h.press("esc")
+	if h.m.pinView.text != "" || len(h.m.pinView.win.rows) != 9 || h.m.screen != screenPins {
+		t.Fatalf("esc: filter %q, %d rows, screen %d; want the filter cleared, still on partitions", h.m.pinView.text, len(h.m.pinView.win.rows), h.m.screen)
+	}
+	h.press("/")
+	h.typeText("nothing-like-this")
+	h.press("enter")
+	mustContain(t, h.screen(), "no pinned partition matches /nothing-like-this")
+	h.press("/", "esc")
+	if h.m.pinView.typing || h.m.pinView.text != "" {
+		t.Fatal("esc while typing did not clear the filter")
+	}
+}

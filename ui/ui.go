@@ -120,6 +120,7 @@ func New(o Options) *Model {
 	}
 	m.list.query.CheckpointInterval = o.CheckpointInterval
 	m.list.input = newFilterInput()
+	m.pinView.input = newPinFilterInput()
 	m.restyle()
 	return m
 }
@@ -168,6 +169,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.updateDialog(msg)
 	case m.list.typing:
 		return m.updateFilter(msg)
+	case m.pinView.typing:
+		return m.updatePinFilter(msg)
 	}
 	return nil
 }
@@ -187,6 +190,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.updateDialog(msg)
 	case m.list.typing:
 		return m.updateFilter(msg)
+	case m.pinView.typing:
+		return m.updatePinFilter(msg)
 	case m.showHelp:
 		switch {
 		case key.Matches(msg, k.Help, k.Back):
@@ -324,6 +329,9 @@ func (m *Model) render() string {
 	case m.screen == screenPins:
 		body = views.Pins(m.pinsData(), w, bodyH, st)
 		keys = m.keys.pinsShort()
+		if m.pinView.typing {
+			keys = m.keys.filterShort()
+		}
 	case m.screen == screenGroups:
 		body = views.Groups(m.groupsData(), w, bodyH, st)
 		keys = m.keys.groupsShort()

@@ -18,8 +18,11 @@ type PinsData struct {
 	Cursor int
 	Top    int
 	Now    time.Time
-	// Group, when set, is the consumer group the rows were narrowed to.
+	// Group, when set, is the consumer group the rows were narrowed to; Text
+	// the filter applied; Input the filter being typed, already rendered.
 	Group   string
+	Text    string
+	Input   string
 	Scanned int
 	Unread  int
 	Empty   string
@@ -166,6 +169,12 @@ func pinsStatus(d PinsData, w int, st Styles) string {
 	left := st.Dim.Render("sort ") + st.Text.Render("pinned longest")
 	if d.Group != "" {
 		left = st.Dim.Render("blocking group ") + st.Text.Render(d.Group) + st.Dim.Render(" · esc shows all")
+	}
+	if d.Text != "" {
+		left += st.Dim.Render(" · filter ") + st.Text.Render("/"+d.Text)
+	}
+	if d.Input != "" {
+		left = d.Input
 	}
 	hanging := 0
 	for _, i := range d.Rows {
