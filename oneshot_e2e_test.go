@@ -61,6 +61,13 @@ func run1(t *testing.T, args ...string) result {
 	return runProgram(t, args...)
 }
 
+// quickExit stops a race-enabled program from sleeping a second on every
+// successful exit (the race runtime's atexit_sleep_ms): these tests run it
+// dozens of times.
+func quickExit(t *testing.T) {
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+}
+
 func offsets(t *testing.T, bs []string, topic string, p int32) (hwm, lso int64) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bs...))
@@ -85,6 +92,7 @@ func offsets(t *testing.T, bs []string, topic string, p int32) (hwm, lso int64) 
 }
 
 func TestE2EOneShotRead(t *testing.T) {
+	quickExit(t)
 	c, bs := kafkatest.NewCluster(t)
 	b := strings.Join(bs, ",")
 	kafkatest.OpenTxn(t, bs, "orders-sink-0-7", "orders", time.Minute)
@@ -259,6 +267,7 @@ func auditLines(t *testing.T, path string) []audit.Entry {
 }
 
 func TestE2EFindHangingAndAbort(t *testing.T) {
+	quickExit(t)
 	c, bs := kafkatest.NewCluster(t)
 	b := strings.Join(bs, ",")
 	kafkatest.OpenTxn(t, bs, "lost-0-3", "orders", time.Minute)
@@ -355,6 +364,7 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 }
 
 func TestE2EForceTerminate(t *testing.T) {
+	quickExit(t)
 	_, bs := kafkatest.NewCluster(t)
 	b := strings.Join(bs, ",")
 	kafkatest.OpenTxn(t, bs, "stuck-2-9", "orders", time.Minute)
@@ -412,6 +422,7 @@ func TestE2EForceTerminate(t *testing.T) {
 }
 
 func TestE2EOneShotUsage(t *testing.T) {
+	quickExit(t)
 	for _, args := range [][]string{
 		{"describe"},
 		{"find-hanging", "-b", "127.0.0.1:1"},

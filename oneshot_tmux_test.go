@@ -71,6 +71,7 @@ func TestTmuxForceTerminatePrompt(t *testing.T) {
 		}
 		t.Skip("tmux is not installed")
 	}
+	quickExit(t) // the tmux client passes it on to the pane
 	_, bs := kafkatest.NewCluster(t)
 	b := strings.Join(bs, ",")
 	kafkatest.OpenTxn(t, bs, "stuck-0-1", "orders", time.Minute)
