@@ -3,7 +3,10 @@ package integration
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,14 +52,14 @@ func readCommittedGroup(t *testing.T, bootstrap, group, topic string) {
 // committedOf is the group's committed offset on tp (-1 when none).
 func committedOf(ctx context.Context, t *testing.T, adm *kadm.Client, group string, tp model.TopicPartition) int64 {
 	t.Helper()
-	os, err := adm.FetchOffsets(ctx, group)
+	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			return -1
 		}
 		t.Fatalf("FetchOffsets(%s): %v", group, err)
 	}
-	o, ok := os.Lookup(tp.Topic, tp.Partition)
+	o, ok := offs.Lookup(tp.Topic, tp.Partition)
 	if !ok || o.Err != nil {
 		return -1
 	}
@@ -190,9 +193,9 @@ func TestHangingPartitionFoundAndAborted(t *testing.T) {
 		t.Fatalf("the no-verify broker refused the hanging batch: %v", err)
 	}
 	group := name(t, "group")
-	var os kadm.Offsets
-	os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: 0, LeaderEpoch: -1})
-	if err := adm.CommitAllOffsets(ctx, group, os); err != nil {
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: 0, LeaderEpoch: -1})
+	if err := adm.CommitAllOffsets(ctx, group, offs); err != nil {
 		t.Fatalf("commit %s: %v", group, err)
 	}
 
@@ -249,4 +252,76 @@ func TestHangingPartitionFoundAndAborted(t *testing.T) {
 	if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 2 || lso != 2 {
 		t.Errorf("broker: HWM %d LSO %d, want 2 and 2 (the record and the marker)", hwm, lso)
 	}
+}
+
+// TestTmuxHangingPartitionFromThePartitionsView: the real binary on the broker without
+// partition verification. The operator opens the partitions view, filters to the topic, sees
+// the pinned partition held by no transaction with a consumer group stuck at its LSO, presses
+// enter (the owning id's detail, on that partition), x, types abort: the dialog reports the
+// broker accepted it, the audit log has one line, the LSO reaches the high watermark and the
+// partition leaves the view.
+func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
+	t.Parallel()
+	bootstrap := NoVerifyBootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	adm := newAdmin(t, bootstrap)
+	tp := topicOn(ctx, t, adm)
+	id := name(t, "txn")
+	pid, _, err := produceUnaddedTxnBatch(ctx, t, bootstrap, tp.Topic, id)
+	if err != nil {
+		t.Fatalf("the no-verify broker refused the hanging batch: %v", err)
+	}
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: 0, LeaderEpoch: -1})
+	if err := adm.CommitAllOffsets(ctx, name(t, "group"), offs); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	term := startTUI(ctx, t, bootstrap, "--audit-log", auditLog)
+	term.waitText("the first refresh", "pinned")
+
+	term.keys("p")
+	term.waitText("the partitions view", "sort pinned longest")
+	term.keys("/")
+	term.text(tp.Topic)
+	term.keys("Enter")
+	suffix := tp.Topic[len(tp.Topic)-8:] + "-0"
+	scr := term.wait("the pinned partition with its stuck group", func(scr string) bool {
+		for _, l := range strings.Split(scr, "\n") {
+			if strings.Contains(l, suffix) && strings.Contains(l, "not holding)") && strings.HasPrefix(l, "!!") &&
+				strings.HasSuffix(strings.TrimSpace(l), " 1") {
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(scr, "1 pinned") {
+		t.Errorf("the filtered view should count one pinned partition:\n%s", scr)
+	}
+
+	term.keys("Enter")
+	term.waitText("the owning id's detail on the partition", "this pid, HANGING", "x abort producer "+strconv.FormatInt(pid, 10))
+	term.keys("x")
+	term.waitText("the abort dialog", "ABORT ON PARTITION", "WriteTxnMarkers", "Type abort and press enter")
+	term.text("abort")
+	term.keys("Enter")
+	term.waitText("the outcome", "sent; the broker accepted it")
+
+	b, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 ||
+		!strings.Contains(lines[0], `"abort-partition"`) || !strings.Contains(lines[0], tp.Topic+"-0") {
+		t.Fatalf("audit log, want one abort-partition line for %s-0:\n%s", tp.Topic, b)
+	}
+	if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 2 || lso != 2 {
+		t.Errorf("broker: HWM %d LSO %d, want 2 and 2", hwm, lso)
+	}
+	term.keys("Escape") // two at once would read as alt+esc
+	term.wait("the dialog closed", func(scr string) bool { return !strings.Contains(scr, "ABORT ON PARTITION") })
+	term.keys("Escape")
+	term.waitText("the partition gone from the view", "no pinned partition matches /"+tp.Topic)
+	term.quit()
 }

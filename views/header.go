@@ -181,7 +181,7 @@ func countsLine(d HeaderData, st Styles) string {
 	if ps := d.Pins; ps.Pinned > 0 {
 		b.WriteString(st.Dim.Render(" · ") + st.Warn.Render(Count(ps.Pinned)+" pinned"))
 		if ps.Stuck > 0 {
-			b.WriteString(st.Dim.Render(" · ") + st.Danger.Render(Count(ps.Stuck)+" groups stuck"))
+			b.WriteString(st.Dim.Render(" · ") + st.Danger.Render(Count(ps.Stuck)+plural(ps.Stuck, " group", " groups")+" stuck"))
 		}
 	}
 	return b.String()
@@ -208,4 +208,11 @@ func oldestText(d HeaderData, st Styles) string {
 // oneLine keeps a multi-line error on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
