@@ -17,7 +17,7 @@ import (
 func runOneShot(ctx context.Context, c config, stdin io.Reader, stdout, stderr io.Writer) error {
 	// Refuse before touching the cluster: nobody is there to confirm.
 	if c.cmd.acts() && !c.one.yes && !readsTerminal(stdin) {
-		return usagef("txnscope %s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd)
+		return usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd)
 	}
 	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout})
 	if err != nil {

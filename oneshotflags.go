@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -138,28 +137,28 @@ func validateOneShot(fs *pflag.FlagSet, c *config) error {
 		}
 	}
 	if c.cmd.acts() && c.readOnly {
-		return usagef("txnscope %s changes the cluster, and --read-only forbids it", c.cmd)
+		return usagef("%s changes the cluster, and --read-only forbids it", c.cmd)
 	}
 
 	switch c.cmd {
 	case cmdDescribe, cmdForceTerminate:
 		if strings.TrimSpace(o.transactionalID) == "" {
-			return usagef("txnscope %s needs --transactional-id", c.cmd)
+			return usagef("%s needs --transactional-id", c.cmd)
 		}
 	case cmdDescribeProducers:
 		if !given("topic") || !given("partition") {
-			return usagef("txnscope describe-producers needs --topic and --partition")
+			return usagef("describe-producers needs --topic and --partition")
 		}
 	case cmdFindHanging:
 		if !given("topic") && !given("broker-id") {
-			return usagef("txnscope find-hanging needs --topic or --broker-id to limit the search")
+			return usagef("find-hanging needs --topic or --broker-id to limit the search")
 		}
 		if given("partition") && !given("topic") {
 			return usagef("--partition needs --topic")
 		}
 	case cmdAbort:
 		if !given("topic") || !given("partition") {
-			return usagef("txnscope abort needs --topic and --partition")
+			return usagef("abort needs --topic and --partition")
 		}
 		byProducer := given("producer-id") || given("producer-epoch") || given("coordinator-epoch")
 		switch {
@@ -167,7 +166,7 @@ func validateOneShot(fs *pflag.FlagSet, c *config) error {
 			return usagef("give either --start-offset or --producer-id, --producer-epoch and --coordinator-epoch, not both")
 		case given("start-offset"):
 		case !byProducer:
-			return usagef("txnscope abort needs --start-offset, or --producer-id, --producer-epoch and --coordinator-epoch")
+			return usagef("abort needs --start-offset, or --producer-id, --producer-epoch and --coordinator-epoch")
 		case !given("producer-id"):
 			return usagef("missing --producer-id")
 		case !given("producer-epoch"):
@@ -183,8 +182,7 @@ func validateOneShot(fs *pflag.FlagSet, c *config) error {
 }
 
 // oneShotUsage is the help section for the one-shot commands.
-const oneShotUsage = `
-One-shot commands (kafka-transactions.sh's, with its flags, columns and semantics):
+const oneShotUsage = `One-shot commands (kafka-transactions.sh's, with its flags, columns and semantics):
   txnscope list [--duration-filter MS] [--transactional-id-pattern REGEX]
   txnscope describe --transactional-id ID
   txnscope describe-producers --topic T --partition P [--broker-id B]
@@ -217,5 +215,5 @@ func describeOneShot() string {
 	for i, c := range oneShotCommands {
 		names[i] = string(c)
 	}
-	return fmt.Sprint(strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }

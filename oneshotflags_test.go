@@ -59,9 +59,9 @@ func TestParseOneShotErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"describe"}, "txnscope describe needs --transactional-id"},
+		{[]string{"describe"}, "describe needs --transactional-id"},
 		{[]string{"describe", "--transactional-id", " "}, "needs --transactional-id"},
-		{[]string{"force-terminate", "--yes"}, "txnscope force-terminate needs --transactional-id"},
+		{[]string{"force-terminate", "--yes"}, "force-terminate needs --transactional-id"},
 		{[]string{"describe-producers", "--topic", "t"}, "needs --topic and --partition"},
 		{[]string{"describe-producers", "--partition", "0"}, "needs --topic and --partition"},
 		{[]string{"find-hanging"}, "needs --topic or --broker-id"},
