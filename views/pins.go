@@ -71,7 +71,7 @@ func PinColumns() []Column[PinRow] {
 		{Name: "HELD BACK", Width: 9, Right: true, Text: func(r PinRow) string { return Count(int(r.Pin.HeldBack())) },
 			Style: func(_ PinRow, st *Styles) Ink { return st.Warn }},
 		{Name: "PINNED", Width: 7, Right: true, Text: func(r PinRow) string { return PinSince(r.Pin, r.Now) }},
-		{Name: "PID/EPOCH", Width: 11, Right: true, Drop: 3, Text: func(r PinRow) string {
+		{Name: pidColumn, Width: 11, Right: true, Drop: 3, Text: func(r PinRow) string {
 			if !r.Pin.HasPinner {
 				return "–"
 			}
@@ -133,7 +133,19 @@ func Pins(d PinsData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
-	cols := Layout(PinColumns(), w-markerWidth)
+	all := PinColumns()
+	pidW := 0
+	for _, i := range d.Rows {
+		if p := &d.Pins[i]; p.HasPinner {
+			pidW = max(pidW, len(strconv.FormatInt(p.Pinner.ProducerID, 10))+1+len(strconv.Itoa(int(p.Pinner.ProducerEpoch))))
+		}
+	}
+	for i := range all {
+		if all[i].Name == pidColumn {
+			all[i].Width = max(all[i].Width, min(pidW, 24)) // kfake hands out 19-digit producer ids
+		}
+	}
+	cols := Layout(all, w-markerWidth)
 	lines := make([]string, 0, h)
 	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
 	n := ListRows(h)
