@@ -13,8 +13,13 @@ const backfillID = "reports-backfill-0-1"
 // runBackfill keeps one transaction open under backfillID until the
 // coordinator aborts it (its timeout, or someone force-terminating it in
 // txnscope), then opens a new one after a pause, so the pinned LSO is visible
-// at almost any time.
-func (d *Demo) runBackfill(ctx context.Context) {
+// at almost any time. It starts once ready is closed.
+func (d *Demo) runBackfill(ctx context.Context, ready <-chan struct{}) {
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return
+	}
 	long := d.opts.LongTimeout
 	beat := min(max(long/90, 100*time.Millisecond), 10*time.Second)
 	pause := min(max(long/30, time.Second), 30*time.Second)

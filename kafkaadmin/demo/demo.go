@@ -23,7 +23,16 @@
 //   - reports-backfill-0-1 keeps one transaction open on one partition of
 //     reports for 15 min (LongTimeout), pinning its LSO, adding a record every
 //     10 s; once aborted (timeout or force-terminate) it opens a new one 30 s
-//     later.
+//     later. A reporting service publishes committed records to reports,
+//     that partition included, every two checkpoint intervals, without a
+//     transaction.
+//
+// Three consumer groups read with isolation.level=read_committed and commit
+// what they read: reports-loader (reports) waits at the backfill's pinned LSO
+// and moves on when it is aborted; orders-indexer (orders-enriched) keeps up;
+// inventory-projector (inventory) waits behind inventory-sync-v7's crashed
+// transactions until the coordinator aborts them and moves on once the job is
+// back.
 package demo
 
 import (
@@ -61,11 +70,12 @@ type Stats struct {
 	FencedDuplicate int64
 	Crashed         int64 // transactions inventory-sync-v7 left open when it crashed
 	Reopened        int64 // times reports-backfill-0-1 found its transaction aborted and opened a new one
+	Consumed        int64 // records the consumer groups read
 	Errors          int64 // any other workload error (all logged)
 }
 
 type counters struct {
-	commits, aborts, fenced, fencedDup, crashed, reopened, errors atomic.Int64
+	commits, aborts, fenced, fencedDup, crashed, reopened, consumed, errors atomic.Int64
 }
 
 // Demo is a running cluster plus its workloads.
@@ -208,6 +218,7 @@ func (d *Demo) Stats() Stats {
 		FencedDuplicate: d.stats.fencedDup.Load(),
 		Crashed:         d.stats.crashed.Load(),
 		Reopened:        d.stats.reopened.Load(),
+		Consumed:        d.stats.consumed.Load(),
 		Errors:          d.stats.errors.Load(),
 	}
 }

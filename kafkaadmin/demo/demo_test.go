@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // fastOptions squeezes minutes of demo into seconds.
@@ -90,20 +92,38 @@ func TestDemo(t *testing.T) {
 		w.t = t
 		checkFencing(w, d)
 	})
-	t.Run("crashed job's transaction is aborted at its timeout", func(t *testing.T) {
+	t.Run("orders-indexer keeps up", func(t *testing.T) {
 		w.t = t
-		checkCrashAbort(w, o.CrashTimeout)
+		checkIndexer(w)
 	})
-	t.Run("backfill pins the LSO", func(t *testing.T) {
+	var held map[int32]int64
+	t.Run("crashed job's transaction is aborted at its timeout, inventory-projector waiting at its LSO", func(t *testing.T) {
 		w.t = t
-		checkPinnedLSO(w)
+		held = checkCrashAbort(w, o.CrashTimeout, o.CheckpointInterval)
 	})
-	t.Run("force-terminated backfill reopens", func(t *testing.T) {
+	t.Run("inventory-projector moves on past the aborted transactions", func(t *testing.T) {
+		w.t = t
+		w.until("inventory-projector committing past every LSO it waited at", 2*o.CrashTimeout+5*time.Second, func() bool {
+			for p, lso := range held {
+				if at, ok := w.offsets("inventory-projector", "inventory", p); !ok || at.committed <= lso {
+					return false
+				}
+			}
+			return true
+		})
+	})
+	var pinned int32
+	t.Run("backfill pins the LSO, reports-loader waits at it", func(t *testing.T) {
+		w.t = t
+		pinned = checkPinnedLSO(w)
+		checkLoaderWaits(w, pinned)
+	})
+	t.Run("force-terminated backfill reopens, reports-loader moves on", func(t *testing.T) {
 		w.t = t
 		checkBackfillReopens(w, kc, d)
 	})
-	if s := d.Stats(); s.Aborts == 0 {
-		t.Errorf("payments-dedup-v3 aborted nothing: %+v", s)
+	if s := d.Stats(); s.Aborts == 0 || s.Consumed == 0 {
+		t.Errorf("payments-dedup-v3 aborted nothing or the groups read nothing: %+v", s)
 	}
 
 	adm.Close()
@@ -224,13 +244,19 @@ func checkFencing(w *watcher, d *Demo) {
 
 var inventoryID = regexp.MustCompile(`^inventory-sync-v7-[01]-\d+$`)
 
-func checkCrashAbort(w *watcher, timeout time.Duration) {
+// checkCrashAbort waits for a crashed transaction aborted at its timeout,
+// during which inventory-projector was seen stuck at the LSO it pinned on
+// some partition; it returns those LSOs. A transaction still open after a few
+// checkpoint intervals is a crashed one: healthy ones last one interval.
+func checkCrashAbort(w *watcher, timeout, interval time.Duration) map[int32]int64 {
 	type seen struct {
 		epoch int16
 		start time.Time
 	}
 	ongoing := map[string]seen{}
-	w.until("a crashed transaction aborted at its timeout", 3*timeout+5*time.Second, func() bool {
+	waited := map[string]map[int32]int64{} // crashed id -> partition -> LSO the group was stuck at
+	var held map[int32]int64
+	w.until("a crashed transaction aborted at its timeout, inventory-projector stuck behind it meanwhile", 3*timeout+5*time.Second, func() bool {
 		for id, tx := range w.describe(inventoryID) {
 			if tx.Err != nil {
 				continue
@@ -240,20 +266,43 @@ func checkCrashAbort(w *watcher, timeout time.Duration) {
 			}
 			switch tx.State {
 			case "Ongoing":
-				ongoing[id] = seen{tx.ProducerEpoch, time.UnixMilli(tx.StartTimestamp)}
+				start := time.UnixMilli(tx.StartTimestamp)
+				ongoing[id] = seen{tx.ProducerEpoch, start}
+				if time.Since(start) < 3*interval {
+					continue
+				}
+				for p := range tx.Topics["inventory"] {
+					if at, ok := w.offsets("inventory-projector", "inventory", p); ok && at.stuck() {
+						if waited[id] == nil {
+							waited[id] = map[int32]int64{}
+						}
+						waited[id][p] = at.lso
+					}
+				}
 			case "Empty":
 				s, ok := ongoing[id]
-				if ok && tx.ProducerEpoch == s.epoch+1 && time.Since(s.start) >= timeout {
-					w.t.Logf("%s aborted after %s, epoch %d -> %d", id, time.Since(s.start).Round(time.Millisecond), s.epoch, tx.ProducerEpoch)
-					return true
+				if !ok || tx.ProducerEpoch != s.epoch+1 || time.Since(s.start) < timeout {
+					continue
 				}
+				delete(ongoing, id)
+				if len(waited[id]) == 0 {
+					// The group may not have read the partition yet: the job crashes again soon.
+					w.t.Logf("%s aborted at its timeout before inventory-projector was seen waiting behind it", id)
+					continue
+				}
+				held = waited[id]
+				w.t.Logf("%s aborted after %s, epoch %d -> %d; inventory-projector waited at %v",
+					id, time.Since(s.start).Round(time.Millisecond), s.epoch, tx.ProducerEpoch, held)
+				return true
 			}
 		}
 		return false
 	})
+	return held
 }
 
-func checkPinnedLSO(w *watcher) {
+func checkPinnedLSO(w *watcher) int32 {
+	var pinned int32
 	w.until("reports-backfill-0-1 pinning the LSO of its partition", 5*time.Second, func() bool {
 		tx, err := w.adm.DescribeTransactions(w.ctx, backfillID)
 		if err != nil {
@@ -280,11 +329,113 @@ func checkPinnedLSO(w *watcher) {
 			s, ok2 := stable.Lookup("reports", p)
 			if ok1 && ok2 && e.Err == nil && s.Err == nil && s.Offset < e.Offset {
 				w.t.Logf("reports/%d: LSO %d < high watermark %d", p, s.Offset, e.Offset)
+				pinned = p
 				return true
 			}
 		}
 		return false
 	})
+	return pinned
+}
+
+// checkLoaderWaits expects reports-loader to reach the backfill's pinned LSO
+// and stay there, while the reports published after it pile up.
+func checkLoaderWaits(w *watcher, p int32) {
+	var first offsets
+	w.until("reports-loader stuck at the backfill's LSO", 10*time.Second, func() bool {
+		at, ok := w.offsets("reports-loader", "reports", p)
+		first = at
+		return ok && at.stuck() && w.backfillOngoing()
+	})
+	w.t.Logf("reports-loader at %d on reports/%d, LSO %d, high watermark %d", first.committed, p, first.lso, first.hwm)
+	last := first
+	for end := time.Now().Add(5 * fastOptions(w.t).CheckpointInterval); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		at, ok := w.offsets("reports-loader", "reports", p)
+		if !ok {
+			continue
+		}
+		if at.lso != first.lso || !w.backfillOngoing() {
+			return // the backfill timed out meanwhile: its LSO was released
+		}
+		if !at.stuck() {
+			w.t.Fatalf("reports-loader left the pinned LSO while the backfill is open: %+v", at)
+		}
+		last = at
+	}
+	if last.hwm <= first.hwm {
+		w.t.Errorf("nothing piled up behind the pinned LSO: high watermark %d, then %d", first.hwm, last.hwm)
+	}
+}
+
+func (w *watcher) backfillOngoing() bool {
+	tx, err := w.adm.DescribeTransactions(w.ctx, backfillID)
+	return err == nil && tx[backfillID].Err == nil && tx[backfillID].State == "Ongoing"
+}
+
+// checkIndexer expects orders-indexer to commit on every partition of
+// orders-enriched, and further on each a little later.
+func checkIndexer(w *watcher) {
+	const parts = 6
+	first := map[int32]int64{}
+	w.until("orders-indexer committing on every partition, then further", 10*time.Second, func() bool {
+		committed, err := w.adm.FetchOffsets(w.ctx, "orders-indexer")
+		if err != nil {
+			return false
+		}
+		moved := 0
+		for p := int32(0); p < parts; p++ {
+			o, ok := committed.Lookup("orders-enriched", p)
+			if !ok || o.Err != nil || o.At < 0 {
+				continue
+			}
+			if f, ok := first[p]; !ok {
+				first[p] = o.At
+			} else if o.At > f {
+				moved++
+			}
+		}
+		return moved == parts
+	})
+}
+
+// offsets is a group's committed offset on one partition, read before the
+// partition's LSO and high watermark.
+type offsets struct {
+	committed, lso, hwm int64
+}
+
+// stuck is txnscope's rule (model.Pins): the partition is pinned and the
+// group's committed offset is at its LSO or just below.
+func (o offsets) stuck() bool {
+	return o.lso < o.hwm && o.committed >= 0 && o.committed <= o.lso && o.lso-o.committed <= model.StuckSlack
+}
+
+func (w *watcher) offsets(group, topic string, p int32) (offsets, bool) {
+	w.t.Helper()
+	committed, err := w.adm.FetchOffsets(w.ctx, group)
+	if err != nil {
+		return offsets{}, false
+	}
+	stable, err1 := w.adm.ListCommittedOffsets(w.ctx, topic)
+	end, err2 := w.adm.ListEndOffsets(w.ctx, topic)
+	if err1 != nil || err2 != nil {
+		return offsets{}, false
+	}
+	s, ok1 := stable.Lookup(topic, p)
+	e, ok2 := end.Lookup(topic, p)
+	if !ok1 || !ok2 || s.Err != nil || e.Err != nil {
+		return offsets{}, false
+	}
+	at := offsets{committed: -1, lso: s.Offset, hwm: e.Offset}
+	if c, ok := committed.Lookup(topic, p); ok && c.Err == nil {
+		at.committed = c.At
+	}
+	// A read_committed reader is only ever given records below the LSO,
+	// and the LSO never goes back.
+	if at.committed > at.lso {
+		w.t.Fatalf("%s committed %d on %s/%d, past its LSO %d", group, at.committed, topic, p, at.lso)
+	}
+	return at, true
 }
 
 // checkBackfillReopens aborts the backfill the way txnscope's force-terminate
@@ -297,6 +448,10 @@ func checkBackfillReopens(w *watcher, kc *kgo.Client, d *Demo) {
 	}
 	p := firstPartition(w.t, before[backfillID].Topics["reports"])
 	reopened := d.Stats().Reopened
+	pinnedAt, ok := w.offsets("reports-loader", "reports", p)
+	if !ok {
+		w.t.Fatal("cannot read reports-loader's offsets before the abort")
+	}
 
 	req := kmsg.NewPtrInitProducerIDRequest()
 	id := backfillID
@@ -319,6 +474,10 @@ func checkBackfillReopens(w *watcher, kc *kgo.Client, d *Demo) {
 		e, _ := end.Lookup("reports", p)
 		s, _ := stable.Lookup("reports", p)
 		return e.Err == nil && s.Err == nil && s.Offset == e.Offset
+	})
+	w.until("reports-loader committing past the released LSO", 5*time.Second, func() bool {
+		at, ok := w.offsets("reports-loader", "reports", p)
+		return ok && at.committed > pinnedAt.lso
 	})
 	w.until("a new backfill transaction", 10*time.Second, func() bool {
 		tx, err := w.adm.DescribeTransactions(w.ctx, backfillID)

@@ -4,7 +4,9 @@ import (
 	"context"
 )
 
-// startWorkloads starts the five scenarios txnscope is meant to explain.
+// startWorkloads starts the five scenarios txnscope is meant to explain, the
+// reporting service beside the backfill, and the consumer groups waiting on
+// them.
 func (d *Demo) startWorkloads(ctx context.Context) {
 	o := d.opts
 	interval := o.CheckpointInterval
@@ -54,6 +56,9 @@ func (d *Demo) startWorkloads(ctx context.Context) {
 		crashAfter:   3,
 		restartAfter: o.CrashTimeout * 3 / 2,
 	})
-	d.goRun(ctx, d.runBackfill)
+	reports := make(chan struct{})
+	d.goRun(ctx, func(ctx context.Context) { d.runReports(ctx, reports) })
+	d.goRun(ctx, func(ctx context.Context) { d.runBackfill(ctx, reports) })
+	d.startConsumers(ctx)
 	d.goRun(ctx, d.trimLogs)
 }
