@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -69,6 +70,22 @@ func TestCursorFollowsTheSelectedIDAcrossRefreshes(t *testing.T) {
 	h.tick()
 	if got := h.selectedID(); got != "long-runner" {
 		t.Errorf("after a refresh the cursor is on %q, want long-runner", got)
+	}
+}
+
+func TestUntouchedCursorStaysOnTheMostUrgentRow(t *testing.T) {
+	h := started(t)
+	first := h.selectedID()
+	next := uitest.Snapshot(uitest.T0)
+	for i := range next.Txns {
+		if next.Txns[i].ID == first {
+			next.Txns[i].State, next.Txns[i].Start = model.CompleteCommit, time.Time{} // no longer urgent
+		}
+	}
+	h.admin.Push(next)
+	h.tick()
+	if got := h.selectedID(); got == first || h.m.list.cursor != 0 {
+		t.Errorf("cursor on %q (row %d), want the new first row, not %q", got, h.m.list.cursor, first)
 	}
 }
 

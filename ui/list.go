@@ -19,8 +19,12 @@ type listState struct {
 	cursor   int
 	top      int
 	selected string // the id under the cursor; the cursor follows it across refreshes
-	input    input
-	typing   bool
+	// moved is set once the user moves the cursor. Until then the cursor stays on
+	// the first row, the most urgent one: following whatever id happened to be
+	// first at start-up would scroll the urgent rows away as the list fills.
+	moved  bool
+	input  input
+	typing bool
 }
 
 func newFilterInput() input {
@@ -37,7 +41,9 @@ func (l *listState) recompute(m *Model) {
 	l.rows = model.Rows(m.snap, m.hist, l.query, m.now)
 	// When the selected id is gone (expired, filtered out) the cursor stays
 	// where it was on screen.
-	if l.selected != "" {
+	if !l.moved {
+		l.cursor, screenPos = 0, 0
+	} else if l.selected != "" {
 		for i, idx := range l.rows {
 			if m.snap.Txns[idx].ID == l.selected {
 				l.cursor = i
@@ -102,6 +108,7 @@ func (l *listState) move(k keyMap, msg tea.KeyPressMsg, visible int) bool {
 	default:
 		return false
 	}
+	l.moved = true
 	l.clamp(visible)
 	return true
 }
