@@ -59,7 +59,7 @@ func (a Action) Wire() string {
 func (a Action) Consequences() []string {
 	if a.Kind == ForceTerminate {
 		return []string{
-			fmt.Sprintf("The coordinator aborts the open transaction of %s and bumps its epoch (now %d).", a.TransactionalID, a.ProducerEpoch),
+			fmt.Sprintf("The coordinator aborts the open transaction of %s and bumps its epoch past %d.", a.TransactionalID, a.ProducerEpoch),
 			"Records written in it are discarded; read_committed consumers move past them.",
 			"The live producer holding this id is fenced: a Flink job fails and restores from its last checkpoint.",
 			"If Flink had already pre-committed this transaction, that checkpoint's output is lost.",

@@ -27,7 +27,7 @@ func TestActionWireAndConsequences(t *testing.T) {
 		}
 	}
 	c := strings.Join(ft.Consequences(), "\n")
-	for _, s := range []string{"orders-enricher-v1-2-17", "now 7", "fenced", "Flink", "lost"} {
+	for _, s := range []string{"orders-enricher-v1-2-17", "past 7", "fenced", "Flink", "lost"} {
 		if !strings.Contains(c, s) {
 			t.Errorf("force-terminate consequences lack %q:\n%s", s, c)
 		}
