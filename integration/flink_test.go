@@ -189,6 +189,8 @@ func TestFlinkKilledJobTimesOut(t *testing.T) {
 
 	tr := newTracker(prefix)
 	ratios := map[string][]float64{}
+	pinnedSeen := map[string]bool{}
+	unpinnedPolls := 0
 	jsonChecked := false
 	sc.until(ctx, "the killed job's transactions to end", func(s *model.Snapshot) bool {
 		tr.add(s)
@@ -206,6 +208,15 @@ func TestFlinkKilledJobTimesOut(t *testing.T) {
 				t.Errorf("%s: timeout %d ms, partitions %v; want %s and [%v]", id, tx.TimeoutMs, tx.Partitions, timeout, tp)
 			}
 			part := partOf(t, s, tp)
+			if part.LastStableOffset >= part.HighWatermark {
+				// The high watermark and the LSO come from two ListOffsets requests; once in a
+				// while (seen under the full suite's load) the broker answered an LSO past the
+				// high watermark read just before, and kafkaadmin shows that as not pinned.
+				// What matters is that the pin shows, and that it is never shown wrongly.
+				unpinnedPolls++
+				continue
+			}
+			pinnedSeen[id] = true
 			pin, ok := part.Pinner()
 			if part.LastStableOffset != startAt[id] || part.HighWatermark <= startAt[id] || !ok ||
 				pin.ProducerID != tx.ProducerID || pin.CurrentTxnStartOffset != startAt[id] {
@@ -232,6 +243,14 @@ func TestFlinkKilledJobTimesOut(t *testing.T) {
 		return true
 	})
 	t.Logf("states txnscope saw:\n%s", tr)
+	for id := range open {
+		if !pinnedSeen[id] {
+			t.Errorf("%s: no poll showed its partition pinned at offset %d", id, startAt[id])
+		}
+	}
+	if unpinnedPolls > 0 {
+		t.Logf("%d poll(s) read an LSO at or past the high watermark while the transactions were open", unpinnedPolls)
+	}
 	if !jsonChecked {
 		t.Error("txnscope snapshot -o json never ran while both transactions were open")
 	}

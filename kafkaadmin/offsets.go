@@ -94,8 +94,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		extraProds   map[tp][]model.Producer
 		groupsListed = make(chan struct{})
 	)
-	wg.Go(func() { hwm = c.offsets(ctx, all, 0, "high watermark", &errs) })
-	wg.Go(func() { lso = c.offsets(ctx, all, 1, "last stable offset", &errs) })
+	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, all, &errs) })
 	wg.Go(func() { producers = c.producers(ctx, watch, &errs) })
 	go func() {
 		defer close(groupsListed)

@@ -119,8 +119,7 @@ func (c *Client) pollPartitions(ctx context.Context, tps []tp, meta metaMap, met
 		producers map[tp][]model.Producer
 		wg        sync.WaitGroup
 	)
-	wg.Go(func() { hwm = c.offsets(ctx, tps, 0, "high watermark", &errs) })
-	wg.Go(func() { lso = c.offsets(ctx, tps, 1, "last stable offset", &errs) })
+	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, tps, &errs) })
 	wg.Go(func() { producers = c.producers(ctx, tps, &errs) })
 	wg.Wait()
 
@@ -153,6 +152,22 @@ func groupByTopic(tps []tp) map[string][]int32 {
 		m[p.Topic] = append(m[p.Topic], p.Partition)
 	}
 	return m
+}
+
+// stableOffsets reads the high watermarks, then the last stable offsets. Both
+// only grow and LSO ≤ HWM at any instant, so reading them in this order never
+// shows a partition pinned that was not: with no open transaction the LSO read
+// second is at least the high watermark read first. An LSO past the high
+// watermark read before it is clamped, so a snapshot never holds LSO > HWM.
+func (c *Client) stableOffsets(ctx context.Context, tps []tp, errs *partErrs) (hwm, lso map[tp]int64) {
+	hwm = c.offsets(ctx, tps, 0, "high watermark", errs)
+	lso = c.offsets(ctx, tps, 1, "last stable offset", errs)
+	for p, l := range lso {
+		if h, ok := hwm[p]; ok && l > h {
+			hwm[p] = l
+		}
+	}
+	return hwm, lso
 }
 
 // offsets lists the latest offset of each partition: the high watermark with
