@@ -5,9 +5,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -23,31 +20,7 @@ type scan struct {
 // clusterMetadata reads leaders and topic ids of every topic. A failure
 // leaves the map empty: the watched partitions then carry the error.
 func (c *Client) clusterMetadata(ctx context.Context) (metaMap, string) {
-	out := metaMap{}
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	req := kmsg.NewPtrMetadataRequest() // no topics: all of them
-	resp, err := c.kgo.Request(ctx, req)
-	if err != nil {
-		return out, "metadata: " + errText(err)
-	}
-	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
-		if t.Topic == nil {
-			continue
-		}
-		m := topicMeta{id: t.TopicID, leader: map[int32]int32{}, perr: map[int32]string{}}
-		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
-			m.err = errText(e)
-		}
-		for _, p := range t.Partitions {
-			m.leader[p.Partition] = p.Leader
-			if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
-				m.perr[p.Partition] = errText(e)
-			}
-		}
-		out[*t.Topic] = m
-	}
-	return out, ""
+	return c.metadata(ctx, nil)
 }
 
 // every lists the partitions metadata reports, plus the watched ones it

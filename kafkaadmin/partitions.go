@@ -47,10 +47,16 @@ func (m metaMap) leaderOf(p tp) (int32, string) {
 // topicMetadata reads leaders and topic ids of the given topics. A failure
 // leaves the map empty: every partition then carries the error.
 func (c *Client) topicMetadata(ctx context.Context, topics []string) (metaMap, string) {
-	out := make(metaMap, len(topics))
 	if len(topics) == 0 {
-		return out, ""
+		return metaMap{}, ""
 	}
+	return c.metadata(ctx, topics)
+}
+
+// metadata reads leaders and topic ids of topics, or of every topic when
+// topics is nil.
+func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string) {
+	out := make(metaMap, len(topics))
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrMetadataRequest()
