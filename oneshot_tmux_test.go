@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // promptIn runs the real program with args in a terminal (tmux), waits for
@@ -22,55 +22,20 @@ func promptIn(t *testing.T, answer string, args ...string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -g status off\nset -g remain-on-exit on\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := &tmuxSession{t: t, socket: fmt.Sprintf("txnscope-prompt-%d-%d", os.Getpid(), time.Now().UnixNano()), target: "prompt"}
-	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
-	exitFile := filepath.Join(dir, "exit-status")
-	parts := []string{"env -u TMUX TERM=xterm-256color", asMain + "=1", "XDG_STATE_HOME=" + quote(dir), quote(exe)}
-	for _, a := range args {
-		parts = append(parts, quote(a))
-	}
-	parts = append(parts, "; echo $? >", quote(exitFile+".tmp"), "&& mv", quote(exitFile+".tmp"), quote(exitFile))
-	var socketPath string
-	t.Cleanup(func() {
-		s.tmux("kill-server")
-		if socketPath != "" {
-			os.Remove(socketPath)
-		}
-	})
-	s.must("-f", conf, "new-session", "-d", "-x", "160", "-y", "30", "-s", s.target, strings.Join(parts, " "))
-	socketPath = strings.TrimSpace(s.must("display-message", "-p", "#{socket_path}"))
-	s.waitText([]string{"Type abort and press enter to send it"})
+	s := uitest.StartTerm(t, 160, 30, []string{asMain + "=1", "XDG_STATE_HOME=" + t.TempDir()}, append([]string{exe}, args...)...)
+	s.WaitText([]string{"Type abort and press enter to send it"})
 	if answer != "" {
-		s.text(answer)
+		s.Text(answer)
 	}
-	s.keys("Enter")
-	s.waitScreen("the program gone", func(string) bool {
-		_, err := os.Stat(exitFile)
-		return err == nil
-	})
-	b, err := os.ReadFile(exitFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.Keys("Enter")
 	code := -1
-	fmt.Sscan(strings.TrimSpace(string(b)), &code)
-	return code, s.capture()
+	fmt.Sscan(s.WaitExit(), &code)
+	return code, s.Capture()
 }
 
 // TestTmuxForceTerminatePrompt: on a terminal and without --yes, force-terminate
 // shows the request and its consequences and sends only when abort is typed.
 func TestTmuxForceTerminatePrompt(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed; CI must run this test")
-		}
-		t.Skip("tmux is not installed")
-	}
 	quickExit(t) // the tmux client passes it on to the pane
 	_, bs := kafkatest.NewCluster(t)
 	b := strings.Join(bs, ",")

@@ -279,15 +279,15 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 	}
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	term := startTUI(ctx, t, bootstrap, "--audit-log", auditLog)
-	term.waitText("the first refresh", "pinned")
+	term.WaitText([]string{"pinned"})
 
-	term.keys("p")
-	term.waitText("the partitions view", "sort pinned longest")
-	term.keys("/")
-	term.text(tp.Topic)
-	term.keys("Enter")
+	term.Keys("p")
+	term.WaitText([]string{"sort pinned longest"})
+	term.Keys("/")
+	term.Text(tp.Topic)
+	term.Keys("Enter")
 	suffix := tp.Topic[len(tp.Topic)-8:] + "-0"
-	scr := term.wait("the pinned partition with its stuck group", func(scr string) bool {
+	scr := term.Wait("the pinned partition with its stuck group", func(scr string) bool {
 		for _, l := range strings.Split(scr, "\n") {
 			if strings.Contains(l, suffix) && strings.Contains(l, "not holding)") && strings.HasPrefix(l, "!!") &&
 				strings.HasSuffix(strings.TrimSpace(l), " 1") {
@@ -300,13 +300,13 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 		t.Errorf("the filtered view should count one pinned partition:\n%s", scr)
 	}
 
-	term.keys("Enter")
-	term.waitText("the owning id's detail on the partition", "this pid, HANGING", "x abort producer "+strconv.FormatInt(pid, 10))
-	term.keys("x")
-	term.waitText("the abort dialog", "ABORT ON PARTITION", "WriteTxnMarkers", "Type abort and press enter")
-	term.text("abort")
-	term.keys("Enter")
-	term.waitText("the outcome", "sent; the broker accepted it")
+	term.Keys("Enter")
+	term.WaitText([]string{"this pid, HANGING", "x abort producer " + strconv.FormatInt(pid, 10)})
+	term.Keys("x")
+	term.WaitText([]string{"ABORT ON PARTITION", "WriteTxnMarkers", "Type abort and press enter"})
+	term.Text("abort")
+	term.Keys("Enter")
+	term.WaitText([]string{"sent; the broker accepted it"})
 
 	b, err := os.ReadFile(auditLog)
 	if err != nil {
@@ -319,9 +319,9 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 	if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 2 || lso != 2 {
 		t.Errorf("broker: HWM %d LSO %d, want 2 and 2", hwm, lso)
 	}
-	term.keys("Escape") // two at once would read as alt+esc
-	term.wait("the dialog closed", func(scr string) bool { return !strings.Contains(scr, "ABORT ON PARTITION") })
-	term.keys("Escape")
-	term.waitText("the partition gone from the view", "no pinned partition matches /"+tp.Topic)
+	term.Keys("Escape") // two at once would read as alt+esc
+	term.Wait("the dialog closed", func(scr string) bool { return !strings.Contains(scr, "ABORT ON PARTITION") })
+	term.Keys("Escape")
+	term.WaitText([]string{"no pinned partition matches /" + tp.Topic})
 	term.quit()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/txnscope/txnscope/audit"
 	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // The real txnscope binary in a real terminal (tmux) against the real broker, driven the way
@@ -24,153 +24,42 @@ import (
 // a private tmux server per test, the exit status written to a file by the shell around the
 // program, bounded polling of capture-pane, and the server always killed.
 
-const (
-	tuiPoll     = 200 * time.Millisecond
-	tuiPatience = 30 * time.Second
-	tuiRefresh  = "500ms"
-)
+const tuiRefresh = "500ms"
 
-// tuiTerm is txnscope running in a detached session of a private tmux server.
+// tuiTerm is txnscope running in a terminal of its own (see uitest.Term).
 type tuiTerm struct {
-	t        *testing.T
-	socket   string
-	target   string
-	exitFile string
-	last     string // the last capture, for failure messages
+	*uitest.Term
+	t *testing.T
 }
 
 // startTUI builds txnscope and opens it on bootstrap in a 160×40 tmux pane; extra flags
-// follow the defaults (--refresh 500ms, an audit log and state directory of the test's own).
+// follow the defaults (--refresh 500ms, a state directory of the test's own).
 func startTUI(ctx context.Context, t *testing.T, bootstrap string, flags ...string) *tuiTerm {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if isCI() {
-			t.Fatal("tmux is not installed; CI must run the TUI tests")
-		}
-		t.Skip("tmux is not installed")
-	}
 	requireLoopback(t, bootstrap)
 	bin := buildTxnscope(ctx, t)
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "tmux.conf")
-	// No status line, so the pane is the whole window; the pane stays after the program
-	// ends, so a failure can still show the screen.
-	if err := os.WriteFile(conf, []byte("set -g status off\nset -g remain-on-exit on\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := &tuiTerm{t: t, socket: fmt.Sprintf("txnscope-it-%d-%08x", os.Getpid(), rand.Uint32()), target: "tui",
-		exitFile: filepath.Join(dir, "exit-status")}
-	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'" }
-	args := []string{quote(bin), "-b", quote(bootstrap), "--refresh", tuiRefresh}
-	for _, f := range flags {
-		args = append(args, quote(f))
-	}
-	// The shell records the exit status (tmux's own pane_dead_status is not dependable,
-	// see e2e_tmux_test.go).
-	program := strings.Join([]string{
-		"env -u TMUX TERM=xterm-256color", "XDG_STATE_HOME=" + quote(filepath.Join(dir, "state")),
-		strings.Join(args, " ") + ";",
-		"echo $? >", quote(s.exitFile + ".tmp"), "&& mv", quote(s.exitFile + ".tmp"), quote(s.exitFile),
-	}, " ")
-	var socketPath string
-	t.Cleanup(func() {
-		_, _ = s.tmux("kill-server")
-		if socketPath != "" {
-			os.Remove(socketPath) // tmux leaves it behind
-		}
-	})
-	s.must("-f", conf, "new-session", "-d", "-x", "160", "-y", "40", "-s", s.target, program)
-	socketPath = strings.TrimSpace(s.must("display-message", "-p", "#{socket_path}"))
-	s.waitText("the list, connected", "TRANSACTIONAL ID", "● connected")
+	argv := append([]string{bin, "-b", bootstrap, "--refresh", tuiRefresh}, flags...)
+	s := &tuiTerm{Term: uitest.StartTerm(t, 160, 40, []string{"XDG_STATE_HOME=" + filepath.Join(t.TempDir(), "state")}, argv...), t: t}
+	s.WaitText([]string{"TRANSACTIONAL ID", "● connected"})
 	return s
-}
-
-func (s *tuiTerm) tmux(args ...string) (string, error) {
-	cmd := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
-	// A test run from inside tmux must still talk to the private server only.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") })
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-func (s *tuiTerm) must(args ...string) string {
-	s.t.Helper()
-	out, err := s.tmux(args...)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return out
-}
-
-// keys sends tmux key names (Enter, Escape, a) one after the other.
-func (s *tuiTerm) keys(keys ...string) {
-	s.t.Helper()
-	s.must(append([]string{"send-keys", "-t", s.target}, keys...)...)
-}
-
-// text types str literally.
-func (s *tuiTerm) text(str string) {
-	s.t.Helper()
-	s.must("send-keys", "-t", s.target, "-l", str)
-}
-
-func (s *tuiTerm) capture() string {
-	s.t.Helper()
-	s.last = s.must("capture-pane", "-p", "-t", s.target)
-	return s.last
-}
-
-// wait polls the pane until ok accepts it (within tuiPatience) and returns that screen.
-func (s *tuiTerm) wait(what string, ok func(screen string) bool) string {
-	s.t.Helper()
-	deadline := time.Now().Add(tuiPatience)
-	for {
-		if scr := s.capture(); ok(scr) {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("after %s the screen does not show %s; last capture:\n%s", tuiPatience, what, s.last)
-		}
-		time.Sleep(tuiPoll)
-	}
-}
-
-// waitText waits until the screen contains every one of texts.
-func (s *tuiTerm) waitText(what string, texts ...string) string {
-	s.t.Helper()
-	return s.wait(what, func(scr string) bool {
-		for _, x := range texts {
-			if !strings.Contains(scr, x) {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // filter narrows the list to ids containing text and waits for the filter to apply.
 func (s *tuiTerm) filter(text string) {
 	s.t.Helper()
-	s.keys("/")
-	s.waitText("the filter prompt", "part of a transactional.id")
-	s.text(text)
-	s.keys("Enter")
-	s.waitText("the filter applied", "filter /"+text)
+	s.Keys("/")
+	s.WaitText([]string{"part of a transactional.id"})
+	s.Text(text)
+	s.Keys("Enter")
+	s.WaitText([]string{"filter /" + text})
 }
 
 // quit presses q and checks the program ends with status 0.
 func (s *tuiTerm) quit() {
 	s.t.Helper()
-	s.keys("q")
-	s.wait("the program gone after q", func(string) bool {
-		_, err := os.Stat(s.exitFile)
-		return err == nil
-	})
-	if b, err := os.ReadFile(s.exitFile); err != nil || strings.TrimSpace(string(b)) != "0" {
-		s.t.Errorf("exit status %q (%v), want 0; screen:\n%s", b, err, s.capture())
+	s.Keys("q")
+	if code := s.WaitExit(); code != "0" {
+		s.t.Errorf("exit status %s, want 0; screen:\n%s", code, s.Capture())
 	}
 }
 
@@ -223,13 +112,13 @@ func TestTmuxLingering(t *testing.T) {
 	// From here on the producer says nothing: a killed job.
 
 	var seen []int
-	first := term.wait(id+" Ongoing with a low gauge", func(scr string) bool {
+	first := term.Wait(id+" Ongoing with a low gauge", func(scr string) bool {
 		r, ok := rowOf(scr, id)
 		return ok && r.state == "Ongoing" && r.percent >= 0 && r.percent < 50
 	})
 	r, _ := rowOf(first, id)
 	seen = append(seen, r.percent)
-	term.wait(id+" Ongoing with its gauge above 60%", func(scr string) bool {
+	term.Wait(id+" Ongoing with its gauge above 60%", func(scr string) bool {
 		r, ok := rowOf(scr, id)
 		if ok && r.state == "Ongoing" && r.percent >= 0 && r.percent != seen[len(seen)-1] {
 			seen = append(seen, r.percent)
@@ -239,7 +128,7 @@ func TestTmuxLingering(t *testing.T) {
 	if !slices.IsSorted(seen) || len(seen) < 3 {
 		t.Errorf("gauge readings %v: want at least three, climbing", seen)
 	}
-	aborted := term.wait(id+" aborted at its timeout", func(scr string) bool {
+	aborted := term.Wait(id+" aborted at its timeout", func(scr string) bool {
 		r, ok := rowOf(scr, id)
 		return ok && r.state == "CompleteAbort" && strings.Contains(r.line, "timed out")
 	})
@@ -249,8 +138,8 @@ func TestTmuxLingering(t *testing.T) {
 		t.Errorf("broker after the timeout: HWM %d LSO %d, want equal", hwm, lso)
 	}
 
-	term.keys("e")
-	term.wait("the events pane with the timeout abort", func(scr string) bool {
+	term.Keys("e")
+	term.Wait("the events pane with the timeout abort", func(scr string) bool {
 		for _, l := range strings.Split(scr, "\n") {
 			if strings.Contains(l, id) && strings.Contains(l, string(model.TimedOut)) {
 				return true
@@ -259,8 +148,8 @@ func TestTmuxLingering(t *testing.T) {
 		return false
 	})
 	// e again closes the pane. (Not esc: an esc followed at once by q reads as alt+q.)
-	term.keys("e")
-	term.wait("the events pane closed", func(scr string) bool { return !strings.Contains(scr, "── events") })
+	term.Keys("e")
+	term.Wait("the events pane closed", func(scr string) bool { return !strings.Contains(scr, "── events") })
 	term.quit()
 }
 
@@ -291,18 +180,18 @@ func TestTmuxForceTerminate(t *testing.T) {
 	}
 	before := described[id]
 
-	term.wait(id+" Ongoing", func(scr string) bool {
+	term.Wait(id+" Ongoing", func(scr string) bool {
 		r, ok := rowOf(scr, id)
 		return ok && r.state == "Ongoing"
 	})
-	term.keys("a")
-	term.waitText("the force-terminate dialog", "FORCE-TERMINATE "+id, "InitProducerId", "Type abort and press enter")
+	term.Keys("a")
+	term.WaitText([]string{"FORCE-TERMINATE " + id, "InitProducerId", "Type abort and press enter"})
 	if _, err := os.Stat(auditLog); err == nil {
 		t.Errorf("the audit log exists before the abort was confirmed")
 	}
-	term.text("abort")
-	term.keys("Enter")
-	term.waitText("the outcome", "sent; the broker accepted it")
+	term.Text("abort")
+	term.Keys("Enter")
+	term.WaitText([]string{"sent; the broker accepted it"})
 
 	// The audit log: one line, for this id.
 	b, err := os.ReadFile(auditLog)
@@ -349,8 +238,8 @@ func TestTmuxForceTerminate(t *testing.T) {
 	}
 
 	// Back on the list, the row is no longer open and says it was fenced.
-	term.keys("Escape")
-	term.wait(id+" idle, last outcome fenced", func(scr string) bool {
+	term.Keys("Escape")
+	term.Wait(id+" idle, last outcome fenced", func(scr string) bool {
 		r, ok := rowOf(scr, id)
 		return ok && !strings.Contains(scr, "FORCE-TERMINATE") && r.state != "Ongoing" && strings.Contains(r.line, string(model.Fenced))
 	})
