@@ -43,6 +43,8 @@ type Config struct {
 	// its coordinator knows nothing about, so only watching it shows the pin
 	// and the producer holding it.
 	Watch []model.TopicPartition
+	// Security is TLS and SASL (zero: PLAINTEXT).
+	Security Security
 }
 
 // Client polls one cluster. Refresh and Execute may be called from different
