@@ -1,0 +1,488 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+)
+
+// EnvLibs is the classpath directory of the Kafka jars, written by scripts/kafka-up into its env.
+const EnvLibs = "TXNSCOPE_KAFKA_LIBS"
+
+// brokerReadyTimeout bounds a start: a healthy single node answers in about 5 s on two cores.
+const brokerReadyTimeout = 60 * time.Second
+
+// BrokerOptions says how a private broker is configured. The zero value is the broker of
+// scripts/kafka-up: one KRaft node, PLAINTEXT on 127.0.0.1, replication factors 1.
+type BrokerOptions struct {
+	// Props are extra server.properties lines (KEY=VALUE); they come last, so they win.
+	Props []string
+
+	// Secure adds two listeners on 127.0.0.1 with certificates the test generates:
+	// SASL_SSL (SecureBootstrap) and SSL requiring a client certificate (MutualTLSBootstrap,
+	// principal "User:CN=txnscope-client"). The PLAINTEXT listener stays, for setup.
+	Secure bool
+	// CertHosts are extra names for the broker's certificate (127.0.0.1 and localhost are always in it).
+	CertHosts []string
+	// ScramUsers are created when the storage is formatted (StorageTool --add-scram), so they
+	// exist before the broker first answers.
+	ScramUsers []ScramUser
+	// PlainUsers are the SASL/PLAIN users of the SASL_SSL listener: name → password.
+	PlainUsers map[string]string
+	// OAuthBearer enables OAUTHBEARER on the SASL_SSL listener with Kafka's default, unsecured
+	// validator: it accepts any unsigned JWT ("alg":"none") and takes the principal from "sub".
+	OAuthBearer bool
+
+	// Authorizer turns on org.apache.kafka.metadata.authorizer.StandardAuthorizer. The
+	// PLAINTEXT and CONTROLLER listeners are anonymous, so User:ANONYMOUS is always a super
+	// user (it is the broker's own principal toward its controller and for setup).
+	Authorizer bool
+	// SuperUsers are more super users, as principals ("User:admin").
+	SuperUsers []string
+}
+
+// ScramUser is one SCRAM credential created at format time.
+type ScramUser struct {
+	Mechanism string // SCRAM-SHA-256 or SCRAM-SHA-512
+	Name      string
+	Password  string
+}
+
+// Broker is a private single-node Kafka started by StartBroker: its own ports, data dir and log,
+// so a test may kill and restart it without disturbing the shared brokers of scripts/kafka-up.
+type Broker struct {
+	// Bootstrap is the PLAINTEXT listener, 127.0.0.1:PORT.
+	Bootstrap string
+	// SecureBootstrap is the SASL_SSL listener (with BrokerOptions.Secure).
+	SecureBootstrap string
+	// MutualTLSBootstrap is the SSL listener that requires a client certificate (with Secure).
+	MutualTLSBootstrap string
+	// Certs are the CA and the server and client certificates (with Secure).
+	Certs kafkatest.Certs
+	// LogFile is the broker's stdout and stderr.
+	LogFile string
+	// Config is its server.properties.
+	Config string
+
+	libs, dir string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+}
+
+// StartBroker formats a fresh data dir in t.TempDir() and starts a broker on free ports, waiting
+// until it answers a metadata request. It is killed when the test ends; if the test failed, the
+// end of its log is printed. Without the Kafka jars the test is skipped, or fails under CI=true.
+func StartBroker(t *testing.T, o BrokerOptions) *Broker {
+	t.Helper()
+	libs := kafkaLibs(t)
+	if _, err := exec.LookPath("java"); err != nil {
+		missing(t, "java is not on PATH: the private brokers need Java 17+")
+	}
+	b := &Broker{libs: libs, dir: t.TempDir()}
+	b.LogFile = filepath.Join(b.dir, "broker.log")
+	b.Config = filepath.Join(b.dir, "server.properties")
+	if o.Secure {
+		b.Certs = kafkatest.WriteCerts(t, o.CertHosts...)
+	}
+	t.Cleanup(func() {
+		b.stop()
+		if t.Failed() {
+			t.Logf("private broker %s, last lines of %s:\n%s", b.Bootstrap, b.LogFile, b.logTail(60))
+		}
+	})
+	if err := writeLog4j(b.dir); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	// A port found free can be taken before the broker binds it: then start over on new ports.
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := filepath.Join(b.dir, fmt.Sprintf("data-%d", attempt))
+		if err := os.WriteFile(b.Config, []byte(serverProperties(b, o, ports, data)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.format(o.ScramUsers); err != nil {
+			t.Fatalf("formatting the private broker's storage: %v", err)
+		}
+		if err := b.launch(); err != nil {
+			t.Fatal(err)
+		}
+		err = b.waitReady(brokerReadyTimeout)
+		if err == nil {
+			t.Logf("private broker at %s ready in %s", b.Bootstrap, time.Since(start).Round(10*time.Millisecond))
+			return b
+		}
+		if attempt < 3 && strings.Contains(b.logTail(200), "Address already in use") {
+			b.stop()
+			_ = os.Rename(b.LogFile, b.LogFile+fmt.Sprintf(".attempt%d", attempt))
+			continue
+		}
+		t.Fatalf("private broker at %s: %v\nlast lines of %s:\n%s", b.Bootstrap, err, b.LogFile, b.logTail(60))
+	}
+}
+
+// Kill sends SIGKILL, as a crashed machine would, and waits for the process to be gone.
+func (b *Broker) Kill(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	cmd, done := b.cmd, b.done
+	b.mu.Unlock()
+	if cmd == nil {
+		t.Fatal("Broker.Kill: the broker is not running")
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("broker pid %d still running 30 s after SIGKILL", cmd.Process.Pid)
+	}
+}
+
+// Start restarts a killed broker on the same ports and data dir and waits until it answers.
+func (b *Broker) Start(t *testing.T) {
+	t.Helper()
+	if b.running() {
+		t.Fatal("Broker.Start: the broker is already running")
+	}
+	start := time.Now()
+	if err := b.launch(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.waitReady(brokerReadyTimeout); err != nil {
+		t.Fatalf("private broker at %s after restart: %v\nlast lines of %s:\n%s", b.Bootstrap, err, b.LogFile, b.logTail(60))
+	}
+	t.Logf("private broker at %s restarted in %s", b.Bootstrap, time.Since(start).Round(10*time.Millisecond))
+}
+
+func (b *Broker) running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd == nil {
+		return false
+	}
+	select {
+	case <-b.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (b *Broker) stop() {
+	b.mu.Lock()
+	cmd, done := b.cmd, b.done
+	b.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// launch starts the JVM with kafka-up's flags; the log file is appended to, so a restart's log
+// follows the first run's.
+func (b *Broker) launch() error {
+	log, err := os.OpenFile(b.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("java", "-Xms256m", "-Xmx512m",
+		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile="+filepath.Join(b.dir, "log4j2.properties"),
+		"-cp", filepath.Join(b.libs, "*"), "kafka.Kafka", b.Config)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("starting the broker JVM: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(done)
+	}()
+	b.mu.Lock()
+	b.cmd, b.done = cmd, done
+	b.mu.Unlock()
+	return nil
+}
+
+// waitReady polls with a metadata request until the broker lists itself.
+func (b *Broker) waitReady(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.DialTimeout(time.Second),
+		kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
+	last := errors.New("no answer yet")
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return errors.New("the broker process exited during startup")
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		cancel()
+		switch {
+		case err != nil:
+			last = err
+		case len(resp.Brokers) == 0:
+			last = errors.New("metadata lists no broker yet")
+		default:
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("no metadata answer within %s (last: %v)", limit, last)
+}
+
+// format runs the storage tool as kafka-up does, adding the SCRAM users.
+func (b *Broker) format(users []ScramUser) error {
+	args := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile=" + filepath.Join(b.dir, "log4j2.properties"),
+		"-cp", filepath.Join(b.libs, "*"), "kafka.tools.StorageTool",
+		"format", "--standalone", "-t", clusterID(), "-c", b.Config}
+	for _, u := range users {
+		args = append(args, "--add-scram", fmt.Sprintf("%s=[name=%s,password=%s]", u.Mechanism, u.Name, u.Password))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	return nil
+}
+
+func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) string {
+	plain, ctrl, saslSSL, mtls := ports[0], ports[1], ports[2], ports[3]
+	b.Bootstrap = "127.0.0.1:" + strconv.Itoa(plain)
+	listeners := []string{"PLAINTEXT://" + b.Bootstrap, "CONTROLLER://127.0.0.1:" + strconv.Itoa(ctrl)}
+	advertised := []string{"PLAINTEXT://" + b.Bootstrap}
+	protocols := "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+	if o.Secure {
+		b.SecureBootstrap = "127.0.0.1:" + strconv.Itoa(saslSSL)
+		b.MutualTLSBootstrap = "127.0.0.1:" + strconv.Itoa(mtls)
+		listeners = append(listeners, "SASL_SSL://"+b.SecureBootstrap, "SSL://"+b.MutualTLSBootstrap)
+		advertised = append(advertised, "SASL_SSL://"+b.SecureBootstrap, "SSL://"+b.MutualTLSBootstrap)
+		protocols += ",SASL_SSL:SASL_SSL,SSL:SSL"
+	}
+	lines := []string{
+		"# written by integration.StartBroker",
+		"process.roles=broker,controller",
+		"node.id=1",
+		"controller.quorum.bootstrap.servers=127.0.0.1:" + strconv.Itoa(ctrl),
+		"listeners=" + strings.Join(listeners, ","),
+		"advertised.listeners=" + strings.Join(advertised, ","),
+		"controller.listener.names=CONTROLLER",
+		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=" + protocols,
+		"log.dirs=" + data,
+		"num.partitions=1",
+		"default.replication.factor=1",
+		"auto.create.topics.enable=true",
+		"offsets.topic.replication.factor=1",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
+		"share.coordinator.state.topic.replication.factor=1",
+		"share.coordinator.state.topic.min.isr=1",
+		"group.initial.rebalance.delay.ms=0",
+		// After a SIGKILL the restarted node cannot register until the controller has expired the
+		// dead incarnation's session (default 9 s); 4 s still tolerates a loaded CI machine.
+		"broker.heartbeat.interval.ms=500",
+		"broker.session.timeout.ms=4000",
+	}
+	if o.Secure {
+		lines = append(lines, secureProperties(b.Certs, o)...)
+	}
+	if o.Authorizer {
+		supers := append([]string{"User:ANONYMOUS"}, o.SuperUsers...)
+		lines = append(lines,
+			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+			"super.users="+strings.Join(supers, ";"),
+			"allow.everyone.if.no.acl.found=false")
+	}
+	lines = append(lines, o.Props...)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// secureProperties configures the SASL_SSL and SSL listeners with PEM files, as Kafka reads them
+// since 2.7 (KIP-651): the key and its chain in one keystore file, the CA as the truststore.
+func secureProperties(c kafkatest.Certs, o BrokerOptions) []string {
+	lines := []string{
+		"ssl.keystore.type=PEM",
+		"ssl.keystore.location=" + c.ServerChainFile,
+		"ssl.truststore.type=PEM",
+		"ssl.truststore.location=" + c.CAFile,
+		"listener.name.ssl.ssl.client.auth=required",
+	}
+	mechs := []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}
+	lines = append(lines,
+		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;")
+	if len(o.PlainUsers) > 0 {
+		mechs = append(mechs, "PLAIN")
+		jaas := "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required"
+		for _, name := range slices.Sorted(maps.Keys(o.PlainUsers)) {
+			jaas += fmt.Sprintf(" user_%s=%q", name, o.PlainUsers[name])
+		}
+		lines = append(lines, jaas+";")
+	}
+	if o.OAuthBearer {
+		mechs = append(mechs, "OAUTHBEARER")
+		lines = append(lines,
+			"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";")
+	}
+	return append(lines, "listener.name.sasl_ssl.sasl.enabled.mechanisms="+strings.Join(mechs, ","))
+}
+
+func writeLog4j(dir string) error {
+	const cfg = `status = warn
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.clients.name = org.apache.kafka.clients
+logger.clients.level = WARN
+`
+	return os.WriteFile(filepath.Join(dir, "log4j2.properties"), []byte(cfg), 0o600)
+}
+
+// logTail returns the last n lines of the broker log.
+func (b *Broker) logTail(n int) string {
+	data, err := os.ReadFile(b.LogFile)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// freePorts picks ports below Linux's ephemeral range (32768+), as kafka-up does, so that while a
+// killed broker is down no outgoing connection is handed its port and Start can bind it again.
+func freePorts(n int) ([]int, error) {
+	seen := map[int]bool{}
+	var ports []int
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 500 {
+			return nil, errors.New("no free port on 127.0.0.1 between 20000 and 32000")
+		}
+		r, err := rand.Int(rand.Reader, big.NewInt(12000))
+		if err != nil {
+			return nil, err
+		}
+		p := 20000 + int(r.Int64())
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
+
+// clusterID is a random KRaft cluster id (16 bytes, URL-safe base64 without padding).
+func clusterID() string {
+	for {
+		var raw [16]byte
+		_, _ = rand.Read(raw[:])
+		id := base64.RawURLEncoding.EncodeToString(raw[:])
+		if !strings.HasPrefix(id, "-") {
+			return id
+		}
+	}
+}
+
+// kafkaLibs finds the Kafka classpath: $TXNSCOPE_KAFKA_LIBS, else the cache scripts/kafka-common.sh
+// fills (${XDG_CACHE_HOME:-~/.cache}/txnscope/kafka-VERSION/libs, $KAFKA_VERSION or 4.4.0, 4.3.1).
+func kafkaLibs(t *testing.T) string {
+	t.Helper()
+	if v := strings.TrimSpace(os.Getenv(EnvLibs)); v != "" {
+		if _, err := os.Stat(filepath.Join(v, ".complete")); err != nil {
+			missing(t, EnvLibs+"="+v+" holds no complete Kafka classpath: run scripts/kafka-up")
+		}
+		return v
+	}
+	root := os.Getenv("XDG_CACHE_HOME")
+	if root == "" {
+		home, _ := os.UserHomeDir()
+		root = filepath.Join(home, ".cache")
+	}
+	versions := []string{"4.4.0", "4.3.1"}
+	if v := strings.TrimSpace(os.Getenv("KAFKA_VERSION")); v != "" {
+		versions = []string{v}
+	}
+	for _, v := range versions {
+		libs := filepath.Join(root, "txnscope", "kafka-"+v, "libs")
+		if _, err := os.Stat(filepath.Join(libs, ".complete")); err == nil {
+			return libs
+		}
+	}
+	missing(t, EnvLibs+" is not set and no Kafka jars are cached: run scripts/kafka-up (it fetches them), then `source "+
+		stateDir()+"/env` before `go test ./integration/...`")
+	return ""
+}
+
+func stateDir() string {
+	if s := os.Getenv("TXNSCOPE_KAFKA_STATE"); s != "" {
+		return s
+	}
+	return "/tmp/txnscope-kafka"
+}
+
+// missing skips the test, or fails it under CI=true, where nothing may be skipped silently.
+func missing(t *testing.T, msg string) {
+	t.Helper()
+	if isCI() {
+		t.Fatal("CI=true and " + msg)
+	}
+	t.Skip(msg)
+}
