@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -107,6 +108,11 @@ func CheckAbortPartition(a Action, fresh Partition, found bool, owner *Txn) erro
 		return fmt.Errorf("refused: open transaction now starts at offset %d, not %d", pr.CurrentTxnStartOffset, a.StartOffset)
 	case owner != nil && owner.State.Open() && owner.ProducerEpoch == a.ProducerEpoch && contains(owner.Partitions, a.TopicPartition):
 		return fmt.Errorf("refused: the coordinator lists this partition in %s; use force-terminate", owner.ID)
+	case owner == nil && fresh.OwnersHidden:
+		// A producer id belongs to one transactional id: a visible owner
+		// settles it, but none visible proves nothing when ids are hidden.
+		return fmt.Errorf("refused: %s, so producer %d's transaction may belong to one you cannot see and be live, not hanging; "+
+			"aborting it needs a principal allowed to DESCRIBE every transactional id", HiddenIDs, a.ProducerID)
 	}
 	return nil
 }
@@ -174,10 +180,20 @@ func (r Result) Summary() string {
 		return r.Err
 	case r.Unknown:
 		return "unknown outcome, re-check: " + r.Err
+	case strings.HasSuffix(r.ErrorCode, "_AUTHORIZATION_FAILED"):
+		return "refused by the broker: " + r.ErrorCode + ": " + r.Err + " (" + r.Action.needs() + ")"
 	case r.ErrorCode != "":
 		return "broker answered " + r.ErrorCode + ": " + r.Err
 	case r.Err != "":
 		return "failed: " + r.Err
 	}
 	return "sent; the broker accepted it"
+}
+
+// needs names the ACL the broker checks for the action (README, "needs").
+func (a Action) needs() string {
+	if a.Kind == ForceTerminate {
+		return "InitProducerId needs WRITE on the transactional id"
+	}
+	return "WriteTxnMarkers needs CLUSTER_ACTION or ALTER on the cluster"
 }

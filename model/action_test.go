@@ -121,12 +121,23 @@ func TestCheckAbortPartition(t *testing.T) {
 		{"new transaction", part(Producer{ProducerID: 4002, ProducerEpoch: 1, CurrentTxnStartOffset: 1500}), true, nil, "now starts at offset 1500, not 1200"},
 		{"coordinator lists it", part(same), true, &Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{a.TopicPartition}},
 			"lists this partition in orders-enricher-v1-0-3; use force-terminate"},
+		// ACLs hide some ids: no visible owner is no proof.
+		{"ids hidden, no visible owner", hidden(part(other, same)), true, nil,
+			"refused: some transactional ids are hidden by ACLs, so producer 4002's transaction may belong to one you cannot see"},
+		{"ids hidden, visible idle owner", hidden(part(same)), true, &Txn{ID: "x", State: CompleteCommit, ProducerEpoch: 1}, ""},
+		{"ids hidden, visible owner open elsewhere", hidden(part(same)), true, &Txn{ID: "x", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{{"orders", 6}}}, ""},
+		{"ids hidden, producer gone anyway", hidden(part(other)), true, nil, "no longer has an open transaction"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkRefusal(t, CheckAbortPartition(a, tt.p, tt.found, tt.owner), tt.refuse)
 		})
 	}
+}
+
+func hidden(p Partition) Partition {
+	p.OwnersHidden = true
+	return p
 }
 
 func TestOrphans(t *testing.T) {
@@ -165,7 +176,11 @@ func TestResultSummary(t *testing.T) {
 		{Result{Sent: true}, true, "sent; the broker accepted it"},
 		{Result{Refused: true, Err: "refused: epoch changed"}, false, "refused: epoch changed"},
 		{Result{Sent: true, Unknown: true, Err: "i/o timeout"}, false, "unknown outcome, re-check: i/o timeout"},
-		{Result{Sent: true, ErrorCode: "CLUSTER_AUTHORIZATION_FAILED", Err: "not allowed"}, false, "broker answered CLUSTER_AUTHORIZATION_FAILED: not allowed"},
+		{Result{Action: Action{Kind: AbortPartition}, Sent: true, ErrorCode: "CLUSTER_AUTHORIZATION_FAILED", Err: "Cluster authorization failed."}, false,
+			"refused by the broker: CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed. (WriteTxnMarkers needs CLUSTER_ACTION or ALTER on the cluster)"},
+		{Result{Action: Action{Kind: ForceTerminate}, Sent: true, ErrorCode: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", Err: "Transactional Id authorization failed."}, false,
+			"refused by the broker: TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional Id authorization failed. (InitProducerId needs WRITE on the transactional id)"},
+		{Result{Sent: true, ErrorCode: "CONCURRENT_TRANSACTIONS", Err: "busy"}, false, "broker answered CONCURRENT_TRANSACTIONS: busy"},
 		{Result{Err: "dial tcp: refused"}, false, "failed: dial tcp: refused"},
 	}
 	for _, tt := range tests {

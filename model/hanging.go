@@ -22,6 +22,10 @@ const (
 	// NotInTxn: the id's transaction does not list the partition, so the
 	// coordinator will never write a marker there.
 	NotInTxn HangingReason = "the partition is not in its transaction"
+	// OwnerMaybeHidden: no visible transactional id owns the producer id,
+	// but ACLs hide some ids, so the owner may be one of them and its
+	// transaction live. Never a reason to abort.
+	OwnerMaybeHidden HangingReason = "possibly hanging: owner may be hidden by ACLs"
 )
 
 // ProducerOn is one DescribeProducers row together with the partition it was
@@ -114,11 +118,20 @@ func CandidatePIDs(rows []ProducerOn, now time.Time, maxTimeout time.Duration) [
 // transaction lists the partition writes its marker with the newer epoch, which
 // ends the older transaction there too. Sorted by topic, partition, producer id.
 func FindHanging(rows []ProducerOn, now time.Time, maxTimeout time.Duration, owners map[int64]Owner) []Hanging {
+	return FindHangingHidden(rows, now, maxTimeout, owners, false)
+}
+
+// FindHangingHidden is FindHanging when ACLs may hide transactional ids from
+// the caller (hidden): a candidate no visible id owns is then reported with
+// OwnerMaybeHidden instead of NoOwner, as it may belong to an id we cannot see.
+func FindHangingHidden(rows []ProducerOn, now time.Time, maxTimeout time.Duration, owners map[int64]Owner, hidden bool) []Hanging {
 	var out []Hanging
 	for _, r := range HangingCandidates(rows, now, maxTimeout) {
 		h := Hanging{TopicPartition: r.TopicPartition, Producer: r.Producer, Duration: r.IdleFor(now)}
 		o, owned := owners[r.ProducerID]
 		switch {
+		case !owned && hidden:
+			h.Reason = OwnerMaybeHidden
 		case !owned:
 			h.Reason = NoOwner
 		case o.Err != "":

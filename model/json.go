@@ -10,6 +10,8 @@ type (
 		BrokerMaxTimeoutMs *int64          `json:"broker_max_timeout_ms"`
 		Transactions       []TxnJSON       `json:"transactions"`
 		Partitions         []PartitionJSON `json:"partitions"`
+		// Hidden is Snapshot.Hidden (ACLs hide some transactional ids).
+		Hidden string `json:"hidden,omitempty"`
 	}
 	TxnJSON struct {
 		TransactionalID string           `json:"transactional_id"`
@@ -28,12 +30,14 @@ type (
 		Problems []string `json:"problems"`
 	}
 	PartitionJSON struct {
-		Topic            string         `json:"topic"`
-		Partition        int32          `json:"partition"`
-		Leader           int32          `json:"leader"`
-		HighWatermark    int64          `json:"high_watermark"`
-		LastStableOffset int64          `json:"last_stable_offset"`
-		Producers        []ProducerJSON `json:"producers"`
+		Topic            string `json:"topic"`
+		Partition        int32  `json:"partition"`
+		Leader           int32  `json:"leader"`
+		HighWatermark    int64  `json:"high_watermark"`
+		LastStableOffset int64  `json:"last_stable_offset"`
+		// Producers is null when they could not be read (Error says why).
+		Producers []ProducerJSON `json:"producers"`
+		Error     string         `json:"error,omitempty"`
 	}
 	ProducerJSON struct {
 		ProducerID            int64  `json:"producer_id"`
@@ -55,6 +59,7 @@ func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 	out := SnapshotJSON{
 		TakenAt:      s.TakenAt.UTC(),
 		Bootstrap:    s.Bootstrap,
+		Hidden:       s.Hidden,
 		Transactions: make([]TxnJSON, 0, len(s.Txns)),
 		Partitions:   make([]PartitionJSON, 0, len(s.Partitions)),
 	}
@@ -91,7 +96,10 @@ func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 	}
 	for _, p := range s.Partitions {
 		pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader,
-			HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}}
+			HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}, Error: p.Err}
+		if p.ProducersDenied {
+			pj.Producers = nil // unknown, not none
+		}
 		for _, pr := range p.Producers {
 			prj := ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
 				LastTimestamp: -1, CoordinatorEpoch: pr.CoordinatorEpoch}

@@ -60,6 +60,12 @@ type Pin struct {
 	Hanging     bool
 	Why         []string
 	HangingPIDs []int64
+	// MaybeHanging: the rules above would call it hanging only because no
+	// visible transactional id owns the producer, while ACLs hide some ids
+	// (Partition.OwnersHidden): its owner may be one of them. Maybe says so
+	// in words. It is not counted as hanging.
+	MaybeHanging bool
+	Maybe        []string
 }
 
 // PinnedFor is how long the LSO has been seen pinned.
@@ -150,9 +156,13 @@ func blocks(t Txn, tp TopicPartition, pinner Producer) bool {
 // transaction owns the pinning producer.
 func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout time.Duration) {
 	seen := map[int64]bool{}
-	for _, h := range FindHanging(pin.Rows(), now, maxTimeout, owners) {
+	for _, h := range FindHangingHidden(pin.Rows(), now, maxTimeout, owners, pin.OwnersHidden) {
 		why := fmt.Sprintf("producer %d: %s (idle %s, past the %s max transaction timeout)",
 			h.ProducerID, h.Reason, h.Duration.Round(time.Second), maxTimeout)
+		if h.Reason == OwnerMaybeHidden {
+			pin.Maybe = append(pin.Maybe, why)
+			continue
+		}
 		pin.Why = append(pin.Why, why)
 		if !seen[h.ProducerID] {
 			seen[h.ProducerID] = true
@@ -165,7 +175,12 @@ func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout ti
 		if pin.HasPinner && !pin.Pinner.LastTimestamp.IsZero() {
 			pinned = max(pinned, now.Sub(pin.Pinner.LastTimestamp))
 		}
-		if pinned > maxTimeout {
+		switch {
+		case pinned <= maxTimeout:
+		case pin.HasPinner && !pin.HasOwner && pin.OwnersHidden:
+			pin.Maybe = append(pin.Maybe, fmt.Sprintf("LSO pinned for %s, longer than the %s max transaction timeout, by producer %d, which no visible transaction owns: %s",
+				pinned.Round(time.Second), maxTimeout, pin.Pinner.ProducerID, OwnerMaybeHidden))
+		default:
 			who := "an unknown producer (DescribeProducers shows none starting at the LSO)"
 			if pin.HasPinner {
 				who = fmt.Sprintf("producer %d, which no ongoing transaction owns", pin.Pinner.ProducerID)
@@ -179,6 +194,7 @@ func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout ti
 		}
 	}
 	pin.Hanging = len(pin.Why) > 0
+	pin.MaybeHanging = !pin.Hanging && len(pin.Maybe) > 0
 }
 
 // stuckOn picks the groups waiting at p's LSO from commits sorted by partition.

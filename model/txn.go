@@ -4,6 +4,7 @@ package model
 
 import (
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -163,7 +164,24 @@ type Partition struct {
 	Producers        []Producer
 	// Err is a per-partition problem (no permission, leader unavailable, ...).
 	Err string
+	// OffsetsDenied and ProducersDenied say the principal may not read the
+	// offsets (ListOffsets needs DESCRIBE on the topic) or the producer state
+	// (DescribeProducers needs READ): Err then starts with NoPermission, and
+	// what they cover is unknown, never zero or empty.
+	OffsetsDenied   bool
+	ProducersDenied bool
+	// OwnersHidden is set when ACLs hide some transactional ids from us: a
+	// producer here that no visible transaction owns may belong to one of
+	// them, so that is no proof of a hanging transaction.
+	OwnersHidden bool
 }
+
+// NoPermission starts every error that comes from a missing ACL, so a reader
+// (and a test) can tell "not allowed" from "broken".
+const NoPermission = "no permission"
+
+// Denied reports whether err is about a missing permission.
+func Denied(err string) bool { return strings.HasPrefix(err, NoPermission) }
 
 // HeldBack is how many records read_committed consumers cannot see yet.
 func (p Partition) HeldBack() int64 {
@@ -200,6 +218,10 @@ func (p Partition) Pinner() (Producer, bool) {
 	return Producer{}, false
 }
 
+// HiddenIDs starts Snapshot.Hidden: ListTransactions silently leaves out the
+// ids the principal may not DESCRIBE.
+const HiddenIDs = "some transactional ids are hidden by ACLs"
+
 // Snapshot is one full refresh of the cluster.
 type Snapshot struct {
 	TakenAt   time.Time
@@ -213,7 +235,8 @@ type Snapshot struct {
 	// whose LSO is below its high watermark, and the watched ones; sorted by
 	// topic and partition.
 	Partitions []Partition
-	// Hidden is set when the cluster said some ids are not visible to us (ACLs).
+	// Hidden is set when the cluster said some ids are not visible to us
+	// (ACLs); it starts with HiddenIDs.
 	Hidden string
 	// EpochBumpsOnEnd is set when the brokers run transaction version 2 (KIP-890
 	// part 2, Kafka 4.0+): every commit or abort bumps the producer epoch, so a
