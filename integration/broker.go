@@ -39,9 +39,12 @@ type BrokerOptions struct {
 	// Props are extra server.properties lines (KEY=VALUE); they come last, so they win.
 	Props []string
 
-	// Secure adds two listeners on 127.0.0.1 with certificates the test generates:
-	// SASL_SSL (SecureBootstrap) and SSL requiring a client certificate (MutualTLSBootstrap,
-	// principal "User:CN=txnscope-client"). The PLAINTEXT listener stays, for setup.
+	// Secure adds listeners on 127.0.0.1 with certificates the test generates (Broker.Certs):
+	// SASL_SSL (SecureBootstrap), SSL requiring a client certificate (MutualTLSBootstrap,
+	// principal "User:CN=txnscope-client"), SSL without client authentication (TLSBootstrap),
+	// and SSL with a certificate that names only NamedHost, from another CA (NamedBootstrap,
+	// Broker.Named). The PLAINTEXT listener stays, for setup. The plain SSL listeners are
+	// anonymous: with the Authorizer, as super users.
 	Secure bool
 	// CertHosts are extra names for the broker's certificate (127.0.0.1 and localhost are always in it).
 	CertHosts []string
@@ -78,8 +81,15 @@ type Broker struct {
 	SecureBootstrap string
 	// MutualTLSBootstrap is the SSL listener that requires a client certificate (with Secure).
 	MutualTLSBootstrap string
+	// TLSBootstrap is an SSL listener without client authentication (with Secure).
+	TLSBootstrap string
+	// NamedBootstrap is an SSL listener whose certificate names only NamedHost, not the
+	// address dialled: reachable only with the right server name (with Secure).
+	NamedBootstrap string
 	// Certs are the CA and the server and client certificates (with Secure).
 	Certs kafkatest.Certs
+	// Named is the CA and certificate of NamedBootstrap.
+	Named NamedCert
 	// LogFile is the broker's stdout and stderr.
 	LogFile string
 	// Config is its server.properties.
@@ -106,6 +116,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	b.Config = filepath.Join(b.dir, "server.properties")
 	if o.Secure {
 		b.Certs = kafkatest.WriteCerts(t, o.CertHosts...)
+		b.Named = writeNamedCert(t)
 	}
 	t.Cleanup(func() {
 		b.stop()
@@ -120,7 +131,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	start := time.Now()
 	// A port found free can be taken before the broker binds it: then start over on new ports.
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(4)
+		ports, err := freePorts(6)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,23 +303,27 @@ func (b *Broker) format(users []ScramUser) error {
 }
 
 func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) string {
-	plain, ctrl, saslSSL, mtls := ports[0], ports[1], ports[2], ports[3]
-	b.Bootstrap = "127.0.0.1:" + strconv.Itoa(plain)
-	listeners := []string{"PLAINTEXT://" + b.Bootstrap, "CONTROLLER://127.0.0.1:" + strconv.Itoa(ctrl)}
+	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
+	b.Bootstrap = addr(0)
+	ctrl := addr(1)
+	listeners := []string{"PLAINTEXT://" + b.Bootstrap, "CONTROLLER://" + ctrl}
 	advertised := []string{"PLAINTEXT://" + b.Bootstrap}
 	protocols := "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
 	if o.Secure {
-		b.SecureBootstrap = "127.0.0.1:" + strconv.Itoa(saslSSL)
-		b.MutualTLSBootstrap = "127.0.0.1:" + strconv.Itoa(mtls)
-		listeners = append(listeners, "SASL_SSL://"+b.SecureBootstrap, "SSL://"+b.MutualTLSBootstrap)
-		advertised = append(advertised, "SASL_SSL://"+b.SecureBootstrap, "SSL://"+b.MutualTLSBootstrap)
-		protocols += ",SASL_SSL:SASL_SSL,SSL:SSL"
+		b.SecureBootstrap, b.MutualTLSBootstrap, b.TLSBootstrap, b.NamedBootstrap = addr(2), addr(3), addr(4), addr(5)
+		for _, l := range []struct{ name, addr string }{
+			{"SASL_SSL", b.SecureBootstrap}, {"MTLS", b.MutualTLSBootstrap}, {"TLS", b.TLSBootstrap}, {"NAMED", b.NamedBootstrap},
+		} {
+			listeners = append(listeners, l.name+"://"+l.addr)
+			advertised = append(advertised, l.name+"://"+l.addr)
+		}
+		protocols += ",SASL_SSL:SASL_SSL,MTLS:SSL,TLS:SSL,NAMED:SSL"
 	}
 	lines := []string{
 		"# written by integration.StartBroker",
 		"process.roles=broker,controller",
 		"node.id=1",
-		"controller.quorum.bootstrap.servers=127.0.0.1:" + strconv.Itoa(ctrl),
+		"controller.quorum.bootstrap.servers=" + ctrl,
 		"listeners=" + strings.Join(listeners, ","),
 		"advertised.listeners=" + strings.Join(advertised, ","),
 		"controller.listener.names=CONTROLLER",
@@ -331,7 +346,7 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 		"broker.session.timeout.ms=4000",
 	}
 	if o.Secure {
-		lines = append(lines, secureProperties(b.Certs, o)...)
+		lines = append(lines, secureProperties(b.Certs, b.Named, o)...)
 	}
 	if o.Authorizer {
 		supers := append([]string{"User:ANONYMOUS"}, o.SuperUsers...)
@@ -346,13 +361,17 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 
 // secureProperties configures the SASL_SSL and SSL listeners with PEM files, as Kafka reads them
 // since 2.7 (KIP-651): the key and its chain in one keystore file, the CA as the truststore.
-func secureProperties(c kafkatest.Certs, o BrokerOptions) []string {
+func secureProperties(c kafkatest.Certs, named NamedCert, o BrokerOptions) []string {
 	lines := []string{
 		"ssl.keystore.type=PEM",
 		"ssl.keystore.location=" + c.ServerChainFile,
 		"ssl.truststore.type=PEM",
 		"ssl.truststore.location=" + c.CAFile,
-		"listener.name.ssl.ssl.client.auth=required",
+		"listener.name.mtls.ssl.client.auth=required",
+		"listener.name.tls.ssl.client.auth=none",
+		"listener.name.named.ssl.client.auth=none",
+		"listener.name.named.ssl.keystore.type=PEM",
+		"listener.name.named.ssl.keystore.location=" + named.ChainFile,
 	}
 	mechs := []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}
 	lines = append(lines,
