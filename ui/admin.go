@@ -11,4 +11,7 @@ import (
 type Admin interface {
 	Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error)
 	Execute(ctx context.Context, a model.Action) model.Result
+	// Ping asks the cluster one light question; nil means it answers. While
+	// refreshes fail it is asked every interval, so it must be cheap.
+	Ping(ctx context.Context) error
 }

@@ -26,6 +26,8 @@ func (d *demoAdmin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.S
 	return s, nil
 }
 
+func (d *demoAdmin) Ping(ctx context.Context) error { return nil }
+
 func (d *demoAdmin) Execute(ctx context.Context, a model.Action) model.Result {
 	return model.Result{Action: a, At: time.Now(), Sent: true}
 }

@@ -11,23 +11,41 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// maxBackoff caps the wait between attempts while the cluster is failing.
+// maxBackoff caps the wait between full refreshes while they fail.
 const maxBackoff = 30 * time.Second
 
-// poller is the refresh loop's state. Exactly one refresh runs at a time: the
+// poller is the refresh loop's state. Exactly one request runs at a time: the
 // next tick is scheduled only once the reply is in, so a slow cluster
 // stretches the interval instead of piling up requests.
+//
+// While refreshes fail, the full refresh (many requests against a cluster
+// that may be struggling) backs off, but every interval in between a probe
+// (Admin.Ping, one light request) asks whether the cluster answers at all.
+// When it answers again after not answering, a full refresh starts at once:
+// the backoff never keeps fresh data off the screen for longer than an
+// interval after the cluster is back. A cluster that answers the probe but
+// fails the refresh is left to the backoff.
 type poller struct {
-	gen       uint64 // the latest refresh started; older replies are dropped
+	gen       uint64 // the latest request started; older replies are dropped
 	tick      uint64 // the pending tick; older ticks are dropped
 	busy      bool
+	probing   bool // the request in flight is a probe
 	busySince time.Time
-	again     bool // refresh again as soon as the reply is in
-	failures  int
+	again     bool // refresh as soon as the reply is in
+	failures  int  // failed full refreshes in a row, for the backoff
 	err       string
-	retryAt   time.Time
-	lastOK    time.Time
-	loaded    bool
+	retryAt   time.Time // when the next request starts (set on error)
+	fullAt    time.Time // when the backed-off full refresh is due
+	// answered: the last probe got an answer, so the failures are the
+	// refresh's own and a probe's answer is no news.
+	answered bool
+	// recovering: the refresh in flight started because the cluster answered
+	// a probe again; if it fails, that is a new problem and its backoff
+	// starts over (a restarted broker may need a moment to load its
+	// transaction state).
+	recovering bool
+	lastOK     time.Time
+	loaded     bool
 }
 
 type tickMsg struct{ id uint64 }
@@ -35,9 +53,11 @@ type tickMsg struct{ id uint64 }
 type clockMsg struct{}
 
 // refreshedMsg is a Refresh reply with everything derived from it off the UI
-// goroutine (diff, header counts, producer index).
+// goroutine (diff, header counts, producer index), or, with probe set, a
+// Ping reply (only gen and err).
 type refreshedMsg struct {
 	gen    uint64
+	probe  bool
 	snap   *model.Snapshot
 	events []model.Event
 	sum    views.Summary
@@ -49,7 +69,7 @@ type refreshedMsg struct {
 	err     error
 }
 
-// backoff is the wait before attempt n+1 after n consecutive failures.
+// backoff is the wait before full refresh n+1 after n consecutive failures.
 func backoff(interval time.Duration, n int) time.Duration {
 	d := interval
 	for i := 1; i < n && d < maxBackoff; i++ {
@@ -70,7 +90,7 @@ func (m *Model) refresh() tea.Cmd {
 	}
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
-	m.poll.busy, m.poll.busySince, m.poll.again = true, m.now, false
+	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
 	gen, prev, admin, ctx, track, now := m.poll.gen, m.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
 	return func() tea.Msg {
 		next, err := admin.Refresh(ctx, prev)
@@ -88,29 +108,72 @@ func (m *Model) refresh() tea.Cmd {
 	}
 }
 
+// probe asks whether the cluster answers at all.
+func (m *Model) probe() tea.Cmd {
+	m.poll.gen++
+	m.poll.tick++
+	m.poll.busy, m.poll.probing, m.poll.busySince = true, true, m.now
+	gen, admin, ctx := m.poll.gen, m.o.Admin, m.ctx
+	return func() tea.Msg {
+		return refreshedMsg{gen: gen, probe: true, err: admin.Ping(ctx)}
+	}
+}
+
 // refreshed takes a reply in and schedules what comes next.
 func (m *Model) refreshed(msg refreshedMsg) tea.Cmd {
-	if msg.gen != m.poll.gen || !m.poll.busy {
+	if msg.gen != m.poll.gen || !m.poll.busy || msg.probe != m.poll.probing {
 		return nil
 	}
-	m.poll.busy = false
-	var delay time.Duration
+	m.poll.busy, m.poll.probing = false, false
+	if msg.err != nil && errors.Is(msg.err, context.Canceled) && m.ctx.Err() != nil {
+		return nil // quitting
+	}
+	if msg.probe {
+		return m.probed(msg.err)
+	}
 	if msg.err != nil {
-		if errors.Is(msg.err, context.Canceled) && m.ctx.Err() != nil {
-			return nil // quitting
+		if m.poll.recovering {
+			m.poll.failures = 0
 		}
 		m.poll.failures++
 		m.poll.err = msg.err.Error()
-		delay = backoff(m.o.Refresh, m.poll.failures)
-		m.poll.retryAt = m.now.Add(delay)
+		m.poll.fullAt = m.now.Add(backoff(m.o.Refresh, m.poll.failures))
 	} else {
-		m.poll.failures, m.poll.err = 0, ""
-		m.poll.lastOK, m.poll.loaded = m.now, true
+		m.poll = poller{gen: m.poll.gen, tick: m.poll.tick, again: m.poll.again, lastOK: m.now, loaded: true}
 		m.apply(msg)
-		delay = m.o.Refresh
 	}
+	m.poll.recovering = false
+	return m.next()
+}
+
+// probed takes a probe's answer in: an answer after none means the cluster is
+// back, and a full refresh starts now.
+func (m *Model) probed(err error) tea.Cmd {
+	if err != nil {
+		m.poll.answered = false
+		m.poll.err = err.Error()
+		return m.next()
+	}
+	back := !m.poll.answered
+	m.poll.answered = true
+	if back {
+		m.poll.recovering = true
+		return m.refresh()
+	}
+	return m.next()
+}
+
+// next schedules the following request: a full refresh one interval on when
+// the last one succeeded, otherwise a probe every interval until the backed-off
+// full refresh is due (ticked tells which).
+func (m *Model) next() tea.Cmd {
 	if m.poll.again {
 		return m.refresh()
+	}
+	delay := m.o.Refresh
+	if m.poll.err != "" {
+		delay = min(delay, max(m.poll.fullAt.Sub(m.now), 0))
+		m.poll.retryAt = m.now.Add(delay)
 	}
 	m.poll.tick++
 	return m.schedule(delay, tickMsg{id: m.poll.tick})
@@ -119,6 +182,9 @@ func (m *Model) refreshed(msg refreshedMsg) tea.Cmd {
 func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	if msg.id != m.poll.tick || m.poll.busy {
 		return nil
+	}
+	if m.poll.err != "" && m.now.Before(m.poll.fullAt) {
+		return m.probe()
 	}
 	return m.refresh()
 }
@@ -148,6 +214,19 @@ func (m *Model) conn() views.Conn {
 	}
 }
 
-func defaultSchedule(d time.Duration, msg tea.Msg) tea.Cmd {
-	return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+// scheduleUntil delivers msg after d, or nothing once ctx ends: tea.Tick's
+// timer would outlive a quit program by up to a backoff (30 s).
+func scheduleUntil(ctx context.Context) func(time.Duration, tea.Msg) tea.Cmd {
+	return func(d time.Duration, msg tea.Msg) tea.Cmd {
+		t := time.NewTimer(d)
+		return func() tea.Msg {
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return msg
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,36 +107,189 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestErrorsKeepTheDataMarkItStaleAndBackOff(t *testing.T) {
+// refused is what a client sees from a broker that is gone.
+var refused = errors.New("cannot reach the cluster: connection refused")
+
+// down makes the fake cluster stop answering anything.
+func down(h *harness) {
+	h.admin.Fail(refused)
+	h.admin.SetPing(refused)
+}
+
+// contact is one poll timer firing: how long after the start it fired and
+// what it asked the cluster.
+type contact struct {
+	at           time.Duration
+	pings, fulls int
+}
+
+// tickFor fires the poll timer until d has passed, recording each firing.
+func (h *harness) tickFor(d time.Duration) []contact {
+	h.t.Helper()
+	start := h.now
+	var out []contact
+	for h.now.Sub(start) < d {
+		p, f := h.admin.Pings(), h.admin.Refreshes()
+		h.tick()
+		out = append(out, contact{at: h.now.Sub(start), pings: h.admin.Pings() - p, fulls: h.admin.Refreshes() - f})
+	}
+	return out
+}
+
+func TestAnOutageShowsAtOnceKeepsTheDataAndBacksOffTheFullRefresh(t *testing.T) {
 	h := started(t)
-	h.admin.Fail(errors.New("dial tcp 127.0.0.1:9092: connect: connection refused"))
+	down(h)
 	h.tick()
 	s := h.screen()
-	mustContain(t, s, "disconnected", "retrying in 2s", "connection refused", "crashed-job-0-7")
-	h.tick()
-	h.tick()
-	if tk, _ := h.lastTick(); tk.d != 8*time.Second {
-		t.Errorf("third failure backs off %v, want 8s", tk.d)
-	}
-	h.now = h.now.Add(3 * time.Second)
-	h.send(clockMsg{})
-	mustContain(t, h.screen(), "STALE", "retrying in 5s", "crashed-job-0-7")
+	mustContain(t, s, "disconnected", "connection refused", "retrying in 2s", "crashed-job-0-7", "orders-enricher-v1-2-41")
 
-	h.admin.Push(uitest.Snapshot(uitest.T0))
-	h.tick()
+	// From the first failure on, the full refresh backs off 2, 4, 8, 16, 30,
+	// 30 s while a probe asks every interval in between.
+	var fulls []time.Duration
+	for _, c := range h.tickFor(95 * time.Second) {
+		if c.pings+c.fulls != 1 {
+			t.Fatalf("at +%v the timer sent %d probes and %d refreshes, want one request", c.at, c.pings, c.fulls)
+		}
+		if c.at%(2*time.Second) != 0 {
+			t.Fatalf("a request at +%v, off the 2s interval", c.at)
+		}
+		if c.fulls == 1 {
+			fulls = append(fulls, c.at)
+		}
+	}
+	want := []time.Duration{2 * time.Second, 6 * time.Second, 14 * time.Second, 30 * time.Second, 60 * time.Second, 90 * time.Second}
+	if !slices.Equal(fulls, want) {
+		t.Errorf("full refreshes at %v, want %v", fulls, want)
+	}
 	s = h.screen()
-	mustNotContain(t, s, "STALE", "disconnected", "connection refused")
-	mustContain(t, s, "connected")
+	mustContain(t, s, "disconnected", "STALE", "data 1m38s old", "retrying in 2s", "connection refused",
+		"crashed-job-0-7", "orders-enricher-v1-2-41")
+}
+
+func TestTheClusterAnsweringAgainRefreshesAtOnce(t *testing.T) {
+	h := started(t)
+	down(h)
+	h.tickFor(40 * time.Second) // the full refresh is now 30 s apart
+	if tk, _ := h.lastTick(); tk.d != 2*time.Second {
+		t.Fatalf("while away the next request is in %v, want 2s", tk.d)
+	}
+
+	back := uitest.Snapshot(h.now)
+	back.Txns = append(back.Txns, model.Txn{ID: "began-while-away", State: model.Ongoing, ProducerID: 9900,
+		TimeoutMs: 60000, Start: h.now, Described: true})
+	back.Sort()
+	h.admin.Push(back)
+	h.admin.SetPing(nil)
+	answered := h.now
+	fulls := h.admin.Refreshes()
+	h.tick()
+	if n := h.admin.Refreshes() - fulls; n != 1 {
+		t.Fatalf("the probe's answer started %d refreshes, want 1", n)
+	}
+	if took := h.now.Sub(answered); took > 2*time.Second {
+		t.Errorf("fresh data %v after the cluster answered, want within one interval", took)
+	}
+	s := h.screen()
+	mustContain(t, s, "connected", "refreshed 0s ago", "began-while-away")
+	mustNotContain(t, s, "disconnected", "STALE", "connection refused", "retrying")
 	if tk, _ := h.lastTick(); tk.d != 2*time.Second {
 		t.Errorf("after recovering the interval is %v, want 2s", tk.d)
+	}
+	// Healthy again: every tick is a full refresh, no probes.
+	pings := h.admin.Pings()
+	h.tickFor(10 * time.Second)
+	if h.admin.Pings() != pings {
+		t.Errorf("probes while the cluster answers")
+	}
+}
+
+// A broker that has just restarted answers Metadata before its transaction
+// coordinator has loaded: the first refresh after the outage can fail. The next
+// one comes an interval later, not after the outage's long backoff.
+func TestARefreshFailingRightAfterTheOutageIsRetriedAnIntervalLater(t *testing.T) {
+	h := started(t)
+	down(h)
+	h.tickFor(40 * time.Second)
+	h.admin.SetPing(nil)
+	h.admin.Fail(errors.New("cannot list transactions: COORDINATOR_LOAD_IN_PROGRESS"))
+	h.admin.Push(uitest.Snapshot(h.now))
+	answered := h.now
+	h.tick()
+	mustContain(t, h.screen(), "disconnected", "COORDINATOR_LOAD_IN_PROGRESS", "retrying in 2s")
+	h.tick()
+	mustContain(t, h.screen(), "connected")
+	if took := h.now.Sub(answered); took > 4*time.Second {
+		t.Errorf("fresh data %v after the cluster answered, want within two intervals", took)
+	}
+}
+
+// A cluster that answers the probe but fails the full refresh (a coordinator
+// that keeps failing, say) must not get a full refresh every interval.
+func TestAClusterThatAnswersButFailsIsNotHammered(t *testing.T) {
+	h := started(t)
+	h.admin.Fail(errors.New("cannot list transactions: NOT_COORDINATOR"))
+	var fulls []time.Duration
+	for _, c := range h.tickFor(2 * time.Minute) {
+		if c.fulls > 0 {
+			fulls = append(fulls, c.at)
+		}
+	}
+	if len(fulls) > 10 {
+		t.Errorf("%d full refreshes in 2 minutes at %v, want the backoff", len(fulls), fulls)
+	}
+	if n := len(fulls); n < 2 || fulls[n-1]-fulls[n-2] != maxBackoff {
+		t.Errorf("full refreshes at %v: the last two should be %v apart", fulls, maxBackoff)
+	}
+	mustContain(t, h.screen(), "NOT_COORDINATOR", "STALE", "crashed-job-0-7")
+}
+
+func TestRefreshKeyDuringAProbeRefreshesOnceItAnswers(t *testing.T) {
+	h := started(t)
+	down(h)
+	h.tickFor(10 * time.Second)
+	cmd := h.m.probe() // in flight, reply not delivered yet
+	fulls := h.admin.Refreshes()
+	h.press("r")
+	if h.admin.Refreshes() != fulls {
+		t.Fatal("r started a refresh while a probe was in flight")
+	}
+	mustContain(t, h.screen(), "retrying…")
+	h.run(cmd)
+	if n := h.admin.Refreshes() - fulls; n != 1 {
+		t.Errorf("after the probe's reply %d refreshes ran, want the one asked for", n)
 	}
 }
 
 func TestUnreachableAtStart(t *testing.T) {
 	h := newHarness(t)
-	h.admin.Fail(errors.New("dial tcp: connection refused"))
+	down(h)
 	h.run(h.m.Init())
 	mustContain(t, h.screen(), "cannot reach the cluster yet", "retrying in 2s", "connection refused")
+	h.tickFor(time.Minute)
+	mustContain(t, h.screen(), "cannot reach the cluster yet", "retrying in 2s")
+	h.admin.SetPing(nil)
+	h.admin.Push(uitest.Snapshot(uitest.T0))
+	h.tick()
+	mustContain(t, h.screen(), "connected", "crashed-job-0-7")
+}
+
+func TestQuitCancelsAProbeInFlight(t *testing.T) {
+	h := started(t)
+	down(h)
+	h.tick()
+	h.admin.Block = make(chan struct{})
+	cmd := h.m.probe()
+	done := make(chan error, 1)
+	go func() { done <- cmd().(refreshedMsg).err }()
+	h.press("q")
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the probe in flight ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("quitting did not cancel the probe in flight")
+	}
 }
 
 func TestQuitCancelsWhatIsInFlight(t *testing.T) {

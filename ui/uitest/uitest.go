@@ -114,17 +114,20 @@ func Big(n int, at time.Time) *model.Snapshot {
 }
 
 // Admin is a fake cluster: Refresh returns the queued snapshots (or errors)
-// in order and then keeps returning the last; Execute records the action and
-// answers with Result.
+// in order and then keeps returning the last; Ping answers with what SetPing
+// last said (nil at first); Execute records the action and answers with
+// Result.
 type Admin struct {
 	mu       sync.Mutex
 	replies  []reply
 	last     reply
 	refresh  []*model.Snapshot // the prev each Refresh was called with
 	executed []model.Action
+	pingErr  error
+	pings    int
 	// Result answers Execute; nil answers "sent, accepted".
 	Result func(a model.Action) model.Result
-	// Block, when set, makes Refresh wait for it (or for ctx).
+	// Block, when set, makes Refresh and Ping wait for it (or for ctx).
 	Block chan struct{}
 }
 
@@ -167,6 +170,33 @@ func (a *Admin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snaps
 	}
 	return a.last.snap, a.last.err
 }
+
+// SetPing makes every Ping from now on answer err (nil: the cluster answers).
+// It does not touch what Refresh returns: a cluster that is away needs both
+// SetPing(err) and Fail(err).
+func (a *Admin) SetPing(err error) {
+	a.mu.Lock()
+	a.pingErr = err
+	a.mu.Unlock()
+}
+
+// Ping implements ui.Admin.
+func (a *Admin) Ping(ctx context.Context) error {
+	if a.Block != nil {
+		select {
+		case <-a.Block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pings++
+	return a.pingErr
+}
+
+// Pings is how many times Ping was called.
+func (a *Admin) Pings() int { a.mu.Lock(); defer a.mu.Unlock(); return a.pings }
 
 // Execute implements ui.Admin.
 func (a *Admin) Execute(ctx context.Context, act model.Action) model.Result {
