@@ -115,7 +115,7 @@ func New(o Options) *Model {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
 		o: o, keys: newKeyMap(o.ReadOnly), isDark: true, profile: colorprofile.TrueColor, loc: time.Local,
-		schedule: defaultSchedule, ctx: ctx, cancel: cancel, hist: model.NewHistory(historySize), now: o.Now(),
+		schedule: scheduleUntil(ctx), ctx: ctx, cancel: cancel, hist: model.NewHistory(historySize), now: o.Now(),
 		pinTrack: model.NewPinTracker(),
 	}
 	m.list.query.CheckpointInterval = o.CheckpointInterval
