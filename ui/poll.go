@@ -174,6 +174,11 @@ func (m *Model) next() tea.Cmd {
 	if m.poll.err != "" {
 		delay = min(delay, max(m.poll.fullAt.Sub(m.now), 0))
 		m.poll.retryAt = m.now.Add(delay)
+		if m.poll.answered {
+			// The cluster answers probes already: only the backed-off refresh
+			// can bring new data, so that is the retry the header counts down to.
+			m.poll.retryAt = m.poll.fullAt
+		}
 	}
 	m.poll.tick++
 	return m.schedule(delay, tickMsg{id: m.poll.tick})
