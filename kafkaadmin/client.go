@@ -114,6 +114,12 @@ func New(cfg Config) (*Client, error) {
 		}),
 		kgo.MetadataMinAge(time.Second),
 	}
+	sec, err := cfg.Security.options(cfg.Timeout)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	opts = append(opts, sec...)
 	if cfg.Log != nil {
 		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(cfg.Log, kgo.LogLevelWarn, nil)))
 	}
