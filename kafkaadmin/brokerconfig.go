@@ -21,7 +21,10 @@ type brokerSettings struct {
 	// bumpsOnEnd: the brokers speak EndTxn v5+ (transaction version 2), where
 	// every commit or abort bumps the producer epoch.
 	bumpsOnEnd bool
-	next       time.Time
+	// idsHidden and groupsHidden: the ACL probes (acl.go) say ListTransactions
+	// and ListGroups leave some out. They change as rarely as the rest.
+	idsHidden, groupsHidden bool
+	next                    time.Time
 }
 
 // brokerSettings returns the cached settings, re-reading them when due.
@@ -33,12 +36,11 @@ func (c *Client) brokerSettings(ctx context.Context, brokers []int32) brokerSett
 	if now.Before(s.next) {
 		return s
 	}
-	fresh, err := c.readBrokerSettings(ctx, brokers)
-	if err != nil {
-		s.next = now.Add(retryConfigAfter) // keep what we knew
-	} else {
-		s = fresh
+	s, complete := c.readBrokerSettings(ctx, brokers, s)
+	if complete {
 		s.next = now.Add(c.cfg.ConfigEvery)
+	} else {
+		s.next = now.Add(retryConfigAfter)
 	}
 	c.mu.Lock()
 	c.settings = s
@@ -53,16 +55,43 @@ func (c *Client) knownMaxTimeoutMs() int64 {
 	return c.settings.maxTimeoutMs
 }
 
-func (c *Client) readBrokerSettings(ctx context.Context, brokers []int32) (brokerSettings, error) {
+// readBrokerSettings reads each setting afresh; one that fails keeps its old
+// value, and complete is false when a retry could do better. A refusal
+// (no DESCRIBE_CONFIGS on the cluster) will not change in 30 s: it waits for
+// the normal cadence.
+func (c *Client) readBrokerSettings(ctx context.Context, brokers []int32, old brokerSettings) (s brokerSettings, complete bool) {
 	var (
-		s              brokerSettings
-		wg             sync.WaitGroup
-		cfgErr, verErr error
+		wg                     sync.WaitGroup
+		maxMs                  int64
+		v2, ids, groups        bool
+		cfgErr, verErr         error
+		idsErr, groupsProbeErr error
 	)
-	wg.Go(func() { s.maxTimeoutMs, cfgErr = c.maxTxnTimeout(ctx, brokers) })
-	wg.Go(func() { s.bumpsOnEnd, verErr = c.speaksTxnV2(ctx) })
+	wg.Go(func() { maxMs, cfgErr = c.maxTxnTimeout(ctx, brokers) })
+	wg.Go(func() { v2, verErr = c.speaksTxnV2(ctx) })
+	wg.Go(func() { ids, idsErr = c.idsHidden(ctx, brokers) })
+	wg.Go(func() { groups, groupsProbeErr = c.groupsHidden(ctx, brokers) })
 	wg.Wait()
-	return s, errors.Join(cfgErr, verErr)
+	s, complete = old, true
+	keep := func(err error) bool {
+		if err != nil && !authErr(err) {
+			complete = false
+		}
+		return err == nil
+	}
+	if keep(cfgErr) {
+		s.maxTimeoutMs = maxMs
+	}
+	if keep(verErr) {
+		s.bumpsOnEnd = v2
+	}
+	if keep(idsErr) {
+		s.idsHidden = ids
+	}
+	if keep(groupsProbeErr) {
+		s.groupsHidden = groups
+	}
+	return s, complete
 }
 
 const maxTimeoutKey = "transaction.max.timeout.ms"

@@ -54,7 +54,10 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action) model.Resul
 		return refused("refused: no transactional.id given")
 	}
 	d := c.describeChunk(ctx, []string{id})[id]
-	if d.err != "" {
+	switch {
+	case d.denied != "":
+		return refused("refused: %s to re-read %s: %s (%s)", model.NoPermission, id, d.denied, needDescribe)
+	case d.err != "":
 		return refused("refused: could not re-read %s: %s", id, d.err)
 	}
 	if err := model.CheckForceTerminate(a, d.txn, !d.gone); err != nil {
@@ -167,19 +170,35 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action) model.Resul
 	if metaErr != "" {
 		return refused("refused: could not re-read %s-%d: %s", p.Topic, p.Partition, metaErr)
 	}
+	if d := meta[p.Topic].denied; d != nil {
+		return refused("refused: %s to re-read %s-%d: %s (Metadata needs DESCRIBE on the topic)", model.NoPermission, p.Topic, p.Partition, errText(d))
+	}
 	leader, msg := meta.leaderOf(p)
 	if msg != "" || leader < 0 {
 		return refused("refused: %s-%d has no reachable leader: %s", p.Topic, p.Partition, msg)
 	}
 	var errs partErrs
 	rows, ok := c.producers(ctx, []tp{p}, &errs)[p]
-	if !ok {
+	switch {
+	case errs.denied[p].producers:
+		return refused("refused: %s to re-read the producers of %s-%d: %s (%s)", model.NoPermission, p.Topic, p.Partition, errs.denied[p].why, needProducers)
+	case !ok:
 		return refused("refused: could not re-read %s-%d: %s", p.Topic, p.Partition, errs.get(p))
 	}
 	fresh := model.Partition{TopicPartition: p, Leader: leader, HighWatermark: -1, LastStableOffset: -1, Producers: rows}
 	owner, err := c.ownerOf(ctx, a.ProducerID)
-	if err != nil {
+	switch {
+	case err != nil && model.Denied(err.Error()):
+		return refused("refused: %s", err)
+	case err != nil:
 		return refused("refused: could not ask the coordinators about producer %d: %s", a.ProducerID, err)
+	case owner == nil:
+		// No visible id owns it: that settles nothing if ACLs hide ids.
+		hidden, err := c.ownerMayBeHidden(ctx)
+		if err != nil {
+			return refused("refused: could not tell whether ACLs hide producer %d's transactional id from you: %s", a.ProducerID, errText(err))
+		}
+		fresh.OwnersHidden = hidden
 	}
 	if err := model.CheckAbortPartition(a, fresh, true, owner); err != nil {
 		return model.Result{Refused: true, Err: err.Error()}
@@ -243,6 +262,8 @@ func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
 		switch {
 		case d.gone:
 			continue
+		case d.denied != "":
+			return nil, fmt.Errorf("%s to re-read %s, which lists producer %d: %s (%s)", model.NoPermission, id, pid, d.denied, needDescribe)
 		case d.err != "":
 			return nil, fmt.Errorf("%s: %s", id, d.err)
 		case d.txn.ProducerID != pid:
@@ -254,4 +275,13 @@ func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
 		}
 	}
 	return owner, nil
+}
+
+// ownerMayBeHidden asks afresh whether ACLs hide transactional ids from us.
+func (c *Client) ownerMayBeHidden(ctx context.Context) (bool, error) {
+	brokers, err := c.brokerIDs(ctx)
+	if err != nil {
+		return false, err
+	}
+	return c.idsHidden(ctx, brokers)
 }

@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,8 +25,9 @@ type listedGroup struct {
 const maxFetchPairs = 50000
 
 // listGroups asks every broker for its groups (one request each). Share
-// groups are left out: they commit no offsets.
-func (c *Client) listGroups(ctx context.Context) ([]listedGroup, string) {
+// groups are left out: they commit no offsets. A broker of known that kgo
+// did not ask is a failure like any other.
+func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, string) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrListGroupsRequest()
@@ -33,7 +35,13 @@ func (c *Client) listGroups(ctx context.Context) ([]listedGroup, string) {
 		out   []listedGroup
 		probs []string
 	)
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	shards := c.kgo.RequestSharded(ctx, req)
+	unasked := map[int32]error{}
+	notAsked(shards, known, unasked)
+	for b, why := range unasked {
+		probs = append(probs, fmt.Sprintf("broker %d: %s", b, why))
+	}
+	for _, sh := range shards {
 		if sh.Err != nil {
 			probs = append(probs, fmt.Sprintf("broker %d: %s", sh.Meta.NodeID, errText(sh.Err)))
 			continue
@@ -51,8 +59,11 @@ func (c *Client) listGroups(ctx context.Context) ([]listedGroup, string) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	if len(probs) > 0 && len(out) == 0 {
-		return nil, "consumer groups: " + strings.Join(probs, "; ")
+	if len(probs) > 0 {
+		sort.Strings(probs)
+		// The groups of the brokers that answered are still worth reading;
+		// those of the others are missing, and the error says so.
+		return out, "consumer groups: " + strings.Join(probs, "; ")
 	}
 	return out, ""
 }
@@ -89,51 +100,89 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 		req.Groups = append(req.Groups, rg)
 	}
 	var (
-		out    []model.GroupCommit
-		failed = map[string]int{}
+		out      []model.GroupCommit
+		failed   = groupFailures{}
+		answered = make(map[string]bool, len(groups))
 	)
 	for _, sh := range c.kgo.RequestSharded(ctx, req) {
-		if sh.Err != nil {
-			failed[errText(sh.Err)] += len(sh.Req.(*kmsg.OffsetFetchRequest).Groups)
+		asked := sh.Req.(*kmsg.OffsetFetchRequest).Groups
+		shardErr := sh.Err
+		if shardErr == nil {
+			shardErr = kerr.ErrorForCode(sh.Resp.(*kmsg.OffsetFetchResponse).ErrorCode)
+		}
+		if shardErr != nil {
+			for _, g := range asked {
+				answered[g.Group] = true // with this error
+			}
+			failed.add(shardErr, len(asked))
 			continue
 		}
 		resp := sh.Resp.(*kmsg.OffsetFetchResponse)
-		if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
-			failed[errText(e)] += len(sh.Req.(*kmsg.OffsetFetchRequest).Groups)
-			continue
-		}
 		for _, g := range resp.Groups {
+			answered[g.Group] = true
 			switch e := kerr.ErrorForCode(g.ErrorCode); {
 			case e == kerr.GroupIDNotFound:
 				continue // deleted since it was listed
 			case e != nil:
-				failed[errText(e)]++
+				failed.add(e, 1)
 				continue
 			}
+			var topicDenied error
 			for _, t := range g.Topics {
 				for _, p := range t.Partitions {
 					x := tp{Topic: t.Topic, Partition: p.Partition}
+					if e := kerr.ErrorForCode(p.ErrorCode); e != nil && authErr(e) && want[x] {
+						topicDenied = e
+					}
 					if !want[x] || p.Offset < 0 || p.ErrorCode != 0 {
 						continue
 					}
 					out = append(out, model.GroupCommit{Group: g.Group, State: state[g.Group], TopicPartition: x, Offset: p.Offset})
 				}
 			}
+			if topicDenied != nil {
+				failed.add(topicDenied, 1)
+			}
 		}
 	}
+	// A group the answers left out has offsets we did not read, not none.
+	if left := len(groups) - len(answered); left > 0 {
+		failed.add(errors.New("the coordinator's answer left them out"), left)
+	}
 	model.SortGroupCommits(out)
-	return out, failedText(failed)
+	return out, failed.text()
 }
 
-// failedText sums up groups whose offsets could not be read, by error.
-func failedText(failed map[string]int) string {
-	if len(failed) == 0 {
-		return ""
+// groupFailures counts groups whose offsets could not be read, by why.
+type groupFailures map[string]int
+
+func (f groupFailures) add(err error, groups int) {
+	why := errText(err)
+	if authErr(err) {
+		why = "\x00" + why // sorts first, and text() knows it for a refusal
 	}
-	var parts []string
-	for why, n := range failed {
-		parts = append(parts, fmt.Sprintf("%d groups: %s", n, why))
+	f[why] += groups
+}
+
+// text sums up the groups whose offsets could not be read, refusals first
+// so that it starts with model.NoPermission when there are any.
+func (f groupFailures) text() string {
+	var denied, other []string
+	for why, n := range f {
+		if d, ok := strings.CutPrefix(why, "\x00"); ok {
+			denied = append(denied, fmt.Sprintf("%d groups: %s", n, d))
+			continue
+		}
+		other = append(other, fmt.Sprintf("%d groups: %s", n, why))
 	}
-	sort.Strings(parts)
-	return "consumer group offsets not read for " + strings.Join(parts, "; ")
+	sort.Strings(denied)
+	sort.Strings(other)
+	var out []string
+	if len(denied) > 0 {
+		out = append(out, model.NoPermission+" to read the offsets of "+strings.Join(denied, "; ")+" (OffsetFetch needs DESCRIBE on the group and the topic)")
+	}
+	if len(other) > 0 {
+		out = append(out, "consumer group offsets not read for "+strings.Join(other, "; "))
+	}
+	return strings.Join(out, "; ")
 }

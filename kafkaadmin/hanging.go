@@ -35,7 +35,13 @@ type HangingScope struct {
 
 // HangingReport is what find-hanging found.
 type HangingReport struct {
-	Hanging    []model.Hanging
+	Hanging []model.Hanging
+	// Possibly are the candidates no visible transactional id owns while ACLs
+	// hide some ids (Reason model.OwnerMaybeHidden): not reported as hanging,
+	// their owner may be live. Hidden then says so in one line (starting
+	// with model.HiddenIDs), for stderr.
+	Possibly   []model.Hanging
+	Hidden     string
 	Partitions int // partitions searched
 	Candidates int // open transactions older than the max timeout
 	Now        time.Time
@@ -66,11 +72,35 @@ func (c *Client) FindHanging(ctx context.Context, s HangingScope) (HangingReport
 		return rep, partErr
 	}
 
-	owners, ownErr := c.ownersOf(ctx, pids)
+	var (
+		owners            map[int64]model.Owner
+		ownErr, hiddenErr error
+		hidden            bool
+		wg                sync.WaitGroup
+	)
+	wg.Go(func() { owners, ownErr = c.ownersOf(ctx, pids) })
+	wg.Go(func() { hidden, hiddenErr = c.ownerMayBeHidden(ctx) })
+	wg.Wait()
 	if ownErr != nil {
 		return rep, errors.Join(partErr, ownErr)
 	}
-	rep.Hanging = model.FindHanging(rows, rep.Now, s.MaxTimeout, owners)
+	if hiddenErr != nil {
+		// Unknown is treated as hidden: a guess could get a live
+		// transaction aborted.
+		hidden = true
+		hiddenErr = fmt.Errorf("could not tell whether ACLs hide transactional ids, so producers no visible id owns are not judged: %s", errText(hiddenErr))
+	}
+	for _, h := range model.FindHangingHidden(rows, rep.Now, s.MaxTimeout, owners, hidden) {
+		if h.Reason == model.OwnerMaybeHidden {
+			rep.Possibly = append(rep.Possibly, h)
+			continue
+		}
+		rep.Hanging = append(rep.Hanging, h)
+	}
+	if len(rep.Possibly) > 0 && hiddenErr == nil {
+		rep.Hidden = fmt.Sprintf("%s: you may DESCRIBE only some, so %d open transactions no visible id owns are not reported (%s)",
+			model.HiddenIDs, len(rep.Possibly), model.OwnerMaybeHidden)
+	}
 	var undescribed []string
 	for _, o := range owners {
 		if o.Err != "" {
@@ -82,7 +112,7 @@ func (c *Client) FindHanging(ctx context.Context, s HangingScope) (HangingReport
 	if len(undescribed) > 0 {
 		descErr = fmt.Errorf("could not describe %d owning transactional ids, their producers are not judged: %v", len(undescribed), undescribed)
 	}
-	return rep, errors.Join(partErr, descErr)
+	return rep, errors.Join(partErr, descErr, hiddenErr)
 }
 
 // hangingPartitions lists the partitions to search, as kafka-transactions.sh

@@ -2,7 +2,9 @@ package kafkaadmin
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/txnscope/txnscope/model"
@@ -53,7 +55,7 @@ func every(meta metaMap, watch []tp) []tp {
 // ones found pinned (after). The snapshot keeps those two sets, and consumer
 // groups are read only when something is pinned: a group can only be stuck
 // behind a pin.
-func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, metaErr string) scan {
+func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, metaErr string, brokers []int32) scan {
 	all := every(meta, watch)
 	var (
 		errs         partErrs
@@ -71,7 +73,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 	wg.Go(func() { producers = c.producers(ctx, watch, &errs) })
 	go func() {
 		defer close(groupsListed)
-		groups, groupsErr = c.listGroups(ctx)
+		groups, groupsErr = c.listGroups(ctx, brokers)
 	}()
 	wg.Wait()
 
@@ -96,8 +98,10 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 	}
 	<-groupsListed
 	var commits []model.GroupCommit
-	if len(pinned) > 0 && groupsErr == "" {
-		commits, groupsErr = c.groupCommits(ctx, groups, pinned, meta)
+	if len(pinned) > 0 && len(groups) > 0 {
+		var readErr string
+		commits, readErr = c.groupCommits(ctx, groups, pinned, meta)
+		groupsErr = strings.Join(slices.DeleteFunc([]string{groupsErr, readErr}, func(s string) bool { return s == "" }), "; ")
 	}
 	extraWG.Wait()
 
@@ -107,10 +111,12 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 	model.SortPartitions(keep)
 	for _, p := range keep {
 		part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
-		if metaErr != "" {
+		switch l, msg := meta.leaderOf(p); {
+		case metaErr != "":
 			errs.add(p, metaErr)
-		} else {
-			l, msg := meta.leaderOf(p)
+		case meta[p.Topic].denied != nil:
+			errs.deny(p, true, meta[p.Topic].denied)
+		default:
 			part.Leader = l
 			errs.add(p, msg)
 		}
@@ -124,7 +130,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		if part.Producers == nil {
 			part.Producers = extraProds[p]
 		}
-		part.Err = errs.get(p)
+		errs.fill(&part)
 		out.parts = append(out.parts, part)
 	}
 	for _, p := range all {

@@ -133,6 +133,9 @@ func (c *Client) DescribeTransaction(ctx context.Context, id string) (Descriptio
 	req.TransactionalIDs = []string{id}
 	for _, sh := range c.kgo.RequestSharded(dctx, req) {
 		if sh.Err != nil {
+			if d := describeFailed(sh.Err); d.denied != "" {
+				return Description{}, fmt.Errorf("%s: %s", id, d.err)
+			}
 			return Description{}, fmt.Errorf("describe %s: %s", id, errText(sh.Err))
 		}
 		for _, st := range sh.Resp.(*kmsg.DescribeTransactionsResponse).TransactionStates {

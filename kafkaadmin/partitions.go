@@ -2,8 +2,8 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +19,7 @@ type tp = model.TopicPartition
 type topicMeta struct {
 	id     [16]byte
 	err    string
+	denied error // err is this authorization refusal
 	leader map[int32]int32
 	perr   map[int32]string
 }
@@ -76,6 +77,9 @@ func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string
 		m := topicMeta{id: t.TopicID, leader: map[int32]int32{}, perr: map[int32]string{}}
 		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
 			m.err = errText(e)
+			if authErr(e) {
+				m.denied = e
+			}
 		}
 		for _, p := range t.Partitions {
 			m.leader[p.Partition] = p.Leader
@@ -90,8 +94,9 @@ func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string
 
 // partErrs collects per-partition problems from several requests.
 type partErrs struct {
-	mu sync.Mutex
-	m  map[tp][]string
+	mu     sync.Mutex
+	m      map[tp][]string
+	denied map[tp]denial // acl.go
 }
 
 func (e *partErrs) add(p tp, msg string) {
@@ -111,45 +116,20 @@ func (e *partErrs) add(p tp, msg string) {
 	e.m[p] = append(e.m[p], msg)
 }
 
-func (e *partErrs) get(p tp) string { return strings.Join(e.m[p], "; ") }
+// get is every problem of p in one line, a refusal first.
+func (e *partErrs) get(p tp) string {
+	part := model.Partition{TopicPartition: p}
+	e.fill(&part)
+	return part.Err
+}
 
-// pollPartitions reads high watermark, LSO and producers of each partition.
-// Problems with one partition land in its Err, never in a failure of the whole.
-func (c *Client) pollPartitions(ctx context.Context, tps []tp, meta metaMap, metaErr string) []model.Partition {
-	if len(tps) == 0 {
-		return nil
-	}
-	var (
-		errs      partErrs
-		hwm, lso  map[tp]int64
-		producers map[tp][]model.Producer
-		wg        sync.WaitGroup
-	)
-	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, tps, &errs) })
-	wg.Go(func() { producers = c.producers(ctx, tps, &errs) })
-	wg.Wait()
-
-	out := make([]model.Partition, 0, len(tps))
-	for _, p := range tps {
-		part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
-		if metaErr != "" {
-			errs.add(p, metaErr)
-		} else {
-			l, msg := meta.leaderOf(p)
-			part.Leader = l
-			errs.add(p, msg)
-		}
-		if v, ok := hwm[p]; ok {
-			part.HighWatermark = v
-		}
-		if v, ok := lso[p]; ok {
-			part.LastStableOffset = v
-		}
-		part.Producers = producers[p]
-		part.Err = errs.get(p)
-		out = append(out, part)
-	}
-	return out
+// has reports whether a problem with p is filed; unlike get it may be called
+// while other reads are still filing theirs.
+func (e *partErrs) has(p tp) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, denied := e.denied[p]
+	return denied || len(e.m[p]) > 0
 }
 
 func groupByTopic(tps []tp) map[string][]int32 {
@@ -200,7 +180,7 @@ func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what str
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.ListOffsetsRequest).Topics {
 				for _, rp := range rt.Partitions {
-					errs.add(tp{Topic: rt.Topic, Partition: rp.Partition}, what+": "+errText(sh.Err))
+					errs.record(tp{Topic: rt.Topic, Partition: rp.Partition}, true, what, sh.Err)
 				}
 			}
 			continue
@@ -209,14 +189,25 @@ func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what str
 			for _, rp := range rt.Partitions {
 				p := tp{Topic: rt.Topic, Partition: rp.Partition}
 				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
-					errs.add(p, what+": "+errText(e))
+					errs.record(p, true, what, e)
 					continue
 				}
 				out[p] = rp.Offset
 			}
 		}
 	}
+	unanswered(tps, out, errs, true, what)
 	return out
+}
+
+// unanswered marks the partitions an answer left out without an error: a
+// missing offset or producer list is unknown, not "none".
+func unanswered[V any](tps []tp, got map[tp]V, errs *partErrs, offsets bool, what string) {
+	for _, p := range tps {
+		if _, ok := got[p]; !ok && !errs.has(p) {
+			errs.record(p, offsets, what, errors.New("the broker's answer left this partition out"))
+		}
+	}
 }
 
 // producers runs DescribeProducers on the partitions' leaders.
@@ -235,7 +226,7 @@ func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.DescribeProducersRequest).Topics {
 				for _, p := range rt.Partitions {
-					errs.add(tp{Topic: rt.Topic, Partition: p}, "producers: "+errText(sh.Err))
+					errs.record(tp{Topic: rt.Topic, Partition: p}, false, "producers", sh.Err)
 				}
 			}
 			continue
@@ -244,7 +235,7 @@ func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp
 			for _, rp := range rt.Partitions {
 				p := tp{Topic: rt.Topic, Partition: rp.Partition}
 				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
-					errs.add(p, "producers: "+errText(e))
+					errs.record(p, false, "producers", e)
 					continue
 				}
 				rows := make([]model.Producer, 0, len(rp.ActiveProducers))
@@ -256,6 +247,7 @@ func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp
 			}
 		}
 	}
+	unanswered(tps, out, errs, false, "producers")
 	return out
 }
 

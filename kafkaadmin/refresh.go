@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	}()
 
 	taken := time.Now()
-	list, failed, err := c.listTxns(ctx, nil)
+	list, failed, err := c.listTxnsOn(ctx, nil, brokers)
 	if err != nil {
 		return nil, whole(ctx, "cannot list transactions", err)
 	}
@@ -86,7 +87,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		scanned  scan
 		wg       sync.WaitGroup
 	)
-	wg.Go(func() { scanned = c.scanPartitions(ctx, watch, meta, metaErr) })
+	wg.Go(func() { scanned = c.scanPartitions(ctx, watch, meta, metaErr, brokers) })
 	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, meta) })
 	wg.Wait()
 	bg.Wait()
@@ -96,6 +97,8 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
 	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
 	applyOutcomes(snap, ends, outcomes, settings.bumpsOnEnd)
+	applyHidden(snap, settings)
+	markUnlisted(snap, failed)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -131,6 +134,27 @@ func unlisted(prev *model.Snapshot, list map[string]listed, failed map[int32]err
 		out = append(out, p)
 	}
 	return out
+}
+
+// markUnlisted says on the snapshot that some brokers did not list the ids
+// they coordinate: unlisted keeps the rows known before, but a first refresh
+// has none, and an id new since is missing either way. A pinning producer
+// without a visible owner may belong to one of them, as with ids hidden by
+// ACLs.
+func markUnlisted(snap *model.Snapshot, failed map[int32]error) {
+	if len(failed) == 0 {
+		return
+	}
+	var parts []string
+	for b, why := range failed {
+		parts = append(parts, fmt.Sprintf("broker %d: %s", b, errText(why)))
+	}
+	sort.Strings(parts)
+	note := "some transactional ids may be missing, their coordinators did not list them (" + strings.Join(parts, "; ") + ")"
+	snap.Hidden = strings.TrimPrefix(snap.Hidden+"; "+note, "; ")
+	for i := range snap.Partitions {
+		snap.Partitions[i].OwnersHidden = true
+	}
 }
 
 // watched returns the partitions to poll: those of open transactions, those
@@ -187,5 +211,22 @@ func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]mode
 			continue
 		}
 		t.Outcome = o
+	}
+}
+
+// applyHidden says what ACLs leave out of the listings. Consumer groups are
+// read only while something is pinned, so only then can one be missing.
+func applyHidden(snap *model.Snapshot, settings brokerSettings) {
+	if settings.idsHidden {
+		markHidden(snap)
+	}
+	if !settings.groupsHidden {
+		return
+	}
+	for _, p := range snap.Partitions {
+		if p.Pinned() {
+			snap.GroupsErr = strings.TrimSuffix(groupsHiddenNote+"; "+snap.GroupsErr, "; ")
+			return
+		}
 	}
 }

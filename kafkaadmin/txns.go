@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/model"
@@ -54,6 +55,17 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 // only those of some producer ids. failed maps the brokers that did not answer
 // to why; err is set only when none answered.
 func (c *Client) listTxns(ctx context.Context, pids []int64) (out map[string]listed, failed map[int32]error, err error) {
+	return c.listTxnsOn(ctx, pids, nil)
+}
+
+// listTxnsOn is listTxns where known are the cluster's brokers (nil: read
+// them first); a broker of known not asked counts as failed.
+func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (out map[string]listed, failed map[int32]error, err error) {
+	if known == nil {
+		if known, err = c.brokerIDs(ctx); err != nil {
+			return nil, nil, fmt.Errorf("ListTransactions: cannot tell which brokers to ask: %w", err)
+		}
+	}
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrListTransactionsRequest()
@@ -91,7 +103,23 @@ func (c *Client) listTxns(ctx context.Context, pids []int64) (out map[string]lis
 		}
 		return nil, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)
 	}
+	notAsked(shards, known, failed)
 	return out, failed, nil
+}
+
+// notAsked files the brokers of known that no shard went to: kgo asks the
+// brokers its own metadata knows, and one it does not know yet (or any
+// more) listed nothing, as surely as if it had failed.
+func notAsked(shards []kgo.ResponseShard, known []int32, failed map[int32]error) {
+	asked := make(map[int32]bool, len(shards))
+	for _, sh := range shards {
+		asked[sh.Meta.NodeID] = true
+	}
+	for _, b := range known {
+		if !asked[b] {
+			failed[b] = fmt.Errorf("broker %d was not asked: the client's metadata did not list it", b)
+		}
+	}
 }
 
 // described is one id as DescribeTransactions reports it.
@@ -99,6 +127,22 @@ type described struct {
 	txn  model.Txn // Described is set when the coordinator answered without error
 	err  string
 	gone bool // TRANSACTIONAL_ID_NOT_FOUND: expired since it was listed
+	// denied is the broker's refusal when the principal may not DESCRIBE
+	// the id (err then starts with model.NoPermission).
+	denied string
+}
+
+// needDescribe is the ACL DescribeTransactions (and the coordinator lookup
+// before it) checks.
+const needDescribe = "DescribeTransactions needs DESCRIBE on the transactional id"
+
+// describeFailed turns a failed describe into its row.
+func describeFailed(err error) described {
+	if authErr(err) {
+		why := errText(err)
+		return described{err: model.NoPermission + " to describe it: " + why + " (" + needDescribe + ")", denied: why}
+	}
+	return described{err: "describe: " + errText(err)}
 }
 
 // describeTxns describes ids on their coordinators (kgo finds them and groups
@@ -135,9 +179,9 @@ func (c *Client) describeChunk(ctx context.Context, ids []string) map[string]des
 	out := make(map[string]described, len(ids))
 	for _, sh := range c.kgo.RequestSharded(ctx, req) {
 		if sh.Err != nil {
-			msg := "describe: " + errText(sh.Err)
+			d := describeFailed(sh.Err)
 			for _, id := range sh.Req.(*kmsg.DescribeTransactionsRequest).TransactionalIDs {
-				out[id] = described{err: msg}
+				out[id] = d
 			}
 			continue
 		}
@@ -158,7 +202,7 @@ func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord in
 		if errors.Is(e, kerr.TransactionalIDNotFound) {
 			return described{gone: true}
 		}
-		return described{err: "describe: " + errText(e)}
+		return describeFailed(e)
 	}
 	t := model.Txn{
 		ID:            st.TransactionalID,
