@@ -38,6 +38,12 @@ type TLS struct {
 	ServerName string
 	// InsecureSkipVerify accepts any broker certificate; the UI warns about it.
 	InsecureSkipVerify bool
+	// CAPEM, CertPEM and KeyPEM are PEM text given inline (a Java client's
+	// ssl.truststore.certificates, ssl.keystore.certificate.chain and
+	// ssl.keystore.key) instead of a file; a file, when given, wins.
+	CAPEM   []byte
+	CertPEM []byte
+	KeyPEM  Secret
 	// SkipHostnameCheck verifies the broker's certificate chain but not the
 	// name in it: a Java client's ssl.endpoint.identification.algorithm set
 	// to empty.
@@ -127,7 +133,8 @@ func (t *TLS) config() (*tls.Config, error) {
 		ServerName:         t.ServerName,
 		InsecureSkipVerify: t.InsecureSkipVerify,
 	}
-	if t.CAFile != "" {
+	switch {
+	case t.CAFile != "":
 		data, err := os.ReadFile(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("TLS CA file %s: %w", t.CAFile, errors.Unwrap(err))
@@ -137,8 +144,20 @@ func (t *TLS) config() (*tls.Config, error) {
 			return nil, fmt.Errorf("TLS CA file %s holds no PEM certificate", t.CAFile)
 		}
 		cfg.RootCAs = pool
+	case len(t.CAPEM) > 0:
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(t.CAPEM) {
+			return nil, errors.New("the inline TLS trusted certificates hold no PEM certificate")
+		}
+		cfg.RootCAs = pool
 	}
 	switch {
+	case t.CertFile == "" && t.KeyFile == "" && (len(t.CertPEM) > 0 || t.KeyPEM != ""):
+		pair, err := inlinePair(t.CertPEM, []byte(t.KeyPEM.Reveal()))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{pair}
 	case t.CertFile != "" && t.KeyFile == "":
 		return nil, fmt.Errorf("TLS client certificate %s given without its key file", t.CertFile)
 	case t.CertFile == "" && t.KeyFile != "":
@@ -242,6 +261,27 @@ func keyPair(certFile, keyFile string) (tls.Certificate, error) {
 		// not match the certificate, an unknown key type) without the key.
 		return tls.Certificate{}, fmt.Errorf("TLS client certificate %s and key %s: %s", certFile, keyFile,
 			strings.TrimPrefix(err.Error(), "tls: "))
+	}
+	return pair, nil
+}
+
+// inlinePair is keyPair for PEM text given inline.
+func inlinePair(certPEM, keyPEM []byte) (tls.Certificate, error) {
+	switch {
+	case len(certPEM) == 0:
+		return tls.Certificate{}, errors.New("an inline TLS client key is given without its certificate chain")
+	case len(keyPEM) == 0:
+		return tls.Certificate{}, errors.New("an inline TLS client certificate chain is given without its key")
+	case encryptedKey(keyPEM):
+		return tls.Certificate{}, errors.New("the inline TLS client key is encrypted, which txnscope does not read: decrypt it (openssl pkcs8)")
+	case !hasBlock(certPEM, func(t string) bool { return t == "CERTIFICATE" }):
+		return tls.Certificate{}, errors.New("the inline TLS client certificate chain holds no PEM certificate")
+	case !hasBlock(keyPEM, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }):
+		return tls.Certificate{}, errors.New("the inline TLS client key holds no PEM private key")
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("the inline TLS client certificate and key: %s", strings.TrimPrefix(err.Error(), "tls: "))
 	}
 	return pair, nil
 }

@@ -175,6 +175,8 @@ func TestTLS(t *testing.T) {
 		{"mutual TLS, one PEM for cert and key", mutual, kafkaadmin.TLS{CAFile: certs.CAFile, CertFile: certs.ClientChainFile, KeyFile: certs.ClientChainFile}, ""},
 		{"mutual TLS, no client certificate", mutual, kafkaadmin.TLS{CAFile: certs.CAFile}, "cannot reach the cluster"},
 		{"mutual TLS, certificate of another CA", mutual, kafkaadmin.TLS{CAFile: certs.CAFile, CertFile: other.ClientCertFile, KeyFile: other.ClientKeyFile}, "cannot reach the cluster"},
+		{"mutual TLS, inline PEM", mutual, kafkaadmin.TLS{CAPEM: read(t, certs.CAFile), CertPEM: read(t, certs.ClientCertFile), KeyPEM: kafkaadmin.Secret(read(t, certs.ClientKeyFile))}, ""},
+		{"inline CA of another CA", boot, kafkaadmin.TLS{CAPEM: read(t, other.CAFile)}, "unknown authority"},
 		{"hostname checked by default", wrongName, kafkaadmin.TLS{InsecureSkipVerify: false, CAFile: certs.CAFile}, "unknown authority"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -189,6 +191,15 @@ func TestTLS(t *testing.T) {
 			refused(t, err, took, c.want)
 		})
 	}
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestTLSWithSASL(t *testing.T) {
@@ -262,6 +273,8 @@ func TestSecurityConfigErrors(t *testing.T) {
 		{"cert in the key's place", kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: certs.ClientCertFile, KeyFile: certs.ClientCertFile}}, []string{"no PEM private key"}},
 		{"key of another cert", kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: certs.ClientCertFile, KeyFile: otherKey}}, []string{otherKey, "does not match"}},
 		{"encrypted key", kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: certs.ClientCertFile, KeyFile: encrypted}}, []string{encrypted, "encrypted", "openssl pkcs8"}},
+		{"inline key without chain", kafkaadmin.Security{TLS: &kafkaadmin.TLS{KeyPEM: kafkaadmin.Secret(read(t, certs.ClientKeyFile))}}, []string{"inline TLS client key is given without its certificate chain"}},
+		{"inline encrypted key", kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertPEM: read(t, certs.ClientCertFile), KeyPEM: kafkaadmin.Secret(read(t, encrypted))}}, []string{"inline TLS client key is encrypted"}},
 		{"unknown mechanism", kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-1", Username: secUser, Password: pw}}, []string{`"SCRAM-SHA-1"`, "SCRAM-SHA-512"}},
 		{"kerberos", kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "GSSAPI", Username: secUser, Password: pw}}, []string{"GSSAPI", "not supported"}},
 		{"no password", kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.Plain, Username: secUser}}, []string{"PLAIN needs a password"}},

@@ -1,0 +1,298 @@
+package clientprops
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
+)
+
+// Config is what a client properties file says about reaching the cluster.
+type Config struct {
+	// Bootstrap is bootstrap.servers, nil when the file does not set it.
+	Bootstrap []string
+	// Security is nil-TLS and nil-SASL for PLAINTEXT. A SASL mechanism may
+	// come without credentials (no sasl.jaas.config, or OAUTHBEARER's login
+	// module): the command line then has to supply them.
+	Security kafkaadmin.Security
+}
+
+// ParseFile reads a properties file; its errors start with the path.
+func ParseFile(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return Config{}, fmt.Errorf("%s: %v", path, pe.Err)
+		}
+		return Config{}, err
+	}
+	c, err := ParseText(string(data))
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseText parses properties text and maps it.
+func ParseText(text string) (Config, error) {
+	entries, err := Parse(text)
+	if err != nil {
+		return Config{}, err
+	}
+	return FromEntries(entries)
+}
+
+// Security protocols, with Kafka's names.
+const (
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
+)
+
+// Conversions offered when a Java keystore or truststore is found.
+const (
+	truststoreHint = "convert it to PEM (keytool -exportcert -rfc -keystore TRUSTSTORE -alias CAROOT -file ca.pem) " +
+		"and set ssl.truststore.type=PEM and ssl.truststore.location=ca.pem, or pass --tls-ca ca.pem"
+	keystoreHint = "convert it to PEM (keytool -importkeystore -srckeystore KEYSTORE -destkeystore client.p12 " +
+		"-deststoretype PKCS12, then openssl pkcs12 -in client.p12 -nodes -out client.pem) " +
+		"and set ssl.keystore.type=PEM and ssl.keystore.location=client.pem, or pass --tls-cert client.pem --tls-key client.pem"
+	tokenHint = "pass the token itself with --sasl-password-file FILE or TXNSCOPE_SASL_PASSWORD"
+)
+
+// unsupported tells whether key changes how the Java client connects in a
+// way txnscope cannot follow, under which protocols ("sasl" or "ssl"), and
+// what to do instead.
+func unsupported(key string) (applies, why string, ok bool) {
+	const noFetch = "txnscope does not fetch OAuth tokens: " + tokenHint
+	switch key {
+	case "sasl.login.callback.handler.class":
+		return "sasl", "custom login callbacks are not supported: for OAUTHBEARER " + tokenHint + "; or use PLAIN or SCRAM", true
+	case "sasl.client.callback.handler.class", "sasl.login.class":
+		return "sasl", "custom login classes and callbacks are not supported: use PLAIN, SCRAM or OAUTHBEARER with a static token", true
+	case "sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url",
+		"sasl.oauthbearer.assertion.file", "sasl.oauthbearer.client.credentials.client.id":
+		return "sasl", noFetch, true
+	case "ssl.engine.factory.class":
+		return "ssl", "custom SSL engines are not supported: use PEM files (ssl.truststore.type=PEM, ssl.keystore.type=PEM)", true
+	}
+	return "", "", false
+}
+
+// FromEntries maps a Java client's settings to txnscope's. Settings txnscope
+// has no use for (client.id, request.timeout.ms, ...) are ignored; settings
+// it cannot honour are errors naming the key, its line and the alternative.
+func FromEntries(entries []Entry) (Config, error) {
+	m := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		m[e.Key] = e // the last one wins, as in Java
+	}
+	var c Config
+
+	if e, ok := m["bootstrap.servers"]; ok {
+		for _, s := range strings.Split(e.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.Bootstrap = append(c.Bootstrap, s)
+			}
+		}
+		if len(c.Bootstrap) == 0 {
+			return Config{}, fmt.Errorf("line %d: bootstrap.servers is empty", e.Line)
+		}
+	}
+
+	proto := protoPlaintext
+	protoLine := 0
+	if e, ok := m["security.protocol"]; ok {
+		proto = strings.ToUpper(strings.TrimSpace(e.Value))
+		protoLine = e.Line
+		switch proto {
+		case protoPlaintext, protoSSL, protoSASLPlaintext, protoSASLSSL:
+		default:
+			return Config{}, fmt.Errorf("line %d: security.protocol=%s is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", e.Line, short(e.Value))
+		}
+	}
+	useTLS := proto == protoSSL || proto == protoSASLSSL
+	useSASL := proto == protoSASLPlaintext || proto == protoSASLSSL
+
+	for _, e := range entries {
+		applies, why, ok := unsupported(e.Key)
+		if !ok || (applies == "sasl" && !useSASL) || (applies == "ssl" && !useTLS) {
+			continue
+		}
+		return Config{}, fmt.Errorf("line %d: %s: %s", e.Line, e.Key, why)
+	}
+
+	if useTLS {
+		t, err := tlsFrom(m)
+		if err != nil {
+			return Config{}, err
+		}
+		c.Security.TLS = t
+	}
+	if useSASL {
+		s, err := saslFrom(m, protoLine)
+		if err != nil {
+			return Config{}, err
+		}
+		c.Security.SASL = s
+	}
+	return c, nil
+}
+
+func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
+	t := &kafkaadmin.TLS{}
+	typ := func(key string) (string, Entry, bool) {
+		e, ok := m[key]
+		if !ok {
+			return "JKS", e, false // Java's default store type
+		}
+		return strings.ToUpper(strings.TrimSpace(e.Value)), e, true
+	}
+
+	trustType, trustTypeEntry, trustTypeGiven := typ("ssl.truststore.type")
+	loc, hasLoc := m["ssl.truststore.location"]
+	inline, hasInline := m["ssl.truststore.certificates"]
+	if hasLoc || hasInline {
+		if trustType != "PEM" {
+			first := loc
+			if !hasLoc {
+				first = inline
+			}
+			if trustTypeGiven {
+				return nil, fmt.Errorf("line %d: ssl.truststore.type=%s is not supported: %s", trustTypeEntry.Line, short(trustType), truststoreHint)
+			}
+			return nil, fmt.Errorf("line %d: a truststore without ssl.truststore.type is a JKS store, which is not supported: %s", first.Line, truststoreHint)
+		}
+		if hasLoc && hasInline {
+			return nil, fmt.Errorf("line %d: give ssl.truststore.location or ssl.truststore.certificates, not both", inline.Line)
+		}
+		if hasLoc {
+			if t.CAFile = strings.TrimSpace(loc.Value); t.CAFile == "" {
+				return nil, fmt.Errorf("line %d: ssl.truststore.location is empty", loc.Line)
+			}
+		} else {
+			t.CAPEM = []byte(inline.Value)
+		}
+	}
+
+	keyType, keyTypeEntry, keyTypeGiven := typ("ssl.keystore.type")
+	kloc, hasKloc := m["ssl.keystore.location"]
+	ikey, hasIkey := m["ssl.keystore.key"]
+	ichain, hasIchain := m["ssl.keystore.certificate.chain"]
+	if hasKloc || hasIkey || hasIchain {
+		if keyType != "PEM" {
+			first := kloc
+			if !hasKloc {
+				first = ikey
+				if !hasIkey {
+					first = ichain
+				}
+			}
+			if keyTypeGiven {
+				return nil, fmt.Errorf("line %d: ssl.keystore.type=%s is not supported: %s", keyTypeEntry.Line, short(keyType), keystoreHint)
+			}
+			return nil, fmt.Errorf("line %d: a keystore without ssl.keystore.type is a JKS store, which is not supported: %s", first.Line, keystoreHint)
+		}
+		if pw, ok := m["ssl.key.password"]; ok {
+			return nil, fmt.Errorf("line %d: ssl.key.password is not supported: txnscope reads unencrypted keys only; "+
+				"decrypt the key (openssl pkcs8 -in KEY -out key.pem), keep that file private, and drop ssl.key.password", pw.Line)
+		}
+		switch {
+		case hasKloc && (hasIkey || hasIchain):
+			return nil, fmt.Errorf("line %d: give ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain, not both", kloc.Line)
+		case hasKloc:
+			p := strings.TrimSpace(kloc.Value)
+			if p == "" {
+				return nil, fmt.Errorf("line %d: ssl.keystore.location is empty", kloc.Line)
+			}
+			// Kafka's PEM keystore is one file with the key and its chain.
+			t.CertFile, t.KeyFile = p, p
+		case !hasIkey:
+			return nil, fmt.Errorf("line %d: ssl.keystore.certificate.chain needs ssl.keystore.key", ichain.Line)
+		case !hasIchain:
+			return nil, fmt.Errorf("line %d: ssl.keystore.key needs ssl.keystore.certificate.chain", ikey.Line)
+		default:
+			t.CertPEM, t.KeyPEM = []byte(ichain.Value), kafkaadmin.Secret(ikey.Value)
+		}
+	}
+
+	if e, ok := m["ssl.endpoint.identification.algorithm"]; ok {
+		switch strings.ToLower(strings.TrimSpace(e.Value)) {
+		case "https":
+		case "":
+			// Java then checks the chain but not the name; so does txnscope.
+			t.SkipHostnameCheck = true
+		default:
+			return nil, fmt.Errorf("line %d: ssl.endpoint.identification.algorithm=%s is not supported: use https or leave it empty", e.Line, short(e.Value))
+		}
+	}
+	return t, nil
+}
+
+func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
+	s := &kafkaadmin.SASL{}
+	me, ok := m["sasl.mechanism"]
+	if !ok {
+		return nil, fmt.Errorf("line %d: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos) in Java; "+
+			"Kerberos is not supported: set sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", protoLine)
+	}
+	s.Mechanism = strings.ToUpper(strings.TrimSpace(me.Value))
+	switch s.Mechanism {
+	case kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer:
+	case "GSSAPI":
+		return nil, fmt.Errorf("line %d: sasl.mechanism=GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line)
+	default:
+		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line, short(me.Value))
+	}
+
+	je, ok := m["sasl.jaas.config"]
+	if !ok {
+		return s, nil
+	}
+	j, err := parseJAAS(je.Value)
+	if err != nil {
+		return nil, fmt.Errorf("line %d: sasl.jaas.config cannot be read: %v", je.Line, err)
+	}
+	module := j.module[strings.LastIndex(j.module, ".")+1:]
+	isOAuth := s.Mechanism == kafkaadmin.OAuthBearer
+	switch {
+	case j.module == plainModule || j.module == scramModule:
+		if isOAuth {
+			return nil, fmt.Errorf("line %d: sasl.jaas.config uses %s, which does not go with sasl.mechanism=OAUTHBEARER", je.Line, module)
+		}
+		if v, ok := j.options["tokenauth"]; ok && strings.EqualFold(v, "true") {
+			return nil, fmt.Errorf("line %d: sasl.jaas.config's tokenauth (delegation tokens) is not supported: use a SCRAM user", je.Line)
+		}
+		s.Username = j.options["username"]
+		s.Password = kafkaadmin.Secret(j.options["password"])
+		if s.Username == "" || s.Password == "" {
+			return nil, fmt.Errorf("line %d: sasl.jaas.config's %s needs username=\"...\" and password=\"...\"", je.Line, module)
+		}
+	case j.module == oauthModule:
+		if !isOAuth {
+			return nil, fmt.Errorf("line %d: sasl.jaas.config uses OAuthBearerLoginModule, which does not go with sasl.mechanism=%s", je.Line, s.Mechanism)
+		}
+		// Its options describe how to obtain a token (or an unsecured
+		// development token); txnscope only sends a token it is given.
+	case strings.HasSuffix(j.module, kerberosHint):
+		return nil, fmt.Errorf("line %d: sasl.jaas.config uses Kerberos (Krb5LoginModule), which is not supported: use PLAIN, SCRAM or OAUTHBEARER", je.Line)
+	default:
+		return nil, fmt.Errorf("line %d: sasl.jaas.config's login module %s is not supported: use PlainLoginModule or ScramLoginModule", je.Line, short(module))
+	}
+	return s, nil
+}
+
+// short keeps a non-secret value quoted in a message to one short line.
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,174 @@
+package clientprops
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
+)
+
+const secret = "s3cr3t-Value-9f2"
+
+func TestFromProperties(t *testing.T) {
+	jaasPlain := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="KEY123" password="` + secret + `";`
+	for _, c := range []struct {
+		name, text string
+		want       Config
+	}{
+		{"nothing", "client.id=ops\nrequest.timeout.ms=30000\n", Config{}},
+		{"bootstrap only", "bootstrap.servers = b1:9092, b2:9092 ,\n", Config{Bootstrap: []string{"b1:9092", "b2:9092"}}},
+		{"plaintext ignores ssl and sasl keys", "security.protocol=PLAINTEXT\nssl.truststore.location=/x.jks\nsasl.mechanism=GSSAPI\n", Config{}},
+		{"Confluent Cloud style", strings.Join([]string{
+			"bootstrap.servers=pkc-123.europe-west1.gcp.confluent.cloud:9092",
+			"security.protocol=SASL_SSL",
+			"sasl.mechanism=PLAIN",
+			jaasPlain,
+			"client.dns.lookup=use_all_dns_ips",
+			"session.timeout.ms=45000",
+			"acks=all",
+		}, "\n"), Config{
+			Bootstrap: []string{"pkc-123.europe-west1.gcp.confluent.cloud:9092"},
+			Security: kafkaadmin.Security{
+				TLS:  &kafkaadmin.TLS{},
+				SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "KEY123", Password: secret},
+			},
+		}},
+		{"SCRAM over TLS with a private CA and mutual TLS", strings.Join([]string{
+			"security.protocol=sasl_ssl",
+			"sasl.mechanism=SCRAM-SHA-512",
+			`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \`,
+			`    username="txnscope" \`,
+			`    password="` + secret + `";`,
+			"ssl.truststore.type=PEM",
+			"ssl.truststore.location=/etc/kafka/ca.pem",
+			"ssl.keystore.type=PEM",
+			"ssl.keystore.location=/etc/kafka/client.pem",
+			"ssl.endpoint.identification.algorithm=",
+		}, "\n"), Config{Security: kafkaadmin.Security{
+			TLS:  &kafkaadmin.TLS{CAFile: "/etc/kafka/ca.pem", CertFile: "/etc/kafka/client.pem", KeyFile: "/etc/kafka/client.pem", SkipHostnameCheck: true},
+			SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-512", Username: "txnscope", Password: secret},
+		}}},
+		{"SSL only, hostname checked", "security.protocol=SSL\nssl.truststore.type=pem\nssl.truststore.location=ca.pem\nssl.endpoint.identification.algorithm=HTTPS\n",
+			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: "ca.pem"}}}},
+		{"SSL with a JKS type but no truststore: the system roots", "security.protocol=SSL\nssl.truststore.type=JKS\n",
+			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}}},
+		{"inline PEM", "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates=-----BEGIN CERTIFICATE-----\\n\\\n  MIIB\\n\\\n  -----END CERTIFICATE-----\n" +
+			"ssl.keystore.type=PEM\nssl.keystore.certificate.chain=CHAIN\nssl.keystore.key=" + secret + "\n",
+			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{
+				CAPEM:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"),
+				CertPEM: []byte("CHAIN"), KeyPEM: secret,
+			}}}},
+		{"SASL without credentials: from the command line", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n",
+			Config{Security: kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256"}}}},
+		{"OAUTHBEARER login module: the token from the command line", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
+			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"me\";\n",
+			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}, SASL: &kafkaadmin.SASL{Mechanism: "OAUTHBEARER"}}}},
+		{"last setting wins", "security.protocol=SSL\nsecurity.protocol=PLAINTEXT\n", Config{}},
+		{"callback handler ignored without SASL", "security.protocol=SSL\nsasl.login.callback.handler.class=x.Y\n",
+			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseText(c.text)
+			if err != nil {
+				t.Fatalf("ParseText: %v", err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %#v\nwant %#v\n(TLS %+v, SASL %+v)", got, c.want, got.Security.TLS, got.Security.SASL)
+			}
+		})
+	}
+}
+
+func TestFromPropertiesErrors(t *testing.T) {
+	jaas := func(module string) string {
+		return `sasl.jaas.config=` + module + ` required username="u" password="` + secret + `";`
+	}
+	for _, c := range []struct {
+		name string
+		text []string
+		want string
+	}{
+		{"JKS truststore", []string{"security.protocol=SSL", "ssl.truststore.location=/t.jks", "ssl.truststore.type=JKS", "ssl.truststore.password=" + secret},
+			"line 3: ssl.truststore.type=JKS is not supported: convert it to PEM (keytool -exportcert -rfc"},
+		{"truststore without type is JKS", []string{"security.protocol=SASL_SSL", "sasl.mechanism=PLAIN", "ssl.truststore.location=/t.jks"},
+			"line 3: a truststore without ssl.truststore.type is a JKS store, which is not supported: convert it to PEM"},
+		{"PKCS12 keystore", []string{"security.protocol=SSL", "ssl.keystore.type=PKCS12", "ssl.keystore.location=/k.p12", "ssl.keystore.password=" + secret},
+			"line 2: ssl.keystore.type=PKCS12 is not supported: convert it to PEM (keytool -importkeystore"},
+		{"keystore without type is JKS", []string{"security.protocol=SSL", "ssl.keystore.location=/k.jks"},
+			"line 2: a keystore without ssl.keystore.type is a JKS store"},
+		{"encrypted key", []string{"security.protocol=SSL", "ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.key.password=" + secret},
+			"line 4: ssl.key.password is not supported: txnscope reads unencrypted keys only; decrypt the key (openssl pkcs8"},
+		{"Kerberos by default", []string{"bootstrap.servers=b:9092", "security.protocol=SASL_PLAINTEXT"},
+			"line 2: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos) in Java; Kerberos is not supported"},
+		{"Kerberos", []string{"security.protocol=SASL_SSL", "sasl.mechanism=GSSAPI", "sasl.kerberos.service.name=kafka"},
+			"line 2: sasl.mechanism=GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"},
+		{"Kerberos login module", []string{"security.protocol=SASL_SSL", "sasl.mechanism=PLAIN", jaas("com.sun.security.auth.module.Krb5LoginModule")},
+			"line 3: sasl.jaas.config uses Kerberos (Krb5LoginModule), which is not supported"},
+		{"AWS IAM", []string{"security.protocol=SASL_SSL", "sasl.mechanism=AWS_MSK_IAM"},
+			"line 2: sasl.mechanism=AWS_MSK_IAM is not supported"},
+		{"unknown protocol", []string{"security.protocol=TLS"}, "line 1: security.protocol=TLS is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
+		{"callback handler", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER",
+			"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"},
+			"line 3: sasl.login.callback.handler.class: custom login callbacks are not supported: for OAUTHBEARER pass the token itself with --sasl-password-file FILE or TXNSCOPE_SASL_PASSWORD"},
+		{"token endpoint", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=https://idp/token"},
+			"line 3: sasl.oauthbearer.token.endpoint.url: txnscope does not fetch OAuth tokens"},
+		{"custom SSL engine", []string{"security.protocol=SSL", "ssl.engine.factory.class=x.Y"}, "line 2: ssl.engine.factory.class: custom SSL engines are not supported"},
+		{"hostname algorithm", []string{"security.protocol=SSL", "ssl.endpoint.identification.algorithm=ldap"},
+			"line 2: ssl.endpoint.identification.algorithm=ldap is not supported"},
+		{"unreadable jaas", []string{"security.protocol=SASL_SSL", "sasl.mechanism=PLAIN",
+			`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + secret},
+			"line 3: sasl.jaas.config cannot be read: a quoted value is not closed"},
+		{"jaas without password", []string{"security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-256",
+			`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="u";`},
+			`line 3: sasl.jaas.config's ScramLoginModule needs username="..." and password="..."`},
+		{"module of another mechanism", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", jaas(plainModule)},
+			"line 3: sasl.jaas.config uses PlainLoginModule, which does not go with sasl.mechanism=OAUTHBEARER"},
+		{"oauth module with SCRAM", []string{"security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-256", jaas(oauthModule)},
+			"line 3: sasl.jaas.config uses OAuthBearerLoginModule, which does not go with sasl.mechanism=SCRAM-SHA-256"},
+		{"unknown module", []string{"security.protocol=SASL_SSL", "sasl.mechanism=PLAIN", jaas("com.example.MyLoginModule")},
+			"line 3: sasl.jaas.config's login module MyLoginModule is not supported"},
+		{"delegation token", []string{"security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-256",
+			`sasl.jaas.config=` + scramModule + ` required username="u" password="` + secret + `" tokenauth="true";`},
+			"line 3: sasl.jaas.config's tokenauth (delegation tokens) is not supported"},
+		{"empty bootstrap", []string{"bootstrap.servers= , "}, "line 1: bootstrap.servers is empty"},
+		{"both truststores", []string{"security.protocol=SSL", "ssl.truststore.type=PEM", "ssl.truststore.location=a", "ssl.truststore.certificates=b"},
+			"line 4: give ssl.truststore.location or ssl.truststore.certificates, not both"},
+		{"inline key without chain", []string{"security.protocol=SSL", "ssl.keystore.type=PEM", "ssl.keystore.key=" + secret},
+			"line 3: ssl.keystore.key needs ssl.keystore.certificate.chain"},
+		{"malformed escape in the jaas", []string{"security.protocol=SASL_SSL", `sasl.jaas.config=x password="` + secret + `\u12"`},
+			`line 2: in the value of sasl.jaas.config: malformed \uXXXX escape`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseText(strings.Join(c.text, "\n"))
+			if err == nil {
+				t.Fatalf("accepted; want %q", c.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, c.want) {
+				t.Errorf("error %q\nwant prefix %q", msg, c.want)
+			}
+			if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+				t.Errorf("error shows a secret or spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "client.properties")
+	if err := os.WriteFile(p, []byte("bootstrap.servers=b:9092\nsecurity.protocol=SSL\nssl.truststore.location=/t.jks\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseFile(p)
+	if err == nil || !strings.HasPrefix(err.Error(), p+": line 3: a truststore without ssl.truststore.type") {
+		t.Errorf("error = %v", err)
+	}
+	_, err = ParseFile(filepath.Join(dir, "missing.properties"))
+	if err == nil || err.Error() != filepath.Join(dir, "missing.properties")+": no such file or directory" {
+		t.Errorf("error = %v", err)
+	}
+}
