@@ -133,7 +133,7 @@ func TestACLs(t *testing.T) {
 		})
 		t.Run("force-terminate-without-write", func(t *testing.T) {
 			t.Parallel()
-			aclForceTerminate(ctx, t, b, setup)
+			aclForceTerminate(ctx, t, bin, b, setup)
 		})
 	})
 }
@@ -358,7 +358,7 @@ func aclPartitionAbort(ctx context.Context, t *testing.T, b *Broker, setup *kadm
 
 // (d) Force-terminate by a principal that may DESCRIBE the id but not WRITE it: sent, refused by
 // the broker with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, and the transaction stays open.
-func aclForceTerminate(ctx context.Context, t *testing.T, b *Broker, setup *kadm.Client) {
+func aclForceTerminate(ctx context.Context, t *testing.T, bin string, b *Broker, setup *kadm.Client) {
 	tp := topicOn(ctx, t, setup)
 	id := name(t, "txn")
 	p := producer(t, b.Bootstrap, id, 10*time.Minute)
@@ -376,6 +376,24 @@ func aclForceTerminate(ctx context.Context, t *testing.T, b *Broker, setup *kadm
 	after := op.poll(ctx)
 	if now := txnOf(t, after, id); now.State != model.Ongoing || now.ProducerEpoch != tx.ProducerEpoch {
 		t.Errorf("after the refused force-terminate %s is %s epoch %d, want still Ongoing at epoch %d", id, now.State, now.ProducerEpoch, tx.ProducerEpoch)
+	}
+
+	// The one-shot command exits 1 with the broker's refusal, and its audit line holds the error
+	// code and nothing secret.
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	r1 := runTxnscope(ctx, t, bin, []string{"TXNSCOPE_SASL_PASSWORD=" + aclPassword(aclOperator)},
+		"force-terminate", "--transactional-id", id, "--yes", "--audit-log", auditLog,
+		"-b", b.SecureBootstrap, "--tls", "--tls-ca", b.Certs.CAFile, "--sasl-mechanism", "SCRAM-SHA-512", "--sasl-username", aclOperator)
+	noSecrets(t, r1, []string{aclPassword(aclOperator)})
+	wantFailure(t, r1, 1, []string{"TRANSACTIONAL_ID_AUTHORIZATION_FAILED"})
+	audited, err := os.ReadFile(auditLog)
+	switch {
+	case err != nil:
+		t.Errorf("no audit log: %v", err)
+	case !strings.Contains(string(audited), "TRANSACTIONAL_ID_AUTHORIZATION_FAILED") || !strings.Contains(string(audited), id):
+		t.Errorf("the audit log does not record the refused attempt on %s:\n%s", id, audited)
+	case strings.Contains(string(audited), aclPassword(aclOperator)):
+		t.Errorf("the password is in the audit log:\n%s", audited)
 	}
 	endTxn(ctx, t, p, true) // the producer was never fenced
 }
