@@ -169,11 +169,15 @@ func (f groupFailures) add(err error, groups int) {
 func (f groupFailures) text() string {
 	var denied, other []string
 	for why, n := range f {
+		count := fmt.Sprintf("%d groups", n)
+		if n == 1 {
+			count = "1 group"
+		}
 		if d, ok := strings.CutPrefix(why, "\x00"); ok {
-			denied = append(denied, fmt.Sprintf("%d groups: %s", n, d))
+			denied = append(denied, count+": "+d)
 			continue
 		}
-		other = append(other, fmt.Sprintf("%d groups: %s", n, why))
+		other = append(other, count+": "+why)
 	}
 	sort.Strings(denied)
 	sort.Strings(other)
