@@ -26,6 +26,9 @@ type Options struct {
 	Audit              *audit.Log       // nil when read-only
 	CheckpointInterval time.Duration    // 0 = unknown; passed to model.Query
 	Now                func() time.Time // nil = time.Now; tests pin it
+	// Warning stays in the header for the whole session, e.g. that the
+	// brokers' TLS certificates are not verified.
+	Warning string
 }
 
 // The layout needs this much room; below it a message says so.
@@ -284,7 +287,7 @@ func (m *Model) setStatus(k statusKind, text string) {
 }
 
 func (m *Model) headerData() views.HeaderData {
-	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.sum, Conn: m.conn(), Now: m.now, Pins: m.pinSum}
+	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.sum, Conn: m.conn(), Now: m.now, Pins: m.pinSum, Warning: m.o.Warning}
 }
 
 // layout splits the height into header, body and footer.

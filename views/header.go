@@ -93,11 +93,14 @@ type HeaderData struct {
 	Conn      Conn
 	Now       time.Time
 	Pins      PinSummary
+	// Warning is a standing warning about the connection itself (the
+	// brokers' TLS certificates not verified), always shown.
+	Warning string
 }
 
-// HeaderHeight is 2 lines, plus one when there is an error or a note to show.
+// HeaderHeight is 2 lines, plus one when there is an error, a warning or a note to show.
 func HeaderHeight(d HeaderData) int {
-	if d.Conn.Err != "" || d.Sum.Hidden != "" {
+	if d.Conn.Err != "" || d.Sum.Hidden != "" || d.Warning != "" {
 		return 3
 	}
 	return 2
@@ -116,6 +119,10 @@ func Header(d HeaderData, w int, st Styles) string {
 	lines := []string{Spread(left, connText(d, st), w), Spread(countsLine(d, st), oldestText(d, st), w)}
 	if HeaderHeight(d) == 3 {
 		var notes []string
+		if d.Warning != "" {
+			// First, so that a narrow terminal cuts the others instead.
+			notes = append(notes, st.Error.Render("⚠ "+oneLine(d.Warning)))
+		}
 		if d.Conn.Err != "" {
 			notes = append(notes, st.Error.Render("error: "+oneLine(d.Conn.Err)))
 		}
