@@ -88,6 +88,12 @@ func TestSecureConnections(t *testing.T) {
 	tokenFile := file("token", token)
 	ca, namedCA := b.Certs.CAFile, b.Named.CAFile
 	cert, key := b.Certs.ClientCertFile, b.Certs.ClientKeyFile
+	// The client's private key is a secret too: its first line of base64 must never be printed.
+	if data, err := os.ReadFile(key); err != nil {
+		t.Fatal(err)
+	} else if lines := strings.Split(string(data), "\n"); len(lines) > 2 {
+		secrets = append(secrets, lines[1])
+	}
 	tlsCA := []string{"--tls", "--tls-ca", ca}
 	jaas := func(module, user, pass string) string {
 		return fmt.Sprintf("sasl.jaas.config=org.apache.kafka.common.security.%s required username=%q password=%q;", module, user, pass)
@@ -115,6 +121,23 @@ func TestSecureConnections(t *testing.T) {
 		"ssl.truststore.location="+ca,
 		"ssl.keystore.type=PEM",
 		"ssl.keystore.location="+b.Certs.ClientChainFile)
+	// The same with the PEM inline, as Java properties spell multi-line values: "\n" escapes
+	// ending in a line continuation.
+	inline := func(key, path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key + "=" + strings.ReplaceAll(strings.TrimSpace(string(data)), "\n", "\\n\\\n")
+	}
+	inlineProps := props("inline.properties",
+		"bootstrap.servers="+b.MutualTLSBootstrap,
+		"security.protocol=SSL",
+		"ssl.truststore.type=PEM",
+		inline("ssl.truststore.certificates", ca),
+		"ssl.keystore.type=PEM",
+		inline("ssl.keystore.key", key),
+		inline("ssl.keystore.certificate.chain", cert))
 	// An empty algorithm turns the Java client's host name check off; the chain is still verified.
 	noHostnameProps := props("nohostname.properties",
 		"bootstrap.servers="+b.NamedBootstrap,
@@ -191,6 +214,7 @@ func TestSecureConnections(t *testing.T) {
 		{name: "command-config-scram", args: []string{"--command-config", scramProps}, list: true},
 		{name: "command-config-plain", args: []string{"--command-config", plainProps}},
 		{name: "command-config-mutual-tls-pem-keystore", args: []string{"--command-config", mtlsProps}, list: true},
+		{name: "command-config-mutual-tls-inline-pem", args: []string{"--command-config", inlineProps}},
 		{name: "command-config-no-hostname-check", args: []string{"--command-config", noHostnameProps}},
 		{name: "command-config-jks", args: []string{"--command-config", jksProps},
 			code: 2, wantErr: []string{"ssl.truststore.type", "PEM"}, list: true},
