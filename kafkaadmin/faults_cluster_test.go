@@ -25,11 +25,11 @@ const faultTimeout = 400 * time.Millisecond
 
 // The ids of the static cluster.
 const (
-	openA   = "open-a-0-1"    // Ongoing on orders-0
-	openB   = "open-b-0-1"    // Ongoing on payments-0 and payments-1
-	doneID  = "done-0-1"      // committed on orders-1
-	abortID = "gone-0-1"      // aborted on orders-2
-	group   = "stuck-readers" // at orders-0's LSO
+	openA      = "open-a-0-1"    // Ongoing on orders-0
+	openB      = "open-b-0-1"    // Ongoing on payments-0 and payments-1
+	doneID     = "done-0-1"      // committed on orders-1
+	abortID    = "gone-0-1"      // aborted on orders-2
+	stuckGroup = "stuck-readers" // at orders-0's LSO
 )
 
 var idleIDs = []string{"idle-0-1", "idle-1-1", "idle-2-1", "idle-3-1", "idle-4-1"}
@@ -214,13 +214,13 @@ func newStatic(t *testing.T) *static {
 	}
 	kafkatest.InitIDs(t, boot, time.Minute, idleIDs...)
 	adm := admClient(t, boot)
-	commitGroup(t, adm, group, "orders", 0, 0)
+	commitGroup(t, adm, stuckGroup, "orders", 0, 0)
 	// A second stuck group on the same coordinator, so that OffsetFetch
 	// batches the two: a one-group answer without offsets is that group
 	// having none (kgo maps it from the single-group form).
 	for i := 0; ; i++ {
 		g := fmt.Sprintf("other-readers-%d", i)
-		if c.CoordinatorFor(g) == c.CoordinatorFor(group) {
+		if c.CoordinatorFor(g) == c.CoordinatorFor(stuckGroup) {
 			commitGroup(t, adm, g, "payments", 1, 0)
 			break
 		}

@@ -1,0 +1,225 @@
+package kafkaadmin_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/model"
+)
+
+// target is one abort ready to send on its own small cluster.
+type target struct {
+	c    *kfake.Cluster
+	boot []string
+	inj  *injector
+	a    *kafkaadmin.Client
+	act  model.Action
+	send kmsg.Key // the request that changes the cluster
+	id   string
+}
+
+// forceTarget: an Ongoing transaction on orders-0, to force-terminate.
+func forceTarget(t *testing.T) *target {
+	c, boot := kafkatest.NewCluster(t)
+	const id = "stuck-0-1"
+	kafkatest.OpenTxn(t, boot, id, "orders", 10*time.Minute)
+	a := faultAdmin(t, boot)
+	tx := txnOf(t, refresh(t, a, nil), id)
+	return &target{c: c, boot: boot, inj: newInjector(t, c), a: a, act: forceTerminate(tx), send: kmsg.InitProducerID, id: id}
+}
+
+// abortTarget: a transaction whose coordinator forgot orders-0 (kfake leaves
+// the partition out of DescribeTransactions), to abort on that partition.
+func abortTarget(t *testing.T) *target {
+	c, boot := kafkatest.NewCluster(t)
+	const id = "hanging-0-5"
+	p := kafkatest.Producer(t, boot, id, 10*time.Minute)
+	kafkatest.Begin(t, p)
+	kafkatest.Produce(t, p, "orders", 0, 3)
+	kafkatest.Produce(t, p, "orders", 1, 2)
+	a := faultAdmin(t, boot)
+	s1 := refresh(t, a, nil)
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeTransactions}, Topic: "orders", Partitions: []int32{0}, Count: -1})
+	s2 := refresh(t, a, s1)
+	p0 := partOf(t, s2, "orders", 0)
+	orphans := model.Orphans(p0, model.ByProducerID(s2))
+	if len(orphans) != 1 {
+		t.Fatalf("orphans on orders-0: %+v", orphans)
+	}
+	return &target{c: c, boot: boot, inj: newInjector(t, c), a: a, act: abortOn(p0, orphans[0]), send: kmsg.WriteTxnMarkers, id: id}
+}
+
+// done reports whether the abort took effect, read without faults.
+func (tg *target) done(t *testing.T) bool {
+	t.Helper()
+	tg.inj.clear()
+	// orders-0 is watched: once the abort took effect nothing pins it.
+	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: tg.boot, Timeout: 5 * time.Second,
+		Watch: []model.TopicPartition{{Topic: "orders", Partition: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s := refresh(t, a, nil)
+	p0 := partOf(t, s, "orders", 0)
+	if tg.act.Kind == model.ForceTerminate {
+		tx := txnOf(t, s, tg.id)
+		ended := tx.State != model.Ongoing || tx.ProducerEpoch != tg.act.ProducerEpoch
+		if ended != !p0.Pinned() {
+			t.Fatalf("the transaction ended=%v but orders-0 pinned=%v: %+v %+v", ended, p0.Pinned(), tx, p0)
+		}
+		return ended
+	}
+	return !p0.Pinned()
+}
+
+// retriedCodes are the InitProducerId answers that say the coordinator did
+// nothing yet: Execute retries them, bounded, as kafka-transactions.sh does.
+var retriedCodes = []*kerr.Error{kerr.ConcurrentTransactions, kerr.CoordinatorLoadInProgress, kerr.NotCoordinator, kerr.CoordinatorNotAvailable}
+
+// maybeApplied are the answers after which the request may have taken
+// effect: the outcome is unknown.
+var maybeApplied = []*kerr.Error{kerr.RequestTimedOut, kerr.NotEnoughReplicasAfterAppend}
+
+// TestExecuteUnderFaults: every fault on the request that aborts (InitProducerId,
+// WriteTxnMarkers), and some on each request of the re-check before it.
+// Whatever happens: a refused abort sent nothing; a request that failed or
+// timed out after it left is "unknown outcome, re-check", was sent exactly
+// once, and the re-read shows whichever state the cluster is in; an answered
+// error is reported with its code and changed nothing; OK means it happened.
+func TestExecuteUnderFaults(t *testing.T) {
+	t.Parallel()
+	type kase struct {
+		kind model.ActionKind
+		f    fault
+	}
+	var cases []kase
+	for kind, send := range map[model.ActionKind]kmsg.Key{model.ForceTerminate: kmsg.InitProducerID, model.AbortPartition: kmsg.WriteTxnMarkers} {
+		for _, f := range faultsOn(send, faultTimeout) {
+			if f.nodes != nil || f.empty && send == kmsg.InitProducerID {
+				continue // one broker is the one; an empty InitProducerId answer is a success
+			}
+			cases = append(cases, kase{kind, f})
+		}
+	}
+	prechecks := map[model.ActionKind][]kmsg.Key{
+		model.ForceTerminate: {kmsg.DescribeTransactions, kmsg.FindCoordinator, kmsg.Metadata},
+		model.AbortPartition: {kmsg.Metadata, kmsg.DescribeProducers, kmsg.ListTransactions, kmsg.FindCoordinator, kmsg.DescribeTransactions},
+	}
+	for kind, keys := range prechecks {
+		for _, key := range keys {
+			keys := []kmsg.Key{key}
+			cases = append(cases,
+				kase{kind, fault{name: "COORDINATOR_NOT_AVAILABLE", keys: keys, code: kerr.CoordinatorNotAvailable}},
+				kase{kind, fault{name: "NOT_LEADER_OR_FOLLOWER", keys: keys, code: kerr.NotLeaderForPartition}},
+				kase{kind, fault{name: "authorization failed", keys: keys, code: kerr.TopicAuthorizationFailed}},
+				kase{kind, fault{name: "dropped connection", keys: keys, drop: true}},
+				kase{kind, fault{name: "slower than the timeout", keys: keys, sleep: faultTimeout + faultTimeout/2}})
+		}
+	}
+
+	sem := make(chan struct{}, 6) // clusters at once
+	var wg sync.WaitGroup
+	for _, k := range cases {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(fmt.Sprintf("%s/%s %s", k.kind, k.f.keys[0].Name(), k.f.name), func(t *testing.T) {
+				tg := forceTarget
+				if k.kind == model.AbortPartition {
+					tg = abortTarget
+				}
+				checkExecute(t, tg(t), k.f)
+			})
+		})
+	}
+	wg.Wait()
+}
+
+func checkExecute(t *testing.T, tg *target, f fault) {
+	before := tg.inj.count(tg.send)
+	tg.inj.set(f)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	r := tg.a.Execute(ctx, tg.act)
+	took := time.Since(start)
+	sent := tg.inj.count(tg.send) - before
+	if f.sleep > 0 {
+		time.Sleep(f.sleep) // let a request slept past the timeout reach the cluster
+	}
+	happened := tg.done(t)
+	t.Logf("%s: sent %d, took %s, happened %v", r.Summary(), sent, took.Round(time.Millisecond), happened)
+
+	onSend := f.keys[0] == tg.send
+	switch {
+	case r.Refused:
+		if r.Sent || sent != 0 || happened {
+			t.Fatalf("refused, yet %d requests went out (sent=%v, happened=%v): %+v", sent, r.Sent, happened, r)
+		}
+		if onSend {
+			t.Fatalf("a fault on %s itself cannot refuse the re-check: %+v", tg.send.Name(), r)
+		}
+	case r.Unknown:
+		if !r.Sent || sent != 1 || !strings.Contains(r.Summary(), "unknown outcome, re-check") {
+			t.Fatalf("unknown outcome after %d requests (retried silently?): %+v", sent, r)
+		}
+	case r.OK():
+		if sent != 1 || !happened {
+			t.Fatalf("OK after %d requests, happened=%v", sent, happened)
+		}
+	case !r.Sent:
+		if sent != 0 || happened {
+			t.Fatalf("not sent, yet %d requests reached the cluster (happened=%v): %+v", sent, happened, r)
+		}
+	default: // the broker answered an error
+		if happened || r.ErrorCode == "" {
+			t.Fatalf("answered %q, happened=%v: %+v", r.ErrorCode, happened, r)
+		}
+		retried := tg.send == kmsg.InitProducerID && f.code != nil && containsErr(retriedCodes, f.code)
+		if retried && (sent < 2 || sent > 10 || took > 3*faultTimeout) {
+			t.Fatalf("%s answered %d times in %s: retries must be bounded by count and timeout", f.code.Message, sent, took)
+		}
+		if !retried && sent != 1 {
+			t.Fatalf("%s sent %d times", r.ErrorCode, sent)
+		}
+	}
+
+	if !onSend {
+		return
+	}
+	// What each fault on the abort request itself must give.
+	switch {
+	case f.drop, f.empty, f.sleep > faultTimeout, f.code != nil && containsErr(maybeApplied, f.code):
+		if !r.Unknown {
+			t.Fatalf("the request may have taken effect, yet the result is %+v", r)
+		}
+	case f.sleep > 0:
+		if !r.OK() {
+			t.Fatalf("slow but within the timeout: %+v", r)
+		}
+	case f.code != nil:
+		if r.ErrorCode != f.code.Message || r.Unknown {
+			t.Fatalf("answered %s, result %+v", f.code.Message, r)
+		}
+	}
+}
+
+func containsErr(es []*kerr.Error, e *kerr.Error) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
