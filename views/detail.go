@@ -149,7 +149,10 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 	if d.Gone {
 		add(" " + st.Warn.Render("no longer listed by the coordinator (expired?): showing the last state seen"))
 	}
-	if t.Err != "" {
+	switch {
+	case model.Denied(t.Err):
+		add(" " + st.Warn.Render(oneLine(t.Err)))
+	case t.Err != "":
 		add(" " + st.Error.Render("error: "+oneLine(t.Err)))
 	}
 	for _, p := range d.Problems {

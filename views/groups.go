@@ -79,7 +79,15 @@ func Groups(d GroupsData, w, h int, st Styles) string {
 	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
 	n := ListRows(h)
 	if len(d.Groups) == 0 && n > 0 {
-		lines = append(lines, Lines(Center([]string{st.Dim.Render(d.Empty)}, w, n))...)
+		msg := []string{st.Dim.Render(d.Empty)}
+		if d.Err != "" {
+			// Say why the screen may be emptier than the cluster.
+			msg = append(msg, "")
+			for _, l := range Wrap(oneLine(d.Err), max(w-4, 10)) {
+				msg = append(msg, errInk(d.Err, &st).Render(l))
+			}
+		}
+		lines = append(lines, Lines(Center(msg[:min(len(msg), n)], w, n))...)
 	}
 	for i := d.Top; i < d.Top+n && i < len(d.Groups) && i >= 0; i++ {
 		r := GroupRow{G: &d.Groups[i], Now: d.Now}
@@ -102,8 +110,17 @@ func Groups(d GroupsData, w, h int, st Styles) string {
 	left := st.Dim.Render("groups whose committed offset waits at a pinned LSO (within " +
 		strconv.Itoa(model.StuckSlack) + " offsets)")
 	if d.Err != "" {
-		left = st.Error.Render(oneLine(d.Err))
+		left = errInk(d.Err, &st).Render(oneLine(d.Err))
 	}
 	lines = append(lines[:h-1], Spread(left, st.Dim.Render(Count(len(d.Groups))+" stuck"), w))
 	return Block(lines, w, h)
+}
+
+// errInk colours a problem: a missing permission is a warning (txnscope
+// shows what it may), anything else an error.
+func errInk(err string, st *Styles) Ink {
+	if model.Denied(err) {
+		return st.Warn
+	}
+	return st.Error
 }

@@ -53,7 +53,14 @@ func List(d ListData, w, h int, st Styles) string {
 	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
 	n := ListRows(h)
 	if len(d.Rows) == 0 && n > 0 {
-		lines = append(lines, Lines(Center([]string{st.Dim.Render(d.Empty)}, w, n))...)
+		msg := []string{st.Dim.Render(d.Empty)}
+		if d.Snap != nil && d.Snap.Hidden != "" {
+			msg = append(msg, "")
+			for _, l := range Wrap(oneLine(d.Snap.Hidden), max(w-4, 10)) {
+				msg = append(msg, st.Warn.Render(l))
+			}
+		}
+		lines = append(lines, Lines(Center(msg[:min(len(msg), n)], w, n))...)
 	}
 	for i := d.Top; i < d.Top+n && i < len(d.Rows) && i >= 0; i++ {
 		t := &d.Snap.Txns[d.Rows[i]]
@@ -109,6 +116,9 @@ func listStatus(d ListData, w int, st Styles) string {
 		count += " of " + Count(len(d.Snap.Txns))
 	}
 	count += " ids"
+	if d.Snap != nil && d.Snap.Hidden != "" {
+		count += " visible to you" // the header says why
+	}
 	if d.Input != "" {
 		right := st.Dim.Render(count+" · ") + st.Key.Render("enter") + st.Dim.Render(" apply · ") +
 			st.Key.Render("esc") + st.Dim.Render(" clear")

@@ -37,6 +37,8 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	switch {
 	case p.Hanging:
 		title += "  " + st.Danger.Render("HANGING")
+	case p.MaybeHanging:
+		title += "  " + st.Warn.Render("POSSIBLY HANGING: its owner may be hidden by ACLs")
 	case !p.Blocking:
 		title += "  " + st.Warn.Render("pinned, no transaction holds it")
 	default:
@@ -59,18 +61,27 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	for _, pair := range pairs(fs, w) {
 		add(pair)
 	}
-	if p.Err != "" {
+	switch {
+	case model.Denied(p.Err):
+		for _, l := range Wrap(oneLine(p.Err), max(w-2, 10)) {
+			add(" " + st.Warn.Render(l))
+		}
+	case p.Err != "":
 		add(" " + st.Error.Render("error: "+oneLine(p.Err)))
 	}
-	for _, why := range p.Why {
-		for i, l := range Wrap(why, max(w-5, 10)) {
-			prefix := "   ! "
-			if i > 0 {
-				prefix = "     "
+	reasons := func(lines []string, sign string, ink Ink) {
+		for _, why := range lines {
+			for i, l := range Wrap(why, max(w-5, 10)) {
+				prefix := "   " + sign + " "
+				if i > 0 {
+					prefix = "     "
+				}
+				add(ink.Render(prefix + l))
 			}
-			add(st.Danger.Render(prefix + l))
 		}
 	}
+	reasons(p.Why, "!", st.Danger)
+	reasons(p.Maybe, "?", st.Warn)
 	add("")
 
 	add(st.Section.Render(" PRODUCERS (DescribeProducers)"))
@@ -81,7 +92,10 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	}
 	pcols := Layout(paneColumns(pidWidth), w-4)
 	add(st.Section.Render("    " + HeaderLine(pcols)))
-	if len(prs) == 0 {
+	switch {
+	case p.ProducersDenied:
+		add(st.Warn.Render("    " + model.NoPermission + " to read the producers (" + needProducersACL + ")"))
+	case len(prs) == 0:
 		add(st.Dim.Render("    no producer rows for this partition"))
 	}
 	orphan := map[int64]bool{}
@@ -91,6 +105,8 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	for _, pr := range prs {
 		r := paneRow{pr: pr, loc: d.Loc, who: d.Owners[pr.ProducerID]}
 		switch {
+		case orphan[pr.ProducerID] && r.who == "" && p.OwnersHidden:
+			r.who, r.maybe = possiblyHanging, true
 		case orphan[pr.ProducerID] && r.who != "":
 			r.who, r.bad = "HANGING ("+r.who+")", true
 		case orphan[pr.ProducerID]:
@@ -120,14 +136,19 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	}
 	if d.CanAbort {
 		add("")
-		add("   " + st.Key.Render("x") + st.Dim.Render(fmt.Sprintf(
-			" abort producer %d's open transaction on this partition (WriteTxnMarkers)", d.Target.ProducerID)))
+		add(abortHint(d.Target.ProducerID, p.OwnersHidden && d.Owners[d.Target.ProducerID] == "", st))
 	}
 	return Block(lines, w, h)
 }
 
+// needProducersACL is what DescribeProducers asks of the principal.
+const needProducersACL = "DescribeProducers needs READ on the topic"
+
 func pinnedByText(p *model.Pin, now time.Time, loc *time.Location) string {
-	if !p.HasPinner {
+	switch {
+	case !p.HasPinner && p.ProducersDenied:
+		return "unknown: " + model.NoPermission + " to read the producers"
+	case !p.HasPinner:
 		return "unknown (no producer's transaction starts at the LSO)"
 	}
 	pr := p.Pinner
@@ -142,6 +163,8 @@ func ownerText(p *model.Pin) string {
 	switch {
 	case !p.HasPinner:
 		return "–"
+	case !p.HasOwner && p.OwnersHidden:
+		return "none visible: ACLs hide some transactional ids, it may be one of them"
 	case !p.HasOwner:
 		return "no transactional id owns this producer"
 	case !p.Blocking:

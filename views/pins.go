@@ -48,9 +48,11 @@ func PinSince(p *model.Pin, now time.Time) string {
 func PinOwner(p *model.Pin) string {
 	switch {
 	case !p.HasPinner && p.Err != "":
-		return "error: " + oneLine(p.Err)
+		return errLine(p.Err)
 	case !p.HasPinner:
 		return "unknown producer"
+	case !p.HasOwner && p.OwnersHidden:
+		return "no visible id (ACLs may hide it)"
 	case !p.HasOwner:
 		return "no transactional id"
 	case !p.Blocking:
@@ -82,7 +84,7 @@ func PinColumns() []Column[PinRow] {
 				switch {
 				case r.Pin.Hanging:
 					return st.Danger
-				case !r.Pin.Blocking:
+				case !r.Pin.Blocking, model.Denied(r.Pin.Err):
 					return st.Warn
 				}
 				return st.Text
@@ -113,12 +115,15 @@ func PinColumns() []Column[PinRow] {
 	}
 }
 
-// PinMarker is the two-cell sign in front of a partition: H! hanging, !!
-// consumer groups stuck behind it, ! no transaction holds it.
+// PinMarker is the two-cell sign in front of a partition: H! hanging, H?
+// possibly hanging (its owner may be hidden by ACLs), !! consumer groups
+// stuck behind it, ! no transaction holds it.
 func PinMarker(p *model.Pin) string {
 	switch {
 	case p.Hanging:
 		return "H!"
+	case p.MaybeHanging:
+		return "H?"
 	case len(p.Stuck) > 0:
 		return "!!"
 	case !p.Blocking:
@@ -171,7 +176,7 @@ func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) 
 	switch mark {
 	case "H!", "!!":
 		mark = st.Danger.Render(mark)
-	case "! ":
+	case "! ", "H?":
 		mark = st.Warn.Render(mark)
 	}
 	return Fit(mark+" "+RowLine(cols, r, st), w)
@@ -188,15 +193,21 @@ func pinsStatus(d PinsData, w int, st Styles) string {
 	if d.Input != "" {
 		left = d.Input
 	}
-	hanging := 0
+	hanging, maybe := 0, 0
 	for _, i := range d.Rows {
-		if d.Pins[i].Hanging {
+		switch {
+		case d.Pins[i].Hanging:
 			hanging++
+		case d.Pins[i].MaybeHanging:
+			maybe++
 		}
 	}
 	var right []string
 	if hanging > 0 {
 		right = append(right, st.Danger.Render(Count(hanging)+" HANGING"))
+	}
+	if maybe > 0 {
+		right = append(right, st.Warn.Render(Count(maybe)+" possibly hanging"))
 	}
 	count := Count(len(d.Rows)) + " pinned"
 	if d.Scanned > 0 && d.Group == "" {

@@ -25,19 +25,27 @@ func paneProducers(d DetailData, p DetailPart) []model.Producer {
 }
 
 type paneRow struct {
-	pr   model.Producer
-	who  string
-	loc  *time.Location
-	bad  bool
-	mine bool
+	pr    model.Producer
+	who   string
+	loc   *time.Location
+	bad   bool
+	maybe bool // possibly hanging: its owner may be hidden by ACLs
+	mine  bool
 }
+
+// possiblyHanging labels a producer no visible transaction owns while ACLs
+// hide some ids.
+const possiblyHanging = "possibly hanging (owner may be hidden by ACLs)"
 
 func paneColumns(pidWidth int) []Column[paneRow] {
 	return []Column[paneRow]{
 		{Name: "PRODUCER", Width: 24, Flex: true, Max: 48, Text: func(r paneRow) string { return r.who },
 			Style: func(r paneRow, st *Styles) Ink {
-				if r.bad {
+				switch {
+				case r.bad:
 					return st.Danger
+				case r.maybe:
+					return st.Warn
 				}
 				return st.Text
 			}},
@@ -73,9 +81,12 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 	for _, o := range p.Orphans {
 		orphan[o.ProducerID] = true
 	}
-	if p.Part.Err != "" {
+	switch {
+	case model.Denied(p.Part.Err):
+		lines = append(lines, st.Warn.Render("    "+oneLine(p.Part.Err)))
+	case p.Part.Err != "":
 		lines = append(lines, st.Error.Render("    error: "+oneLine(p.Part.Err)))
-	} else if len(prs) == 0 {
+	case len(prs) == 0:
 		lines = append(lines, st.Dim.Render("    no producer rows for this partition"))
 	}
 	hint := p.Abortable() && !d.ReadOnly
@@ -89,6 +100,8 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 		}
 		r := paneRow{pr: pr, loc: d.Loc, mine: pr.ProducerID == d.Txn.ProducerID}
 		switch {
+		case orphan[pr.ProducerID] && !r.mine && p.maybe(pr.ProducerID):
+			r.who, r.maybe = possiblyHanging, true
 		case orphan[pr.ProducerID]:
 			r.who, r.bad = "HANGING (no listed txn)", true
 			if r.mine {
@@ -111,8 +124,18 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 	}
 	if hint {
 		target, _ := p.AbortTarget(d.Txn.ProducerID)
-		lines = append(lines, "   "+st.Key.Render("x")+st.Dim.Render(fmt.Sprintf(
-			" abort producer %d's open transaction on this partition (WriteTxnMarkers)", target.ProducerID)))
+		lines = append(lines, abortHint(target.ProducerID, target.ProducerID != d.Txn.ProducerID && p.maybe(target.ProducerID), st))
 	}
 	return Block(lines, w, h)
+}
+
+// abortHint offers x on a hanging producer; one whose owner may be hidden by
+// ACLs is offered with the warning that the abort will be refused.
+func abortHint(pid int64, maybe bool, st Styles) string {
+	if maybe {
+		return "   " + st.Key.Render("x") + st.Warn.Render(fmt.Sprintf(
+			" abort producer %d here: refused while its owner may be hidden by ACLs", pid))
+	}
+	return "   " + st.Key.Render("x") + st.Dim.Render(fmt.Sprintf(
+		" abort producer %d's open transaction on this partition (WriteTxnMarkers)", pid))
 }
