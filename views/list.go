@@ -54,6 +54,9 @@ func List(d ListData, w, h int, st Styles) string {
 	n := ListRows(h)
 	if len(d.Rows) == 0 && n > 0 {
 		msg := []string{st.Dim.Render(d.Empty)}
+		if d.Snap != nil && d.Snap.Hidden != "" && len(d.Snap.Txns) == 0 {
+			msg[0] = st.Dim.Render("no transactional id you may DESCRIBE") // not "none on this cluster"
+		}
 		if d.Snap != nil && d.Snap.Hidden != "" {
 			msg = append(msg, "")
 			for _, l := range Wrap(oneLine(d.Snap.Hidden), max(w-4, 10)) {

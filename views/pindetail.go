@@ -39,6 +39,8 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 		title += "  " + st.Danger.Render("HANGING")
 	case p.MaybeHanging:
 		title += "  " + st.Warn.Render("POSSIBLY HANGING: its owner may be hidden by ACLs")
+	case !p.HasPinner && p.ProducersDenied:
+		title += "  " + st.Warn.Render("pinned; who holds it is unknown: no permission to read the producers")
 	case !p.Blocking:
 		title += "  " + st.Warn.Render("pinned, no transaction holds it")
 	default:

@@ -47,6 +47,8 @@ func PinSince(p *model.Pin, now time.Time) string {
 // PinOwner names who holds a pin, in words that fit a column.
 func PinOwner(p *model.Pin) string {
 	switch {
+	case !p.HasPinner && p.ProducersDenied:
+		return model.NoPermission + " to read producers" // the detail says which ACL
 	case !p.HasPinner && p.Err != "":
 		return errLine(p.Err)
 	case !p.HasPinner:
@@ -117,7 +119,8 @@ func PinColumns() []Column[PinRow] {
 
 // PinMarker is the two-cell sign in front of a partition: H! hanging, H?
 // possibly hanging (its owner may be hidden by ACLs), !! consumer groups
-// stuck behind it, ! no transaction holds it.
+// stuck behind it, ! no transaction holds it, ? who holds it is unknown
+// (no permission to read its producers).
 func PinMarker(p *model.Pin) string {
 	switch {
 	case p.Hanging:
@@ -126,6 +129,8 @@ func PinMarker(p *model.Pin) string {
 		return "H?"
 	case len(p.Stuck) > 0:
 		return "!!"
+	case !p.HasPinner && p.ProducersDenied:
+		return "? "
 	case !p.Blocking:
 		return "! "
 	}
@@ -176,7 +181,7 @@ func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) 
 	switch mark {
 	case "H!", "!!":
 		mark = st.Danger.Render(mark)
-	case "! ", "H?":
+	case "! ", "H?", "? ":
 		mark = st.Warn.Render(mark)
 	}
 	return Fit(mark+" "+RowLine(cols, r, st), w)

@@ -35,7 +35,7 @@ type paneRow struct {
 
 // possiblyHanging labels a producer no visible transaction owns while ACLs
 // hide some ids.
-const possiblyHanging = "possibly hanging (owner may be hidden by ACLs)"
+const possiblyHanging = "possibly hanging (ACLs)"
 
 func paneColumns(pidWidth int) []Column[paneRow] {
 	return []Column[paneRow]{
