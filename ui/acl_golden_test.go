@@ -27,7 +27,7 @@ func aclSnapshot(at time.Time) *model.Snapshot {
 	s.GroupsErr = model.NoPermission + " to DESCRIBE every consumer group: groups hidden by ACLs are not shown"
 	const topicDenied = "TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]"
 	s.Txns = append(s.Txns, model.Txn{ID: "ledger-writer-0-3", State: model.Ongoing, ProducerID: 9700, ProducerEpoch: 1,
-		Coordinator: 2, TimeoutMs: 120000, Start: at.Add(-40 * time.Second), Described: true,
+		Coordinator: 2, TimeoutMs: 600000, Start: uitest.T0.Add(-40 * time.Second), Described: true,
 		Partitions: []model.TopicPartition{{Topic: "ledger", Partition: 0}}})
 	s.Partitions = append(s.Partitions,
 		model.Partition{TopicPartition: model.TopicPartition{Topic: "ledger", Partition: 0}, Leader: 1,
@@ -86,6 +86,12 @@ var aclScreens = []struct {
 		h.press("p")
 		h.selectPin("ledger", 0)
 		h.press("enter") // ledger-writer-0-3's detail, on ledger-0
+		return h
+	}},
+	{"acl-detail-no-read", func(t *testing.T) *harness {
+		h := aclStarted(t)
+		h.selectID("ledger-writer-0-3")
+		h.press("enter")
 		return h
 	}},
 	{"acl-groups", func(t *testing.T) *harness {
@@ -152,6 +158,7 @@ func TestACLScreensSay(t *testing.T) {
 		"acl-partitions":                        {"H? billing-2", "possibly hanging", "no permission to read producers"},
 		"acl-partition-detail":                  {"POSSIBLY HANGING", "possibly hanging: owner may be hidden by ACLs", "refused while its owner may be hidden by ACLs"},
 		"acl-partition-detail-no-read":          {"ledger-0", "no perm", "no permission to read the producers"},
+		"acl-detail-no-read":                    {"ledger-0", "no perm", "no permission to read the producers: TOPIC_AUTHORIZATION_FAILED"},
 		"acl-groups":                            {"no permission to DESCRIBE every consumer group"},
 		"acl-abort-refused-by-broker":           {"refused by the broker: CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed."},
 		"acl-force-terminate-refused-by-broker": {"refused by the broker: TRANSACTIONAL_ID_AUTHORIZATION_FAILED"},
