@@ -97,6 +97,10 @@ func (c *Client) initProducerID(ctx context.Context, id string, coord int32, req
 			return model.Result{Sent: true}
 		}
 		res.ErrorCode, res.Err = codeOf(ke)
+		if mayHaveApplied(ke) {
+			res.Unknown = true
+			return res
+		}
 		again := errors.Is(ke, kerr.ConcurrentTransactions) || errors.Is(ke, kerr.CoordinatorLoadInProgress)
 		moved := errors.Is(ke, kerr.NotCoordinator) || errors.Is(ke, kerr.CoordinatorNotAvailable)
 		if !(again || moved) || attempt >= maxInitAttempts || time.Since(start) >= c.cfg.Timeout {
@@ -111,6 +115,13 @@ func (c *Client) initProducerID(ctx context.Context, id string, coord int32, req
 			return res
 		}
 	}
+}
+
+// mayHaveApplied reports whether an answered error leaves the outcome open:
+// a broker answers REQUEST_TIMED_OUT (or, for markers,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND) after it may already have acted.
+func mayHaveApplied(ke error) bool {
+	return errors.Is(ke, kerr.RequestTimedOut) || errors.Is(ke, kerr.NotEnoughReplicasAfterAppend)
 }
 
 // sendOnce issues one request to one broker, without any retry.
@@ -228,7 +239,7 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action) model.Resul
 				}
 				if ke := kerr.ErrorForCode(rp.ErrorCode); ke != nil {
 					code, text := codeOf(ke)
-					return model.Result{Sent: true, ErrorCode: code, Err: text}
+					return model.Result{Sent: true, ErrorCode: code, Err: text, Unknown: mayHaveApplied(ke)}
 				}
 				return model.Result{Sent: true}
 			}
