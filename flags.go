@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
 // command is what txnscope was asked to do.
@@ -37,6 +39,10 @@ type config struct {
 	version            bool
 	// one holds the one-shot commands' flags (oneshotflags.go).
 	one oneShot
+	// sec holds the TLS and SASL flags as given, security what they and the
+	// --command-config file resolve to (secflags.go).
+	sec      secFlags
+	security kafkaadmin.Security
 }
 
 // usageError is bad input on the command line: exit status 2, with the usage.
@@ -76,6 +82,24 @@ Flags:
       --version                    print the version and exit
   -h, --help                       print this help and exit
 
+Connecting to a secured cluster (not with demo; flags win over --command-config):
+      --command-config FILE        a Java client .properties file, as kafka-transactions.sh
+                                   takes: bootstrap.servers (unless -b), security.protocol,
+                                   sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore
+      --tls                        connect with TLS (implied by every --tls-* flag)
+      --tls-ca FILE                PEM CA certificate(s) of the brokers (default: system roots)
+      --tls-cert FILE, --tls-key FILE
+                                   client certificate and unencrypted key for mutual TLS
+                                   (may be one file)
+      --tls-server-name NAME       name to expect in the brokers' certificates
+      --tls-insecure-skip-verify   accept any broker certificate (warned about on every run)
+      --sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER
+      --sasl-username NAME         SASL user (not for OAUTHBEARER)
+      --sasl-password-file FILE    file holding the password, or the OAUTHBEARER token (a
+                                   trailing newline is dropped); else the environment
+                                   variable TXNSCOPE_SASL_PASSWORD. There is no flag for the
+                                   password itself: command lines are visible to all users
+
 %s
 DURATION is like 500ms, 2s, 1m30s. Exit status: 0 success, 1 the cluster could not be
 read or an abort was refused or failed, 2 bad usage.
@@ -98,6 +122,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI until SIGINT/SIGTERM")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
+	secFlagSet(fs, &c.sec)
 	oneShotFlags(fs, &c.one)
 	return fs
 }
@@ -176,6 +201,20 @@ func parse(args []string) (config, error) {
 	}
 	if fs.Changed("bootstrap-server") && c.cmd == cmdDemo {
 		return c, usagef("demo runs its own cluster: --bootstrap-server does not apply")
+	}
+	if c.cmd == cmdDemo {
+		if name, ok := securityGiven(fs); ok {
+			return c, usagef("demo runs its own plaintext cluster: --%s does not apply", name)
+		}
+	} else {
+		boot, err := resolveSecurity(fs, &c, os.Getenv)
+		if err != nil {
+			return c, err
+		}
+		// -b wins over the file's bootstrap.servers, which wins over the default.
+		if !fs.Changed("bootstrap-server") && len(boot) > 0 {
+			c.bootstrap = boot
+		}
 	}
 	if err := validateOneShot(fs, &c); err != nil {
 		return c, err

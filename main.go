@@ -45,6 +45,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 
+	if c.insecure() && (c.cmd == cmdSnapshot || isOneShot(c.cmd)) {
+		fmt.Fprintf(stderr, "txnscope: warning: %s\n", insecureWarning)
+	}
 	if c.cmd == cmdSnapshot {
 		err = runSnapshot(ctx, c, stdout)
 	} else if isOneShot(c.cmd) {

@@ -19,7 +19,7 @@ func runOneShot(ctx context.Context, c config, stdin io.Reader, stdout, stderr i
 	if c.cmd.acts() && !c.one.yes && !readsTerminal(stdin) {
 		return usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd)
 	}
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout})
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -15,7 +15,7 @@ import (
 
 // runSnapshot reads the cluster once and prints it.
 func runSnapshot(ctx context.Context, c config, stdout io.Writer) error {
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout})
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
 	if err != nil {
 		return usageError{err.Error()}
 	}

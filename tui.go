@@ -24,22 +24,12 @@ func isTerminal(w io.Writer) bool {
 // runTUI opens the UI on the cluster at bootstrap until the user quits or a
 // signal arrives.
 func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer) error {
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout})
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout, Security: c.security})
 	if err != nil {
 		return usageError{err.Error()}
 	}
 	defer cl.Close()
-	o := ui.Options{
-		Admin:              cl,
-		Bootstrap:          strings.Join(bootstrap, ","),
-		Refresh:            c.refresh,
-		ReadOnly:           c.readOnly,
-		CheckpointInterval: c.checkpointInterval,
-	}
-	if !c.readOnly {
-		o.Audit = audit.Open(c.auditLog)
-	}
-	m := ui.New(o)
+	m := ui.New(tuiOptions(c, cl, strings.Join(bootstrap, ",")))
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout)).Run()
 	// SIGINT and SIGTERM end the UI as quitting does: they are how an operator
 	// (or a supervisor) asks for a clean exit.
@@ -47,4 +37,21 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 		return nil
 	}
 	return err
+}
+
+func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
+	o := ui.Options{
+		Admin:              admin,
+		Bootstrap:          bootstrap,
+		Refresh:            c.refresh,
+		ReadOnly:           c.readOnly,
+		CheckpointInterval: c.checkpointInterval,
+	}
+	if c.insecure() {
+		o.Warning = "TLS cert NOT verified"
+	}
+	if !c.readOnly {
+		o.Audit = audit.Open(c.auditLog)
+	}
+	return o
 }

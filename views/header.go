@@ -98,9 +98,9 @@ type HeaderData struct {
 	Warning string
 }
 
-// HeaderHeight is 2 lines, plus one when there is an error, a warning or a note to show.
+// HeaderHeight is 2 lines, plus one when there is an error or a note to show.
 func HeaderHeight(d HeaderData) int {
-	if d.Conn.Err != "" || d.Sum.Hidden != "" || d.Warning != "" {
+	if d.Conn.Err != "" || d.Sum.Hidden != "" {
 		return 3
 	}
 	return 2
@@ -112,6 +112,10 @@ func Header(d HeaderData, w int, st Styles) string {
 	if d.ReadOnly {
 		left += st.ReadOnly.Render(" read-only ") + "  "
 	}
+	if d.Warning != "" {
+		// Before the bootstrap, so that a narrow terminal cuts that instead.
+		left += st.Error.Render("⚠ "+oneLine(d.Warning)) + "  "
+	}
 	left += st.Bold.Render(d.Bootstrap)
 	if d.Conn.Loaded {
 		left += st.Dim.Render(fmt.Sprintf(" · %d brokers", d.Sum.Brokers))
@@ -119,10 +123,6 @@ func Header(d HeaderData, w int, st Styles) string {
 	lines := []string{Spread(left, connText(d, st), w), Spread(countsLine(d, st), oldestText(d, st), w)}
 	if HeaderHeight(d) == 3 {
 		var notes []string
-		if d.Warning != "" {
-			// First, so that a narrow terminal cuts the others instead.
-			notes = append(notes, st.Error.Render("⚠ "+oneLine(d.Warning)))
-		}
 		if d.Conn.Err != "" {
 			notes = append(notes, st.Error.Render("error: "+oneLine(d.Conn.Err)))
 		}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/txnscope/txnscope/clientprops"
+	"github.com/txnscope/txnscope/kafkaadmin"
+)
+
+// passwordEnv holds the SASL password (or OAUTHBEARER token) when no
+// --sasl-password-file is given. There is no flag for it: argv is visible to
+// every user of the machine.
+const passwordEnv = "TXNSCOPE_SASL_PASSWORD"
+
+// secFlags are the TLS and SASL flags as given.
+type secFlags struct {
+	tls              bool
+	tlsCA            string
+	tlsCert, tlsKey  string
+	tlsServerName    string
+	tlsInsecure      bool
+	saslMechanism    string
+	saslUsername     string
+	saslPasswordFile string
+	commandConfig    string
+}
+
+var (
+	tlsFlagNames  = []string{"tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "tls-insecure-skip-verify"}
+	saslFlagNames = []string{"sasl-mechanism", "sasl-username", "sasl-password-file"}
+)
+
+func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
+	fs.BoolVar(&s.tls, "tls", false, "connect with TLS")
+	fs.StringVar(&s.tlsCA, "tls-ca", "", "PEM file of the CA(s) that signed the brokers' certificates")
+	fs.StringVar(&s.tlsCert, "tls-cert", "", "PEM client certificate for mutual TLS")
+	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of --tls-cert (unencrypted)")
+	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "name expected in the brokers' certificates")
+	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about)")
+	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user name")
+	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "file holding the SASL password or token")
+	fs.StringVar(&s.commandConfig, "command-config", "", "Java client properties file, as for kafka-transactions.sh")
+}
+
+// securityGiven reports whether any flag about connecting securely was given.
+func securityGiven(fs *pflag.FlagSet) (string, bool) {
+	for _, n := range append(append(append([]string{}, tlsFlagNames...), saslFlagNames...), "command-config") {
+		if fs.Changed(n) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// resolveSecurity merges the command config, the flags and the environment
+// (flags win over the file) into c.security; it also returns the file's
+// bootstrap servers. Files are read here, so that a bad one is a usage error
+// before anything connects. No message holds a secret.
+func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) ([]string, error) {
+	s := &c.sec
+	var (
+		sec  kafkaadmin.Security
+		boot []string
+	)
+	if fs.Changed("command-config") {
+		if strings.TrimSpace(s.commandConfig) == "" {
+			return nil, usagef("--command-config is empty")
+		}
+		f, err := clientprops.ParseFile(s.commandConfig)
+		if err != nil {
+			return nil, usagef("--command-config %v", err)
+		}
+		boot, sec = f.Bootstrap, f.Security
+		// Copies: the flags below must not write into the file's values.
+		if sec.TLS != nil {
+			t := *sec.TLS
+			sec.TLS = &t
+		}
+		if sec.SASL != nil {
+			a := *sec.SASL
+			sec.SASL = &a
+		}
+	}
+
+	wantTLS := s.tls
+	for _, n := range tlsFlagNames[1:] {
+		wantTLS = wantTLS || fs.Changed(n)
+	}
+	if wantTLS && sec.TLS == nil {
+		sec.TLS = &kafkaadmin.TLS{}
+	}
+	if t := sec.TLS; t != nil {
+		if fs.Changed("tls-ca") {
+			if s.tlsCA == "" {
+				return nil, usagef("--tls-ca is empty")
+			}
+			t.CAFile, t.CAPEM = s.tlsCA, nil
+		}
+		switch cert, key := fs.Changed("tls-cert"), fs.Changed("tls-key"); {
+		case cert && !key:
+			return nil, usagef("--tls-cert needs --tls-key (both may name one file holding the key and the certificate)")
+		case key && !cert:
+			return nil, usagef("--tls-key needs --tls-cert")
+		case cert:
+			if s.tlsCert == "" || s.tlsKey == "" {
+				return nil, usagef("--tls-cert and --tls-key must not be empty")
+			}
+			t.CertFile, t.KeyFile, t.CertPEM, t.KeyPEM = s.tlsCert, s.tlsKey, nil, ""
+		}
+		if fs.Changed("tls-server-name") {
+			t.ServerName = s.tlsServerName
+		}
+		if fs.Changed("tls-insecure-skip-verify") {
+			t.InsecureSkipVerify = s.tlsInsecure
+		}
+	}
+
+	if fs.Changed("sasl-mechanism") {
+		mech := strings.ToUpper(strings.TrimSpace(s.saslMechanism))
+		switch mech {
+		case kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer:
+		case "GSSAPI":
+			return nil, usagef("--sasl-mechanism GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+		default:
+			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", s.saslMechanism)
+		}
+		if sec.SASL == nil {
+			sec.SASL = &kafkaadmin.SASL{}
+		}
+		sec.SASL.Mechanism = mech
+	}
+	if sec.SASL == nil {
+		for _, n := range saslFlagNames[1:] {
+			if fs.Changed(n) {
+				return nil, usagef("--%s needs --sasl-mechanism (or a --command-config with SASL)", n)
+			}
+		}
+	} else {
+		a := sec.SASL
+		if fs.Changed("sasl-username") {
+			a.Username = s.saslUsername
+		}
+		switch {
+		case fs.Changed("sasl-password-file"):
+			pw, err := readSecretFile(s.saslPasswordFile)
+			if err != nil {
+				return nil, err
+			}
+			a.Password = pw
+		case getenv(passwordEnv) != "":
+			a.Password = kafkaadmin.Secret(trimNewline(getenv(passwordEnv)))
+		}
+		what := "password"
+		if a.Mechanism == kafkaadmin.OAuthBearer {
+			what = "token"
+		} else if a.Username == "" {
+			return nil, usagef("SASL %s needs a user name: --sasl-username (or username in the command config's sasl.jaas.config)", a.Mechanism)
+		}
+		if a.Password == "" {
+			return nil, usagef("SASL %s needs a %s: --sasl-password-file FILE or the environment variable %s", a.Mechanism, what, passwordEnv)
+		}
+	}
+	c.security = sec
+	return boot, nil
+}
+
+// readSecretFile reads a password or token file; only a trailing newline
+// is dropped (editors add one; a password may end in spaces).
+func readSecretFile(path string) (kafkaadmin.Secret, error) {
+	if path == "" {
+		return "", usagef("--sasl-password-file is empty")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", usagef("--sasl-password-file %s: %v", path, err)
+	}
+	pw := trimNewline(string(data))
+	if pw == "" {
+		return "", usagef("--sasl-password-file %s is empty", path)
+	}
+	return kafkaadmin.Secret(pw), nil
+}
+
+func trimNewline(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return strings.TrimSuffix(s, "\r")
+}
+
+// insecureWarning is shown while the brokers' certificates go unchecked.
+const insecureWarning = "TLS certificate NOT verified (--tls-insecure-skip-verify): anyone on the path can read and change the traffic"
+
+func (c config) insecure() bool {
+	return c.security.TLS != nil && c.security.TLS.InsecureSkipVerify
+}
