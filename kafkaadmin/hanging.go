@@ -140,6 +140,9 @@ func (c *Client) hangingPartitions(ctx context.Context, s HangingScope) ([]tp, e
 			continue
 		}
 		if e := kerr.ErrorForCode(t.ErrorCode); e != nil {
+			if authErr(e) {
+				return nil, fmt.Errorf("topic %s: %s: %s (Metadata needs DESCRIBE on the topic)", *t.Topic, model.NoPermission, errText(e))
+			}
 			return nil, fmt.Errorf("topic %s: %s", *t.Topic, errText(e))
 		}
 		for _, p := range t.Partitions {

@@ -189,10 +189,11 @@ func (c *Client) describeProducersOn(ctx context.Context, tps []tp, broker int32
 		req.Topics = append(req.Topics, rt)
 	}
 	out := make(map[tp][]model.Producer, len(tps))
+	what := fmt.Sprintf("producers on broker %d", broker)
 	resp, err := c.kgo.Broker(int(broker)).Request(ctx, req)
 	if err != nil {
 		for _, p := range tps {
-			errs.add(p, fmt.Sprintf("producers on broker %d: %s", broker, errText(err)))
+			errs.record(p, false, what, err)
 		}
 		return out, &errs
 	}
@@ -200,7 +201,7 @@ func (c *Client) describeProducersOn(ctx context.Context, tps []tp, broker int32
 		for _, rp := range rt.Partitions {
 			p := tp{Topic: rt.Topic, Partition: rp.Partition}
 			if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
-				errs.add(p, fmt.Sprintf("producers on broker %d: %s", broker, errText(e)))
+				errs.record(p, false, what, e)
 				continue
 			}
 			rows := make([]model.Producer, 0, len(rp.ActiveProducers))

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -220,7 +222,10 @@ func applyHidden(snap *model.Snapshot, settings brokerSettings) {
 	if settings.idsHidden {
 		markHidden(snap)
 	}
-	if !settings.groupsHidden {
+	// A group listed to us whose offsets were refused shows that ListGroups
+	// lists groups we may not DESCRIBE (a real broker does so for DESCRIBE on
+	// the cluster): it is not hiding any, the refusal already says it all.
+	if !settings.groupsHidden || strings.Contains(snap.GroupsErr, kerr.GroupAuthorizationFailed.Message) {
 		return
 	}
 	for _, p := range snap.Partitions {
