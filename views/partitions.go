@@ -38,6 +38,9 @@ func partColumns() []Column[DetailPart] {
 			return fmt.Sprintf("%s-%d", p.Topic, p.Partition)
 		}},
 		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(p DetailPart) string {
+			if p.Part.Leader < 0 {
+				return "–" // unknown (metadata refused or failed), not broker -1
+			}
 			return known(p, strconv.Itoa(int(p.Part.Leader)))
 		}},
 		{Name: "HIGH WM", Width: 9, Right: true, Text: func(p DetailPart) string { return offset(p, Offset(p.Part.HighWatermark)) }},
