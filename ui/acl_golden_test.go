@@ -155,7 +155,7 @@ func TestACLGolden(t *testing.T) {
 func TestACLScreensSay(t *testing.T) {
 	want := map[string][]string{
 		"acl-list-nothing-visible":              {"some transactional ids are hidden by ACLs"},
-		"acl-partitions":                        {"H? billing-2", "possibly hanging", "no permission to read producers"},
+		"acl-partitions":                        {"H? billing-2", "possibly hanging", "no permission: producers", "no visible id (ACLs?)"},
 		"acl-partition-detail":                  {"POSSIBLY HANGING", "possibly hanging: owner may be hidden by ACLs", "refused while its owner may be hidden by ACLs"},
 		"acl-partition-detail-no-read":          {"ledger-0", "no perm", "no permission to read the producers"},
 		"acl-detail-no-read":                    {"ledger-0", "no perm", "no permission to read the producers: TOPIC_AUTHORIZATION_FAILED"},

@@ -106,7 +106,7 @@ func rowCells(cols []Column[Row], r Row, st *Styles) string {
 	}
 	head := RowLine(cols[:2], r, st)
 	rest := width(cols[2:])
-	msg := Clip("error: "+r.Txn.Err, rest)
+	msg := Clip(errLine(r.Txn.Err), rest)
 	if st != nil {
 		msg = st.Error.Render(msg)
 	}

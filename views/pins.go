@@ -48,13 +48,13 @@ func PinSince(p *model.Pin, now time.Time) string {
 func PinOwner(p *model.Pin) string {
 	switch {
 	case !p.HasPinner && p.ProducersDenied:
-		return model.NoPermission + " to read producers" // the detail says which ACL
+		return model.NoPermission + ": producers" // the detail says which ACL
 	case !p.HasPinner && p.Err != "":
 		return errLine(p.Err)
 	case !p.HasPinner:
 		return "unknown producer"
 	case !p.HasOwner && p.OwnersHidden:
-		return "no visible id (ACLs may hide it)"
+		return "no visible id (ACLs?)" // the detail says why
 	case !p.HasOwner:
 		return "no transactional id"
 	case !p.Blocking:
