@@ -347,6 +347,7 @@ func wantFailure(t *testing.T, r txnscopeRun, code int, want []string) {
 	if code == 2 {
 		msg, _, _ = strings.Cut(msg, "\n")
 	}
+	t.Logf("txnscope %s: exit %d: %s", r.args[0], r.code, msg)
 	switch {
 	case msg == "":
 		t.Errorf("no reason on stderr\n%s", r)
