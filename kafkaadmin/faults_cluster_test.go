@@ -21,7 +21,7 @@ import (
 // faultTimeout is the client's per-request timeout in the fault tests: short,
 // so that a request slept past it costs little, long enough for kfake under
 // -race on two cores.
-const faultTimeout = 400 * time.Millisecond
+const faultTimeout = 300 * time.Millisecond
 
 // The ids of the static cluster.
 const (

@@ -123,14 +123,13 @@ func TestExecuteUnderFaults(t *testing.T) {
 			keys := []kmsg.Key{key}
 			cases = append(cases,
 				kase{kind, fault{name: "COORDINATOR_NOT_AVAILABLE", keys: keys, code: kerr.CoordinatorNotAvailable}},
-				kase{kind, fault{name: "NOT_LEADER_OR_FOLLOWER", keys: keys, code: kerr.NotLeaderForPartition}},
 				kase{kind, fault{name: "authorization failed", keys: keys, code: kerr.TopicAuthorizationFailed}},
 				kase{kind, fault{name: "dropped connection", keys: keys, drop: true}},
 				kase{kind, fault{name: "slower than the timeout", keys: keys, sleep: faultTimeout + faultTimeout/2}})
 		}
 	}
 
-	sem := make(chan struct{}, 6) // clusters at once
+	sem := make(chan struct{}, 8) // clusters at once
 	var wg sync.WaitGroup
 	for _, k := range cases {
 		wg.Go(func() {
