@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -268,7 +269,16 @@ func errText(err error) string {
 	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
-		return ke.Message + ": " + ke.Description
+		text := ke.Message + ": " + ke.Description
+		// kgo appends the broker's own message (e.g. why a login failed) after
+		// the code; that is the part an operator needs.
+		full := err.Error()
+		if i := strings.Index(full, ke.Error()+": "); i >= 0 {
+			if why := strings.TrimSpace(full[i+len(ke.Error())+2:]); why != "" {
+				text += " " + why
+			}
+		}
+		return text
 	}
 	return err.Error()
 }
