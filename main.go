@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "txnscope: warning: %s\n", insecureWarning)
 	}
 	if c.cmd == cmdSnapshot {
-		err = runSnapshot(ctx, c, stdout)
+		err = runSnapshot(ctx, c, stdout, stderr)
 	} else if isOneShot(c.cmd) {
 		err = runOneShot(ctx, c, stdin, stdout, stderr)
 	} else if c.cmd == cmdDemo && c.headless {

@@ -27,13 +27,13 @@ func runOneShot(ctx context.Context, c config, stdin io.Reader, stdout, stderr i
 	o := out{w: stdout, json: c.output == "json"}
 	switch c.cmd {
 	case cmdList:
-		return runList(ctx, cl, c.one, o)
+		return runList(ctx, cl, c.one, o, stderr)
 	case cmdDescribe:
 		return runDescribe(ctx, cl, c.one, o)
 	case cmdDescribeProducers:
 		return runDescribeProducers(ctx, cl, c.one, o)
 	case cmdFindHanging:
-		return runFindHanging(ctx, cl, c.one, o)
+		return runFindHanging(ctx, cl, c.one, o, stderr)
 	case cmdAbort, cmdForceTerminate:
 		return runAction(ctx, cl, c, stdin, stderr, o)
 	}
@@ -119,10 +119,15 @@ func afterPartial(printErr, readErr error) error {
 	return readErr
 }
 
-func runList(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out) error {
+func runList(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out, stderr io.Writer) error {
 	ls, err := cl.ListTransactions(ctx, kafkaadmin.ListOptions{DurationFilterMs: one.durationFilterMs, Pattern: one.idPattern})
 	if err != nil && len(ls) == 0 {
 		return err
+	}
+	// The broker drops ids we may not DESCRIBE without a word: say so, or a
+	// short list reads as the whole truth.
+	if note, _ := cl.HiddenIDs(ctx); note != "" {
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", note)
 	}
 	doc := listJSON{Transactions: make([]listingJSON, 0, len(ls))}
 	rows := make([][]string, 0, len(ls))
@@ -195,11 +200,18 @@ func runDescribeProducers(ctx context.Context, cl *kafkaadmin.Client, one oneSho
 		"CurrentTransactionStartOffset"}, rows)
 }
 
-func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out) error {
+func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out, stderr io.Writer) error {
 	max := time.Duration(one.maxTxnTimeoutMin) * time.Minute
 	rep, err := cl.FindHanging(ctx, kafkaadmin.HangingScope{Topic: one.topic, Partition: one.partition, Broker: one.brokerID, MaxTimeout: max})
 	if err != nil && rep.Partitions == 0 {
 		return err
+	}
+	if rep.Hidden != "" {
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", rep.Hidden)
+	}
+	for _, h := range rep.Possibly {
+		fmt.Fprintf(stderr, "txnscope: %s-%d producer %d (start offset %d): %s\n",
+			h.Topic, h.Partition, h.ProducerID, h.CurrentTxnStartOffset, h.Reason)
 	}
 	doc := findHangingJSON{MaxTransactionTimeoutMs: max.Milliseconds(), PartitionsSearched: rep.Partitions,
 		Hanging: make([]hangingJSON, 0, len(rep.Hanging))}

@@ -14,7 +14,7 @@ import (
 )
 
 // runSnapshot reads the cluster once and prints it.
-func runSnapshot(ctx context.Context, c config, stdout io.Writer) error {
+func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
 	if err != nil {
 		return usageError{err.Error()}
@@ -23,6 +23,10 @@ func runSnapshot(ctx context.Context, c config, stdout io.Writer) error {
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", strings.Join(c.bootstrap, ","), err)
+	}
+	// JSON carries it as "hidden"; the table has no place for it.
+	if s.Hidden != "" && c.output != "json" {
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", s.Hidden)
 	}
 	// One poll sees no events; the baseline counts each id's latest outcome, the
 	// only one the coordinator keeps.
