@@ -209,6 +209,15 @@ func aclPrefixScope(ctx context.Context, t *testing.T, bin string, b *Broker, ad
 		t.Errorf("super user's snapshot -o json: hidden %q, %s present %v; want no note and the id", js.Hidden, hidden, findTxnJSON(js, hidden) != nil)
 	}
 
+	// The one-shot list prints what the principal may see and says on stderr that ids are hidden.
+	l := runTxnscope(ctx, t, bin, []string{"TXNSCOPE_SASL_PASSWORD=" + aclPassword(aclScoped)}, "list",
+		"-b", b.SecureBootstrap, "--tls", "--tls-ca", b.Certs.CAFile, "--sasl-mechanism", "SCRAM-SHA-512", "--sasl-username", aclScoped)
+	noSecrets(t, l, []string{aclPassword(aclScoped)})
+	if l.code != 0 || listRow(l.stdout, visible[0]) == "" || listRow(l.stdout, visible[1]) == "" ||
+		strings.Contains(l.stdout, hidden) || !strings.Contains(l.stderr, model.HiddenIDs) {
+		t.Errorf("%s's list: want exit 0, the visible ids only, and %q on stderr\n%s", aclScoped, model.HiddenIDs, l)
+	}
+
 	// And on screen: the TUI as the restricted user says that ids are hidden.
 	t.Run("tui", func(t *testing.T) {
 		pwFile := filepath.Join(t.TempDir(), "pw")
