@@ -110,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 		kgo.RetryTimeout(cfg.Timeout),
 		kgo.RequestRetries(2),
 		kgo.RetryBackoffFn(func(tries int) time.Duration {
-			return min(100*time.Millisecond*time.Duration(tries), time.Second)
+			return min(25*time.Millisecond*time.Duration(tries), time.Second)
 		}),
 		kgo.MetadataMinAge(time.Second),
 	}

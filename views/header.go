@@ -74,9 +74,10 @@ type Conn struct {
 	Refresh   time.Duration // the poll interval
 }
 
-// Stale reports whether the data shown is older than two poll intervals.
+// Stale reports whether the data shown is not what the cluster says now: the
+// last refresh failed, or it is older than two poll intervals.
 func (c Conn) Stale(now time.Time) bool {
-	return c.Loaded && c.Refresh > 0 && now.Sub(c.LastOK) > 2*c.Refresh
+	return c.Loaded && (c.Err != "" || (c.Refresh > 0 && now.Sub(c.LastOK) > 2*c.Refresh))
 }
 
 // PinSummary counts what the partitions and groups views hold, for the

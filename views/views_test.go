@@ -158,6 +158,11 @@ func TestConnStale(t *testing.T) {
 	if (Conn{Refresh: time.Second}).Stale(uitest.T0) {
 		t.Errorf("no data is not stale data")
 	}
+	failed := c
+	failed.Err = "cannot reach the cluster"
+	if !failed.Stale(uitest.T0.Add(time.Second)) {
+		t.Errorf("data kept after a failed refresh is stale at once")
+	}
 }
 
 func TestListDrawsOnlyTheWindow(t *testing.T) {
