@@ -62,6 +62,10 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 			ask = append(ask, id)
 		}
 	}
+	vanished := missing(prev, list, failed)
+	for _, p := range vanished {
+		ask = append(ask, p.ID)
+	}
 	sort.Strings(ask)
 	desc := c.describeTxns(ctx, ask)
 
@@ -77,6 +81,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		txns = append(txns, merge(r.id, r.l, d, r.prev))
 	}
 	txns = append(txns, unlisted(prev, list, failed)...)
+	txns = append(txns, stillThere(vanished, desc)...)
 
 	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
 	snap.Sort()
@@ -134,6 +139,46 @@ func unlisted(prev *model.Snapshot, list map[string]listed, failed map[int32]err
 		}
 		p.Err = fmt.Sprintf("coordinator %d did not answer, showing the last known state: %s", p.Coordinator, errText(why))
 		out = append(out, p)
+	}
+	return out
+}
+
+// missing returns the previous rows of ids a coordinator that answered did not
+// list. A coordinator still loading its log after a restart answers with an
+// empty list and no error; only a describe tells an id that expired from one
+// that was left out.
+func missing(prev *model.Snapshot, list map[string]listed, failed map[int32]error) []model.Txn {
+	if prev == nil {
+		return nil
+	}
+	var out []model.Txn
+	for _, p := range prev.Txns {
+		if _, ok := list[p.ID]; ok {
+			continue
+		}
+		if _, ok := failed[p.Coordinator]; ok {
+			continue // unlisted keeps it
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// stillThere keeps the ids the describe did not call gone: as described now,
+// or as last known, marked, when the describe failed too.
+func stillThere(vanished []model.Txn, desc map[string]described) []model.Txn {
+	var out []model.Txn
+	for _, p := range vanished {
+		d, ok := desc[p.ID]
+		switch {
+		case !ok || d.gone:
+			continue
+		case d.txn.Described:
+			out = append(out, d.txn)
+		default:
+			p.Err = "its coordinator did not list it, showing the last known state: " + d.err
+			out = append(out, p)
+		}
 	}
 	return out
 }
