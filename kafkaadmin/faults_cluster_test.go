@@ -227,7 +227,7 @@ func newStatic(t *testing.T) *static {
 	}
 
 	s := &static{c: c, boot: boot}
-	a := faultAdmin(t, boot)
+	a := newAdmin(t, boot) // a generous timeout: the truth must be read whole
 	s.truth = refresh(t, a, nil)
 	s.inj = newInjector(t, c)
 	s.inj.realListing(s.truth)
@@ -238,6 +238,11 @@ func newStatic(t *testing.T) *static {
 	s.warm = refresh(t, a, s.prev)
 
 	// The fixture itself: what every invariant below leans on.
+	for _, snap := range []*model.Snapshot{s.truth, s.warm} {
+		if !whole(snap) {
+			t.Fatalf("the truth was not read whole (a loaded machine?): %s", describeMiss(snap, nil, snap))
+		}
+	}
 	for _, id := range []string{openA, openB} {
 		if tx := txnOf(t, s.truth, id); tx.State != model.Ongoing || !tx.Described {
 			t.Fatalf("%s: %+v", id, tx)
@@ -311,6 +316,24 @@ func faultAdminWith(t testing.TB, boot []string, timeout time.Duration) *kafkaad
 	}
 	t.Cleanup(a.Close)
 	return a
+}
+
+// whole reports whether a snapshot has no error and no unknown anywhere.
+func whole(s *model.Snapshot) bool {
+	if s.GroupsErr != "" || s.Unread > 0 || s.Hidden != "" || s.BrokerMaxTimeoutMs == 0 {
+		return false
+	}
+	for _, tx := range s.Txns {
+		if tx.Err != "" || !tx.Described {
+			return false
+		}
+	}
+	for _, p := range s.Partitions {
+		if p.Err != "" || p.HighWatermark < 0 || p.LastStableOffset < 0 || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sameAsTruth compares what a fault-free refresh must reproduce exactly.

@@ -122,7 +122,7 @@ func (s *static) check(t *testing.T, fs ...fault) {
 func (s *static) recovers(t *testing.T, a *kafkaadmin.Client) {
 	t.Helper()
 	var last string
-	for range 5 {
+	for range 10 {
 		got, err := refreshCtx(a, nil)
 		// The ACL probes' answers are cached for minutes (brokerSettings),
 		// so a refusal injected into them may still be noted in Hidden or
