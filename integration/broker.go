@@ -120,7 +120,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	}
 	t.Cleanup(func() {
 		b.stop()
-		if t.Failed() {
+		if _, err := os.Stat(b.LogFile); err == nil && t.Failed() {
 			t.Logf("private broker %s, last lines of %s:\n%s", b.Bootstrap, b.LogFile, b.logTail(60))
 		}
 	})
