@@ -276,6 +276,13 @@ func TestSecureConnections(t *testing.T) {
 		}
 	})
 
+	// The TUI keeps the warning in its header for as long as it runs.
+	t.Run("tui-insecure-skip-verify", func(t *testing.T) {
+		term := startTUI(ctx, t, b.NamedBootstrap, "--tls-insecure-skip-verify")
+		term.WaitText([]string{"TLS cert NOT verified", id[len(id)-10:]})
+		term.quit()
+	})
+
 	// Kafka's own tool with the very file txnscope read: the file is a real client.properties.
 	t.Run("kafka-transactions.sh-accepts-the-file", func(t *testing.T) {
 		tools := filepath.Join(repoRoot(t), "scripts", "kafka-tools")
