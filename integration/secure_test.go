@@ -276,6 +276,33 @@ func TestSecureConnections(t *testing.T) {
 		}
 	})
 
+	// A failed login ends every one-shot command the same way: exit 1, the broker's reason, no secret
+	// (in the output, nor in the audit log of the two that act).
+	t.Run("wrong-password-every-command", func(t *testing.T) {
+		auditLog := filepath.Join(t.TempDir(), "audit.log")
+		part := []string{"--topic", tp.Topic, "--partition", "0"}
+		for _, cmd := range [][]string{
+			{"list"},
+			{"describe", "--transactional-id", id},
+			append([]string{"describe-producers"}, part...),
+			{"find-hanging", "--topic", tp.Topic},
+			append(append([]string{"abort"}, part...), "--start-offset", "0", "--yes", "--audit-log", auditLog),
+			{"force-terminate", "--transactional-id", id, "--yes", "--audit-log", auditLog},
+		} {
+			r := runTxnscope(ctx, t, bin, []string{"TXNSCOPE_SASL_PASSWORD=" + wrongPass},
+				append(cmd, sasl("SCRAM-SHA-512", scram512User, "")...)...)
+			noSecrets(t, r, secrets)
+			wantFailure(t, r, 1, []string{"invalid credentials"})
+		}
+		if data, err := os.ReadFile(auditLog); err == nil {
+			for _, s := range secrets {
+				if strings.Contains(string(data), s) {
+					t.Errorf("a secret is in the audit log:\n%s", data)
+				}
+			}
+		}
+	})
+
 	// The TUI keeps the warning in its header for as long as it runs.
 	t.Run("tui-insecure-skip-verify", func(t *testing.T) {
 		term := startTUI(ctx, t, b.NamedBootstrap, "--tls-insecure-skip-verify")
