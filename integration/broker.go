@@ -233,6 +233,7 @@ func (b *Broker) launch() error {
 		"-Dlog4j2.configurationFile="+filepath.Join(b.dir, "log4j2.properties"),
 		"-cp", filepath.Join(b.libs, "*"), "kafka.Kafka", b.Config)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = brokerProcAttr()
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("starting the broker JVM: %w", err)
@@ -295,7 +296,9 @@ func (b *Broker) format(users []ScramUser) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "java", args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd.SysProcAttr = brokerProcAttr()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
