@@ -7,13 +7,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"maps"
 	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,97 +301,6 @@ func (b *Broker) format(users []ScramUser) error {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
 	return nil
-}
-
-func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) string {
-	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-	b.Bootstrap = addr(0)
-	ctrl := addr(1)
-	listeners := []string{"PLAINTEXT://" + b.Bootstrap, "CONTROLLER://" + ctrl}
-	advertised := []string{"PLAINTEXT://" + b.Bootstrap}
-	protocols := "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
-	if o.Secure {
-		b.SecureBootstrap, b.MutualTLSBootstrap, b.TLSBootstrap, b.NamedBootstrap = addr(2), addr(3), addr(4), addr(5)
-		for _, l := range []struct{ name, addr string }{
-			{"SASL_SSL", b.SecureBootstrap}, {"MTLS", b.MutualTLSBootstrap}, {"TLS", b.TLSBootstrap}, {"NAMED", b.NamedBootstrap},
-		} {
-			listeners = append(listeners, l.name+"://"+l.addr)
-			advertised = append(advertised, l.name+"://"+l.addr)
-		}
-		protocols += ",SASL_SSL:SASL_SSL,MTLS:SSL,TLS:SSL,NAMED:SSL"
-	}
-	lines := []string{
-		"# written by integration.StartBroker",
-		"process.roles=broker,controller",
-		"node.id=1",
-		"controller.quorum.bootstrap.servers=" + ctrl,
-		"listeners=" + strings.Join(listeners, ","),
-		"advertised.listeners=" + strings.Join(advertised, ","),
-		"controller.listener.names=CONTROLLER",
-		"inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=" + protocols,
-		"log.dirs=" + data,
-		"num.partitions=1",
-		"default.replication.factor=1",
-		"auto.create.topics.enable=true",
-		"offsets.topic.replication.factor=1",
-		"transaction.state.log.replication.factor=1",
-		"transaction.state.log.min.isr=1",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
-		"share.coordinator.state.topic.replication.factor=1",
-		"share.coordinator.state.topic.min.isr=1",
-		"group.initial.rebalance.delay.ms=0",
-		// After a SIGKILL the restarted node cannot register until the controller has expired the
-		// dead incarnation's session (default 9 s); 4 s still tolerates a loaded CI machine.
-		"broker.heartbeat.interval.ms=500",
-		"broker.session.timeout.ms=4000",
-	}
-	if o.Secure {
-		lines = append(lines, secureProperties(b.Certs, b.Named, o)...)
-	}
-	if o.Authorizer {
-		supers := append([]string{"User:ANONYMOUS"}, o.SuperUsers...)
-		lines = append(lines,
-			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-			"super.users="+strings.Join(supers, ";"),
-			"allow.everyone.if.no.acl.found=false")
-	}
-	lines = append(lines, o.Props...)
-	return strings.Join(lines, "\n") + "\n"
-}
-
-// secureProperties configures the SASL_SSL and SSL listeners with PEM files, as Kafka reads them
-// since 2.7 (KIP-651): the key and its chain in one keystore file, the CA as the truststore.
-func secureProperties(c kafkatest.Certs, named NamedCert, o BrokerOptions) []string {
-	lines := []string{
-		"ssl.keystore.type=PEM",
-		"ssl.keystore.location=" + c.ServerChainFile,
-		"ssl.truststore.type=PEM",
-		"ssl.truststore.location=" + c.CAFile,
-		"listener.name.mtls.ssl.client.auth=required",
-		"listener.name.tls.ssl.client.auth=none",
-		"listener.name.named.ssl.client.auth=none",
-		"listener.name.named.ssl.keystore.type=PEM",
-		"listener.name.named.ssl.keystore.location=" + named.ChainFile,
-	}
-	mechs := []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}
-	lines = append(lines,
-		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
-		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;")
-	if len(o.PlainUsers) > 0 {
-		mechs = append(mechs, "PLAIN")
-		jaas := "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required"
-		for _, name := range slices.Sorted(maps.Keys(o.PlainUsers)) {
-			jaas += fmt.Sprintf(" user_%s=%q", name, o.PlainUsers[name])
-		}
-		lines = append(lines, jaas+";")
-	}
-	if o.OAuthBearer {
-		mechs = append(mechs, "OAUTHBEARER")
-		lines = append(lines,
-			"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";")
-	}
-	return append(lines, "listener.name.sasl_ssl.sasl.enabled.mechanisms="+strings.Join(mechs, ","))
 }
 
 func writeLog4j(dir string) error {
