@@ -40,7 +40,12 @@ type BrokerError struct {
 	Err    error
 }
 
-func (e BrokerError) Error() string { return fmt.Sprintf("broker %d: %s", e.Broker, errText(e.Err)) }
+func (e BrokerError) Error() string {
+	if e.Broker < 0 { // kgo failed before it knew the brokers (a refused login, say)
+		return errText(e.Err)
+	}
+	return fmt.Sprintf("broker %d: %s", e.Broker, errText(e.Err))
+}
 func (e BrokerError) Unwrap() error { return e.Err }
 
 // ListTransactions asks every broker for the transactions it coordinates,
@@ -135,6 +140,11 @@ func (c *Client) DescribeTransaction(ctx context.Context, id string) (Descriptio
 		if sh.Err != nil {
 			if d := describeFailed(sh.Err); d.denied != "" {
 				return Description{}, fmt.Errorf("%s: %s", id, d.err)
+			}
+			// A failure on the way to the coordinator (a refused login, say)
+			// reaches us without the broker's reason; a direct request has it.
+			if _, err := c.brokerIDs(ctx); err != nil {
+				return Description{}, whole(ctx, "cannot reach the cluster", err)
 			}
 			return Description{}, fmt.Errorf("describe %s: %s", id, errText(sh.Err))
 		}
