@@ -18,6 +18,11 @@
 // lifecycle_test.go (ongoing, committed, aborted, timed out, a busy producer), abort_test.go
 // (fenced, force-terminate, refusals, the abort on a hanging partition checked with
 // kafka-transactions.sh), binary_test.go (the built `txnscope snapshot -o json`).
+//
+// broker.go starts private brokers for tests that must kill or secure one without disturbing the
+// others: outage_test.go (SIGKILL and restart under the TUI and snapshot), secure_test.go (every way
+// to connect: TLS, mutual TLS, SASL PLAIN/SCRAM/OAUTHBEARER, --command-config) and acl_test.go (the
+// StandardAuthorizer with restricted SCRAM users).
 package integration
 
 import (
