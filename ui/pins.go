@@ -57,12 +57,14 @@ func (m *Model) recomputePins() {
 			}
 		}
 	}
+	needle := strings.ToLower(ps.text)
 	for i, p := range m.pins {
 		if keep != nil && !keep[p.TopicPartition] {
 			continue
 		}
-		if ps.text != "" && !strings.Contains(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition), ps.text) &&
-			!(p.HasOwner && strings.Contains(p.Owner.ID, ps.text)) {
+		// Case-insensitive, as the list's filter is.
+		if needle != "" && !strings.Contains(strings.ToLower(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition)), needle) &&
+			!(p.HasOwner && strings.Contains(strings.ToLower(p.Owner.ID), needle)) {
 			continue
 		}
 		ps.win.rows = append(ps.win.rows, i)
