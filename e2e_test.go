@@ -55,9 +55,16 @@ type result struct {
 
 func runProgram(t *testing.T, args ...string) result {
 	t.Helper()
+	return runProgramEnv(t, nil, args...)
+}
+
+// runProgramEnv is runProgram with extra environment variables.
+func runProgramEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := txnscope(t, ctx, args...)
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,26 +66,11 @@ func (s securedCluster) openTxn(t *testing.T, id string) {
 	kafkatest.Produce(t, cl, "orders", 0, 2)
 }
 
-// runWithEnv is runProgram with extra environment variables.
+// runWithEnv is runProgram with extra environment variables, checking that
+// the password shows nowhere.
 func runWithEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := txnscope(t, ctx, args...)
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	default:
-		t.Fatalf("txnscope %q: %v", args, err)
-	}
+	r := runProgramEnv(t, env, args...)
 	if strings.Contains(r.stdout+r.stderr, e2ePass) {
 		t.Errorf("txnscope %q shows the password: stdout %q, stderr %q", args, r.stdout, r.stderr)
 	}
