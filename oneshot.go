@@ -93,6 +93,9 @@ type (
 		MaxTransactionTimeoutMs int64         `json:"max_transaction_timeout_ms"`
 		PartitionsSearched      int           `json:"partitions_searched"`
 		Hanging                 []hangingJSON `json:"hanging"`
+		// PossiblyHanging have no visible owner while ACLs hide some ids:
+		// their owner may be live, so they are not in Hanging.
+		PossiblyHanging []hangingJSON `json:"possibly_hanging"`
 	}
 	hangingJSON struct {
 		Topic            string  `json:"topic"`
@@ -214,20 +217,27 @@ func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o o
 			h.Topic, h.Partition, h.ProducerID, h.CurrentTxnStartOffset, h.Reason)
 	}
 	doc := findHangingJSON{MaxTransactionTimeoutMs: max.Milliseconds(), PartitionsSearched: rep.Partitions,
-		Hanging: make([]hangingJSON, 0, len(rep.Hanging))}
+		Hanging: make([]hangingJSON, 0, len(rep.Hanging)), PossiblyHanging: make([]hangingJSON, 0, len(rep.Possibly))}
 	rows := make([][]string, 0, len(rep.Hanging))
 	for _, h := range rep.Hanging {
-		j := hangingJSON{Topic: h.Topic, Partition: h.Partition, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
-			CoordinatorEpoch: h.CoordinatorEpoch, StartOffset: h.CurrentTxnStartOffset, LastTimestamp: h.LastTimestampMs(),
-			DurationMs: h.Duration.Milliseconds(), Reason: string(h.Reason)}
-		if h.TransactionalID != "" {
-			id := h.TransactionalID
-			j.TransactionalID = &id
-		}
-		doc.Hanging = append(doc.Hanging, j)
+		doc.Hanging = append(doc.Hanging, toHangingJSON(h))
 		rows = append(rows, []string{h.Topic, itoa(h.Partition), itoa(h.ProducerID), itoa(h.ProducerEpoch), itoa(h.CoordinatorEpoch),
 			itoa(h.CurrentTxnStartOffset), itoa(h.LastTimestampMs()), itoa(int64(h.Duration / time.Minute))})
 	}
+	for _, h := range rep.Possibly {
+		doc.PossiblyHanging = append(doc.PossiblyHanging, toHangingJSON(h))
+	}
 	return afterPartial(o.emit(doc, []string{"Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch",
 		"StartOffset", "LastTimestamp", "Duration(min)"}, rows), err)
+}
+
+func toHangingJSON(h model.Hanging) hangingJSON {
+	j := hangingJSON{Topic: h.Topic, Partition: h.Partition, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
+		CoordinatorEpoch: h.CoordinatorEpoch, StartOffset: h.CurrentTxnStartOffset, LastTimestamp: h.LastTimestampMs(),
+		DurationMs: h.Duration.Milliseconds(), Reason: string(h.Reason)}
+	if h.TransactionalID != "" {
+		id := h.TransactionalID
+		j.TransactionalID = &id
+	}
+	return j
 }

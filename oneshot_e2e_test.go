@@ -303,8 +303,10 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 		MaxMs    int64            `json:"max_transaction_timeout_ms"`
 		Searched int              `json:"partitions_searched"`
 		Hanging  []map[string]any `json:"hanging"`
+		Possibly []map[string]any `json:"possibly_hanging"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &fj); err != nil || fj.Searched != 1 || len(fj.Hanging) != 1 ||
+		fj.Possibly == nil || len(fj.Possibly) != 0 ||
 		keysOf(fj.Hanging[0]) != "coordinator_epoch,duration_ms,last_timestamp,partition,producer_epoch,producer_id,reason,start_offset,topic,transactional_id" ||
 		fj.Hanging[0]["reason"] != "no transactional id owns the producer" || fj.Hanging[0]["transactional_id"] != nil {
 		t.Errorf("find-hanging -o json: %v\n%s", err, r.stdout)
