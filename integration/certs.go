@@ -1,17 +1,9 @@
 package integration
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // NamedHost is the only name in the certificate of a Broker's NamedBootstrap listener. It does not
@@ -28,61 +20,6 @@ type NamedCert struct {
 
 func writeNamedCert(t *testing.T) NamedCert {
 	t.Helper()
-	dir := t.TempDir()
-	now := time.Now()
-	caKey, srvKey := ecKey(t), ecKey(t)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(now.UnixNano()),
-		Subject:               pkix.Name{CommonName: "txnscope named-listener CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("named CA: %v", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatalf("named CA: %v", err)
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano() + 1),
-		Subject:      pkix.Name{CommonName: NamedHost},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{NamedHost},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("named certificate: %v", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
-	if err != nil {
-		t.Fatalf("named key: %v", err)
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	chain := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-	chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER})...)
-	chain = append(chain, caPEM...)
-	c := NamedCert{CAFile: filepath.Join(dir, "named-ca.pem"), ChainFile: filepath.Join(dir, "named-chain.pem")}
-	for f, data := range map[string][]byte{c.CAFile: caPEM, c.ChainFile: chain} {
-		if err := os.WriteFile(f, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
-}
-
-func ecKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	c := kafkatest.WriteCertsFor(t, NamedHost)
+	return NamedCert{CAFile: c.CAFile, ChainFile: c.ServerChainFile}
 }

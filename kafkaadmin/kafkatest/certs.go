@@ -48,6 +48,13 @@ type Certs struct {
 // names otherwise) plus 127.0.0.1 and localhost.
 func WriteCerts(t testing.TB, hosts ...string) Certs {
 	t.Helper()
+	return WriteCertsFor(t, append([]string{"127.0.0.1", "localhost"}, hosts...)...)
+}
+
+// WriteCertsFor is WriteCerts with a server certificate naming exactly hosts:
+// a client dialling 127.0.0.1 must then be told which name to expect.
+func WriteCertsFor(t testing.TB, hosts ...string) Certs {
+	t.Helper()
 	dir := t.TempDir()
 	now := time.Now()
 
@@ -81,7 +88,7 @@ func WriteCerts(t testing.TB, hosts ...string) Certs {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	seen := map[string]bool{}
-	for _, h := range append([]string{"127.0.0.1", "localhost"}, hosts...) {
+	for _, h := range hosts {
 		if h == "" || seen[h] {
 			continue
 		}
