@@ -1,0 +1,61 @@
+package escape
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"orders-enricher-v1-0-41", "orders-enricher-v1-0-41"},
+		{"", ""},
+		{"warehouse-ü-日本-3", "warehouse-ü-日本-3"},
+		{"a\x1b]0;pwned\x07b", `a\x1b]0;pwned\x07b`},
+		{"\x1b[2J", `\x1b[2J`},
+		{"row\r\nforged Ongoing", `row\r\nforged Ongoing`},
+		{"tab\there", `tab\there`},
+		{"del\x7f", `del\x7f`},
+		{"c1\u009b31m", `c1\u009b31m`},
+		{"bad\xffutf8", `bad\xffutf8`},
+		{"rtl\u202egnp.exe", `rtl\u202egnp.exe`},
+		{"zero\u200bwidth", `zero\u200bwidth`},
+		{"line\u2028sep", `line\u2028sep`},
+		{`back\slash`, `back\\slash`},
+		{`a\x1b`, `a\\x1b`}, // not the same as "a\x1b" printed
+		{"tag\U000E0041", `tag\U000e0041`},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestTextPlainIsNotCopied(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = Text("orders-enricher-v1-0-41") }); n != 0 {
+		t.Errorf("%v allocations for a plain id, want 0", n)
+	}
+}
+
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"orders-0-1", "\x1b[2J", "a\r\nb", "\xff\xfe", "\u202e", `\x1b`} {
+		f.Add(s)
+	}
+	seen := map[string]string{}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Text(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("Text(%q) = %q is not UTF-8", s, out)
+		}
+		for _, r := range out {
+			if unsafeRune(r) {
+				t.Fatalf("Text(%q) = %q keeps %U", s, out, r)
+			}
+		}
+		if prev, ok := seen[out]; ok && prev != s {
+			t.Fatalf("Text(%q) == Text(%q) == %q", s, prev, out)
+		}
+		if len(seen) < 10000 {
+			seen[out] = s
+		}
+	})
+}
