@@ -16,7 +16,11 @@ import (
 // the user's state directory (stdout belongs to the UI or to the bootstrap
 // line). It falls back to the temporary directory, then to nowhere.
 func demoLog() (io.Writer, string, func()) {
-	for _, dir := range []string{filepath.Dir(audit.DefaultPath()), os.TempDir()} {
+	dirs := []string{os.TempDir()}
+	if p := audit.DefaultPath(); p != "" {
+		dirs = append([]string{filepath.Dir(p)}, dirs...)
+	}
+	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			continue
 		}

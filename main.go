@@ -20,9 +20,12 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal asks for a clean shutdown; a second one, should that
-	// hang, kills the process the usual way.
+	// SIGHUP (the SSH session dropped) ends txnscope as SIGINT and SIGTERM
+	// do: an abort in flight is recorded as an unknown outcome and the
+	// terminal restored, instead of the process dying mid-request. The first
+	// signal asks for a clean shutdown; a second one, should that hang, kills
+	// the process the usual way.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -8,19 +8,22 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
 
-// confirmWord is what the operator types, as in the TUI's dialog.
-const confirmWord = "abort"
-
 // errNotConfirmed: the operator did not type the word; nothing was sent.
 var errNotConfirmed = errors.New("not confirmed; nothing sent")
+
+// recheckEvery is how often the prompt re-reads the target while the
+// operator reads and types, to warn before they confirm a replaced one.
+var recheckEvery = 2 * time.Second
 
 // actionJSON is the -o json result of abort and force-terminate.
 type actionJSON struct {
@@ -29,6 +32,8 @@ type actionJSON struct {
 	ProducerID    int64            `json:"producer_id"`
 	ProducerEpoch int16            `json:"producer_epoch"`
 	Request       string           `json:"request"`
+	Attempt       string           `json:"attempt"`
+	Sends         int              `json:"sends"`
 	Sent          bool             `json:"sent"`
 	Refused       bool             `json:"refused"`
 	Unknown       bool             `json:"unknown"`
@@ -36,30 +41,24 @@ type actionJSON struct {
 	ErrorCode     string           `json:"error_code,omitempty"`
 	Result        string           `json:"result"`
 	AuditLog      string           `json:"audit_log"`
+	AuditError    string           `json:"audit_error,omitempty"`
 }
 
-// runAction plans the abort or force-terminate from what the cluster says now,
-// asks for confirmation unless --yes, then lets kafkaadmin re-check and send it,
-// and records the attempt in the audit log like the TUI does.
+// runAction opens the audit log, plans the abort or force-terminate from what
+// the cluster says now, asks for confirmation unless --yes, then lets the
+// executor re-check, record and send it, exactly as the TUI does.
 func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Reader, stderr io.Writer, o out) error {
-	var (
-		a   model.Action
-		err error
-	)
-	if c.cmd == cmdForceTerminate {
-		a, err = cl.PlanForceTerminate(ctx, c.one.transactionalID)
-	} else {
-		s := kafkaadmin.AbortSpec{TopicPartition: model.TopicPartition{Topic: c.one.topic, Partition: c.one.partition},
-			StartOffset: c.one.startOffset, ProducerID: c.one.producerID, ProducerEpoch: c.one.producerEpoch,
-			CoordinatorEpoch: c.one.coordinatorEpoch}
-		a, err = cl.PlanAbort(ctx, s)
+	log := audit.New(c.auditLog)
+	if err := log.Open(); err != nil {
+		return fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err)
 	}
+	defer log.Close()
+	a, err := plan(ctx, cl, c)
 	if err != nil {
 		return fmt.Errorf("%s refused: %w", c.cmd, err)
 	}
-	log := audit.Open(c.auditLog)
 	if !c.one.yes {
-		ok, err := confirm(ctx, stdin, stderr, a, log.Path())
+		ok, err := confirm(ctx, stdin, stderr, cl.Recheck, a, log.Path())
 		if err != nil {
 			return err
 		}
@@ -67,27 +66,40 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Re
 			return errNotConfirmed
 		}
 	}
-
-	r := cl.Execute(ctx, a)
-	auditErr := log.Record(strings.Join(c.bootstrap, ","), r)
-
+	r := cl.Execute(ctx, a, log.Begin(strings.Join(c.bootstrap, ","), a))
 	var printErr error
 	if o.json {
 		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
-			Request: a.Wire(), Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(), ErrorCode: r.ErrorCode,
-			Result: r.Summary(), AuditLog: log.Path()}, nil, nil)
+			Request: a.Wire(), Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
+			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
 	} else if r.OK() {
-		_, printErr = fmt.Fprintf(o.w, "%s %s: %s: %s\n", a.Kind, a.Target(), r.Summary(), a.Wire())
+		_, printErr = fmt.Fprintf(o.w, "%s\n", escape.Text(fmt.Sprintf("%s %s: %s: %s", a.Kind, a.Target(), r.Summary(), a.Wire())))
 	}
 	switch {
 	case printErr != nil:
 		return printErr
 	case !r.OK():
 		return fmt.Errorf("%s %s: %s", a.Kind, a.Target(), r.Summary())
-	case auditErr != nil:
-		return fmt.Errorf("%s %s was sent, but the audit log was not written: %w", a.Kind, a.Target(), auditErr)
 	}
 	return nil
+}
+
+func plan(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error) {
+	if c.cmd == cmdForceTerminate {
+		return cl.PlanForceTerminate(ctx, c.one.transactionalID)
+	}
+	s := kafkaadmin.AbortSpec{TopicPartition: model.TopicPartition{Topic: c.one.topic, Partition: c.one.partition},
+		StartOffset: c.one.startOffset, ProducerID: c.one.producerID, ProducerEpoch: c.one.producerEpoch,
+		CoordinatorEpoch: c.one.coordinatorEpoch}
+	if c.one.hasMaxTxnTimeout {
+		s.MinIdle = time.Duration(c.one.maxTxnTimeoutMin) * time.Minute
+		s.WaiveIdle = c.one.maxTxnTimeoutMin == 0
+	}
+	a, err := cl.PlanAbort(ctx, s)
+	if errors.Is(err, model.ErrNotIdle) {
+		err = fmt.Errorf("%w; to send it regardless, pass --max-transaction-timeout 0", err)
+	}
+	return a, err
 }
 
 // readsTerminal reports whether r is a terminal someone can type on.
@@ -96,38 +108,68 @@ func readsTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// confirm shows exactly what will be sent and its consequences on w, and
-// reports whether the operator typed the confirmation word. A signal while
-// waiting cancels.
-func confirm(ctx context.Context, in io.Reader, w io.Writer, a model.Action, auditPath string) (bool, error) {
-	var b strings.Builder
-	switch a.Kind {
-	case model.ForceTerminate:
-		fmt.Fprintf(&b, "Force-terminate %s (%s, producer id %d, epoch %d).\n", a.TransactionalID, a.State, a.ProducerID, a.ProducerEpoch)
-	default:
-		fmt.Fprintf(&b, "Abort the open transaction of producer %d (epoch %d) starting at offset %d on %s-%d.\n",
-			a.ProducerID, a.ProducerEpoch, a.StartOffset, a.Topic, a.Partition)
-	}
-	fmt.Fprintf(&b, "Sends %s.\n", a.Wire())
-	for _, line := range a.Consequences() {
-		fmt.Fprintf(&b, "  - %s\n", line)
-	}
-	fmt.Fprintf(&b, "It is re-checked just before sending and refused if it changed; the attempt is appended to %s.\n", auditPath)
-	fmt.Fprintf(&b, "Type %s and press enter to send it (anything else cancels): ", confirmWord)
-	if _, err := io.WriteString(w, b.String()); err != nil {
+// confirm shows the transaction, exactly what will be sent and its
+// consequences on w, and reports whether the operator typed the confirmation
+// word. While they read and type, the target is re-read every recheckEvery and
+// a warning printed as soon as it is no longer the transaction shown. A
+// signal while waiting cancels.
+func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(context.Context, model.Action) error, a model.Action, auditPath string) (bool, error) {
+	if _, err := io.WriteString(w, promptText(a, time.Now(), auditPath)); err != nil {
 		return false, err
 	}
-
 	answer := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(in).ReadString('\n')
 		answer <- line
 	}()
-	select {
-	case line := <-answer:
-		return strings.TrimSpace(line) == confirmWord, nil
-	case <-ctx.Done():
-		fmt.Fprintln(w)
-		return false, errNotConfirmed
+	tick := time.NewTicker(recheckEvery)
+	defer tick.Stop()
+	warned := ""
+	for {
+		select {
+		case line := <-answer:
+			return strings.TrimSpace(line) == a.ConfirmWord(), nil
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return false, errNotConfirmed
+		case <-tick.C:
+			err := recheck(ctx, a)
+			if err == nil || err.Error() == warned || ctx.Err() != nil {
+				continue
+			}
+			warned = err.Error()
+			fmt.Fprintf(w, "\n! %s\n! Typing %s now will be refused; press enter to cancel and look again.\n%s",
+				escape.Text(warned), a.ConfirmWord(), typeLine(a))
+		}
 	}
+}
+
+// promptText is the one-shot confirmation: the same facts, request and
+// consequences as the TUI's dialog. Each line is escaped on its own, so an id
+// holding a line break or an escape sequence stays on its line, visibly.
+func promptText(a model.Action, now time.Time, auditPath string) string {
+	var lines []string
+	add := func(format string, args ...any) { lines = append(lines, escape.Text(fmt.Sprintf(format, args...))) }
+	switch a.Kind {
+	case model.ForceTerminate:
+		add("Force-terminate %s", a.TransactionalID)
+	default:
+		add("Abort the open transaction of producer %d on %s-%d", a.ProducerID, a.Topic, a.Partition)
+	}
+	for _, f := range a.Facts(now, time.Local) {
+		add("  %s", f)
+	}
+	if a.Kind == model.AbortPartition && a.IdleWaived {
+		add("  The idle rule is set aside (--max-transaction-timeout 0): its transaction may still be live.")
+	}
+	add("Sends %s.", a.Wire())
+	for _, c := range a.Consequences() {
+		add("  - %s", c)
+	}
+	add("Just before sending, it is re-read and refused unless it is this very transaction; each request is written to %s before it goes out.", auditPath)
+	return strings.Join(lines, "\n") + "\n" + typeLine(a)
+}
+
+func typeLine(a model.Action) string {
+	return fmt.Sprintf("Type %s and press enter to send it (anything else cancels): ", a.ConfirmWord())
 }

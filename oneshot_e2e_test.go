@@ -266,6 +266,41 @@ func auditLines(t *testing.T, path string) []audit.Entry {
 	return out
 }
 
+// auditResults are the result lines of the audit log, one per attempt.
+func auditResults(t *testing.T, path string) []audit.Entry {
+	t.Helper()
+	var out []audit.Entry
+	for _, e := range auditLines(t, path) {
+		if e.Phase == "result" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// checkWriteAhead fails unless every request of the audit log is an attempt
+// line followed, for the same attempt, by a result counting it.
+func checkWriteAhead(t *testing.T, path string) {
+	t.Helper()
+	sent := map[string]int{}
+	for _, e := range auditLines(t, path) {
+		switch e.Phase {
+		case "attempt":
+			sent[e.Attempt]++
+		case "result":
+			if e.Sends == nil || *e.Sends != sent[e.Attempt] {
+				t.Errorf("attempt %s: %d attempt lines before a result saying %v sends", e.Attempt, sent[e.Attempt], e.Sends)
+			}
+			delete(sent, e.Attempt)
+		default:
+			t.Errorf("audit line of phase %q", e.Phase)
+		}
+	}
+	for id := range sent {
+		t.Errorf("attempt %s has no result line", id)
+	}
+}
+
 func TestE2EFindHangingAndAbort(t *testing.T) {
 	quickExit(t)
 	c, bs := kafkatest.NewCluster(t)
@@ -275,11 +310,12 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 
 	// The coordinator still lists the transaction: an abort on the partition is
 	// refused by the re-check (force-terminate is the tool), and audited.
-	r := run1(t, "abort", "-b", b, "--topic", "orders", "--partition", "0", "--start-offset", "0", "--yes", "--audit-log", auditLog)
+	r := run1(t, "abort", "-b", b, "--topic", "orders", "--partition", "0", "--start-offset", "0", "--yes", "--audit-log", auditLog,
+		"--max-transaction-timeout", "0")
 	if r.code != 1 || !strings.Contains(r.stderr, "use force-terminate") || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("abort of a listed transaction: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if a := auditLines(t, auditLog); len(a) != 1 || a[0].Action != "abort-partition" || !strings.Contains(a[0].Result, "refused") {
+	if a := auditLines(t, auditLog); len(a) != 1 || a[0].Action != "abort-partition" || !strings.Contains(a[0].Result, "refused") || a[0].Outcome != "refused" {
 		t.Errorf("audit after a refusal: %+v", a)
 	}
 
@@ -315,7 +351,13 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 	// Without --yes and without a terminal to confirm on: refused before
 	// anything is sent, exit 2.
 	args := []string{"abort", "-b", b, "--topic", "orders", "--partition", "0", "--producer-id", pid, "--producer-epoch", epoch,
-		"--coordinator-epoch", "-1", "--audit-log", auditLog}
+		"--coordinator-epoch", "0", "--audit-log", auditLog}
+	// The producer wrote moments ago: under the idle rule it may be live.
+	r = run1(t, append(args, "--yes")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "last wrote to orders-0") || !strings.Contains(r.stderr, "pass --max-transaction-timeout 0") {
+		t.Errorf("abort of a producer that just wrote: exit %d, stderr %q", r.code, r.stderr)
+	}
+	args = append(args, "--max-transaction-timeout", "0")
 	r = run1(t, args...)
 	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--yes") {
 		t.Errorf("abort without --yes off a terminal: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -332,20 +374,23 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 		t.Errorf("refusals before sending were audited: %+v", a)
 	}
 
-	// With --yes: sent, the LSO moves on, one audit line.
+	// With --yes: sent, the LSO moves on, an attempt line then a result.
 	r = run1(t, append(args, "--yes")...)
 	mustOK(t, r, args...)
-	if !strings.HasPrefix(r.stdout, "abort-partition orders-0: sent; the broker accepted it: WriteTxnMarkers(ABORT, producer id "+pid) {
+	if !strings.HasPrefix(r.stdout, "abort-partition orders-0: sent; the broker accepted it; the last stable offset of orders-0 is now") ||
+		!strings.Contains(r.stdout, "WriteTxnMarkers(ABORT, producer id "+pid) {
 		t.Errorf("abort output %q", r.stdout)
 	}
 	if hwm, lso := offsets(t, bs, "orders", 0); lso != hwm {
 		t.Errorf("after the abort: HWM %d LSO %d", hwm, lso)
 	}
 	a := auditLines(t, auditLog)
-	if len(a) != 2 || a[1].Action != "abort-partition" || a[1].Target != "orders-0" || strconv.FormatInt(a[1].ProducerID, 10) != pid ||
-		!strings.Contains(a[1].Wire, "WriteTxnMarkers") || a[1].Result != "sent; the broker accepted it" || a[1].Bootstrap != b {
+	if len(a) != 3 || a[1].Phase != "attempt" || a[1].Action != "abort-partition" || a[1].Target != "orders-0" || strconv.FormatInt(a[1].ProducerID, 10) != pid ||
+		!strings.Contains(a[1].Wire, "WriteTxnMarkers") || a[1].Bootstrap != b || a[1].IdleRule != "waived by the operator" ||
+		a[2].Phase != "result" || a[2].Attempt != a[1].Attempt || !strings.HasPrefix(a[2].Result, "sent; the broker accepted it") {
 		t.Errorf("audit lines %+v", a)
 	}
+	checkWriteAhead(t, auditLog)
 
 	// (A second abort is refused on real Kafka, see integration/parity_test.go;
 	// kfake keeps listing the producer as open after the marker.)
@@ -360,7 +405,7 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "not 9") {
 		t.Errorf("abort at the wrong epoch: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if a := auditLines(t, auditLog); len(a) != 2 {
+	if a := auditLines(t, auditLog); len(a) != 3 {
 		t.Errorf("audit lines after refusals before sending: %+v", a)
 	}
 }
@@ -391,7 +436,7 @@ func TestE2EForceTerminate(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("force-terminate -o json: %v\n%s", err, r.stdout)
 	}
-	if keysOf(res) != "action,audit_log,ok,producer_epoch,producer_id,refused,request,result,sent,target,unknown" ||
+	if keysOf(res) != "action,attempt,audit_log,ok,producer_epoch,producer_id,refused,request,result,sends,sent,target,unknown" ||
 		res["ok"] != true || res["action"] != "force-terminate" || res["target"] != "stuck-2-9" || res["audit_log"] != auditLog ||
 		!strings.Contains(res["request"].(string), "InitProducerId") {
 		t.Errorf("force-terminate -o json: %s", r.stdout)
@@ -409,16 +454,18 @@ func TestE2EForceTerminate(t *testing.T) {
 	if hwm, lso := offsets(t, bs, "orders", 0); lso != hwm {
 		t.Errorf("after force-terminate: HWM %d LSO %d", hwm, lso)
 	}
-	if a := auditLines(t, auditLog); len(a) != 1 || a[0].Action != "force-terminate" || a[0].Target != "stuck-2-9" || a[0].Result != "sent; the broker accepted it" {
+	if a := auditResults(t, auditLog); len(a) != 1 || a[0].Action != "force-terminate" || a[0].Target != "stuck-2-9" ||
+		!strings.HasPrefix(a[0].Result, "sent; the broker accepted it") || a[0].Attempt != res["attempt"] || a[0].TxnStart == "" {
 		t.Errorf("audit lines %+v", a)
 	}
+	checkWriteAhead(t, auditLog)
 
 	// Nothing open any more: refused, exit 1, nothing sent or logged.
 	r = run1(t, "force-terminate", "-b", b, "--transactional-id", "stuck-2-9", "--yes", "--audit-log", auditLog)
-	if r.code != 1 || !strings.Contains(r.stderr, "no open transaction to abort") {
+	if r.code != 1 || !strings.Contains(r.stderr, "is Empty: force-terminate needs an Ongoing or PrepareEpochFence transaction") {
 		t.Errorf("force-terminate of an idle id: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if a := auditLines(t, auditLog); len(a) != 1 {
+	if a := auditLines(t, auditLog); len(a) != 2 {
 		t.Errorf("audit lines after the refusal: %+v", a)
 	}
 }

@@ -48,8 +48,11 @@ func TestTmuxForceTerminatePrompt(t *testing.T) {
 		!strings.Contains(screen, "fenced") {
 		t.Errorf("answered yes: exit %d, screen:\n%s", code, screen)
 	}
-	if _, err := os.Stat(auditLog); !os.IsNotExist(err) {
-		t.Errorf("a cancelled force-terminate touched the audit log: %v", err)
+	if !strings.Contains(screen, "Ongoing since ") || !strings.Contains(screen, " ago), timeout 1m00s") {
+		t.Errorf("the prompt does not show when the transaction started:\n%s", screen)
+	}
+	if b, err := os.ReadFile(auditLog); err != nil || len(b) != 0 {
+		t.Errorf("a cancelled force-terminate: audit log %q (%v), want it created (before asking) and empty", b, err)
 	}
 	if r := runProgram(t, "describe", "-b", b, "--transactional-id", "stuck-0-1"); !strings.Contains(r.stdout, "Ongoing") {
 		t.Errorf("after the cancel: %s", r.stdout)
@@ -64,7 +67,7 @@ func TestTmuxForceTerminatePrompt(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d["state"] == "Ongoing" {
 		t.Errorf("after force-terminate: %v %s", err, r.stdout)
 	}
-	if a := auditLines(t, auditLog); len(a) != 1 || a[0].Action != "force-terminate" {
+	if a := auditLines(t, auditLog); len(a) != 2 || a[0].Phase != "attempt" || a[1].Phase != "result" || a[0].Action != "force-terminate" {
 		t.Errorf("audit lines: %+v", a)
 	}
 }

@@ -47,8 +47,11 @@ type oneShot struct {
 	// coordinatorEpoch is meaningful only with hasCoordinatorEpoch.
 	coordinatorEpoch    int32
 	hasCoordinatorEpoch bool
-	// maxTxnTimeoutMin is find-hanging's --max-transaction-timeout, in minutes.
+	// maxTxnTimeoutMin is find-hanging's --max-transaction-timeout, in
+	// minutes; for abort, the idle rule, given only with hasMaxTxnTimeout
+	// (else the brokers' transaction.max.timeout.ms), 0 setting it aside.
 	maxTxnTimeoutMin int
+	hasMaxTxnTimeout bool
 	// durationFilterMs is list's --duration-filter: -1 lists all.
 	durationFilterMs int64
 	idPattern        string
@@ -73,7 +76,7 @@ func oneShotFlags(fs *pflag.FlagSet, o *oneShot) {
 	fs.Int64Var(&o.producerID, "producer-id", -1, "abort: producer id")
 	fs.Int16Var(&o.producerEpoch, "producer-epoch", -1, "abort: producer epoch")
 	fs.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "abort: coordinator epoch")
-	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", 15, "find-hanging: maximum transaction timeout in minutes")
+	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", 15, "find-hanging: maximum transaction timeout in minutes; abort: the producer must be idle longer (default: the brokers' transaction.max.timeout.ms; 0 sets the rule aside)")
 	fs.Int64Var(&o.durationFilterMs, "duration-filter", -1, "list: only transactions running longer than this many ms")
 	fs.StringVar(&o.idPattern, "transactional-id-pattern", "", "list: regular expression the ids must match")
 	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate: do not ask for confirmation")
@@ -91,7 +94,7 @@ var oneShotApplies = map[string][]command{
 	"producer-id":              {cmdAbort},
 	"producer-epoch":           {cmdAbort},
 	"coordinator-epoch":        {cmdAbort},
-	"max-transaction-timeout":  {cmdFindHanging},
+	"max-transaction-timeout":  {cmdFindHanging, cmdAbort},
 	"duration-filter":          {cmdList},
 	"transactional-id-pattern": {cmdList},
 	"yes":                      {cmdAbort, cmdForceTerminate},
@@ -126,6 +129,7 @@ func validateOneShot(fs *pflag.FlagSet, c *config) error {
 	}
 	given := fs.Changed
 	o.hasCoordinatorEpoch = given("coordinator-epoch")
+	o.hasMaxTxnTimeout = given("max-transaction-timeout")
 
 	for _, n := range []struct {
 		name string
@@ -188,7 +192,8 @@ const oneShotUsage = `One-shot commands (kafka-transactions.sh's, with its flags
   txnscope describe-producers --topic T --partition P [--broker-id B]
   txnscope find-hanging (--topic T [--partition P] | --broker-id B) [--max-transaction-timeout MIN]
   txnscope abort --topic T --partition P (--start-offset O |
-                 --producer-id PID --producer-epoch E --coordinator-epoch CE) [--yes]
+                 --producer-id PID --producer-epoch E --coordinator-epoch CE)
+                 [--max-transaction-timeout MIN] [--yes]
   txnscope force-terminate --transactional-id ID [--yes]
                                 (also spelled forceTerminateTransaction --transactionalId ID)
       --transactional-id ID        the transactional id (--transactionalId is an alias)
@@ -199,14 +204,17 @@ const oneShotUsage = `One-shot commands (kafka-transactions.sh's, with its flags
       --producer-id N, --producer-epoch N, --coordinator-epoch N
                                    abort: the transaction by its producer instead
       --max-transaction-timeout MIN
-                                   find-hanging: open longer than this is suspect (default 15)
+                                   find-hanging: open longer than this is suspect (default 15);
+                                   abort: the producer must be idle longer (default: the brokers'
+                                   transaction.max.timeout.ms; 0 sends regardless)
       --duration-filter MS         list: only transactions running longer than MS (-1: all)
       --transactional-id-pattern REGEX
                                    list: only ids matching REGEX (Kafka 4.1+ brokers)
       --yes                        abort, force-terminate: send without asking; required when
                                    stdin is not a terminal (on a terminal you type abort)
-  -o json prints them as JSON. abort and force-terminate re-check the target just before
-  sending, refuse if it changed, and append every attempt to the audit log.
+  -o json prints them as JSON. abort and force-terminate show the transaction's start time,
+  re-check the target just before every request, refuse unless it is the very transaction
+  shown, and write each request to the audit log before it goes out.
 `
 
 // describeOneShot is for error messages naming a command.

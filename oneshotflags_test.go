@@ -25,7 +25,9 @@ func TestParseOneShot(t *testing.T) {
 			with(cmdDescribeProducers, func(c *config) { c.one.topic, c.one.partition, c.one.brokerID = "orders", 0, 2 })},
 		{[]string{"find-hanging", "--broker-id", "1"}, with(cmdFindHanging, func(c *config) { c.one.brokerID = 1 })},
 		{[]string{"find-hanging", "--topic", "orders", "--partition", "2", "--max-transaction-timeout", "0"},
-			with(cmdFindHanging, func(c *config) { c.one.topic, c.one.partition, c.one.maxTxnTimeoutMin = "orders", 2, 0 })},
+			with(cmdFindHanging, func(c *config) {
+				c.one.topic, c.one.partition, c.one.maxTxnTimeoutMin, c.one.hasMaxTxnTimeout = "orders", 2, 0, true
+			})},
 		{[]string{"abort", "--topic", "orders", "--partition", "1", "--start-offset", "40"},
 			with(cmdAbort, func(c *config) { c.one.topic, c.one.partition, c.one.startOffset = "orders", 1, 40 })},
 		{[]string{"abort", "--topic", "orders", "--partition", "1", "--producer-id", "7", "--producer-epoch", "3", "--coordinator-epoch", "-1", "--yes"},

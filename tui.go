@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -29,9 +30,18 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 		return usageError{err.Error()}
 	}
 	defer cl.Close()
-	m := ui.New(tuiOptions(c, cl, strings.Join(bootstrap, ",")))
+	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
+	o.Context = ctx
+	m := ui.New(o)
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout)).Run()
-	// SIGINT and SIGTERM end the UI as quitting does: they are how an operator
+	// A signal ends the program with an abort perhaps in flight: its request
+	// is abandoned with the context, and its result line must reach the
+	// audit log before the process exits.
+	m.Wait(c.timeout + 5*time.Second)
+	if o.Audit != nil {
+		o.Audit.Close()
+	}
+	// SIGINT, SIGTERM and SIGHUP end the UI as quitting does: they are how an operator
 	// (or a supervisor) asks for a clean exit.
 	if errors.Is(err, tea.ErrInterrupted) || (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) {
 		return nil
@@ -51,7 +61,7 @@ func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
 		o.Warning = "TLS cert NOT verified"
 	}
 	if !c.readOnly {
-		o.Audit = audit.Open(c.auditLog)
+		o.Audit = audit.New(c.auditLog)
 	}
 	return o
 }

@@ -8,19 +8,28 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/txnscope/txnscope/model"
 )
 
-func forceTerminate(epoch int16) model.Result {
-	return model.Result{
-		Action: model.Action{Kind: model.ForceTerminate, TransactionalID: "orders-0-12", Coordinator: 2,
-			State: model.Ongoing, ProducerID: 4001, ProducerEpoch: epoch},
-		At:   time.Date(2026, 3, 1, 3, 4, 5, 0, time.FixedZone("CET", 3600)),
-		Sent: true,
+var start = time.Date(2026, 3, 1, 3, 0, 0, 120e6, time.UTC)
+
+func terminate(epoch int16) model.Action {
+	return model.Action{Kind: model.ForceTerminate, TransactionalID: "orders-0-12", Coordinator: 2, State: model.Ongoing,
+		ProducerID: 4001, ProducerEpoch: epoch, Start: start, Partitions: []model.TopicPartition{{Topic: "orders", Partition: 0}}}
+}
+
+func openLog(t *testing.T, path string) *Log {
+	t.Helper()
+	l := New(path)
+	if err := l.Open(); err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
 func readLines(t *testing.T, path string) []map[string]any {
@@ -32,6 +41,7 @@ func readLines(t *testing.T, path string) []map[string]any {
 	defer f.Close()
 	var out []map[string]any
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -42,101 +52,186 @@ func readLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-func TestRecordAppendsOneLinePerAttempt(t *testing.T) {
+// An attempt is two lines joined by its id: the attempt, on disk before the
+// request goes out, and the result.
+func TestAttemptThenResult(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deep", "er", "audit.log")
-	l := Open(path)
-	if l.Path() != path {
-		t.Errorf("Path = %q", l.Path())
-	}
-	if err := l.Record("127.0.0.1:9092", forceTerminate(7)); err != nil {
+	l := openLog(t, path)
+	at := l.Begin("127.0.0.1:9092", terminate(7))
+	if err := at.Sending(1); err != nil {
 		t.Fatal(err)
 	}
-	refused := model.Result{
-		Action: model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "orders", Partition: 5},
-			Leader: 1, ProducerID: 9, ProducerEpoch: 2, StartOffset: 100},
-		Refused: true, Err: "refused: producer epoch changed 2→3 since you confirmed",
-	}
-	if err := l.Record("127.0.0.1:9092", refused); err != nil {
-		t.Fatal(err)
-	}
-	brokerErr := forceTerminate(8)
-	brokerErr.ErrorCode, brokerErr.Err = "CONCURRENT_TRANSACTIONS", "retriable"
-	if err := Open(path).Record("b:1", brokerErr); err != nil { // a second Log on the same file appends too
-		t.Fatal(err)
-	}
-
+	// Written through before anything is sent: another reader sees it now.
 	lines := readLines(t, path)
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3", len(lines))
+	if len(lines) != 1 || lines[0]["phase"] != "attempt" || lines[0]["try"] != 1.0 || lines[0]["attempt"] != at.ID() {
+		t.Fatalf("after Sending: %v", lines)
 	}
 	first := lines[0]
-	for _, k := range []string{"time", "user", "bootstrap", "action", "target", "producer_id", "producer_epoch", "request", "result"} {
-		if _, ok := first[k]; !ok {
-			t.Errorf("entry lacks %q: %v", k, first)
+	for k, want := range map[string]any{"bootstrap": "127.0.0.1:9092", "action": "force-terminate", "target": "orders-0-12",
+		"transactional_id": "orders-0-12", "state": "Ongoing", "txn_start": "2026-03-01T03:00:00.12Z", "producer_id": 4001.0,
+		"producer_epoch": 7.0, "pid": float64(os.Getpid())} {
+		if first[k] != want {
+			t.Errorf("attempt line %s = %v, want %v", k, first[k], want)
 		}
-	}
-	if _, ok := first["error_code"]; ok {
-		t.Errorf("error_code present without an error: %v", first)
-	}
-	if first["time"] != "2026-03-01T02:04:05Z" || first["bootstrap"] != "127.0.0.1:9092" || first["action"] != "force-terminate" ||
-		first["target"] != "orders-0-12" || first["producer_id"] != 4001.0 || first["producer_epoch"] != 7.0 ||
-		first["result"] != "sent; the broker accepted it" || !strings.Contains(first["request"].(string), "InitProducerId") {
-		t.Errorf("first entry = %v", first)
 	}
 	if u, _ := first["user"].(string); u == "" {
 		t.Error("no user recorded")
 	}
-	second := lines[1]
-	if second["action"] != "abort-partition" || second["target"] != "orders-5" || second["result"] != refused.Err {
-		t.Errorf("second entry = %v", second)
+	if !strings.Contains(first["request"].(string), "InitProducerId") || first["partitions"] == nil {
+		t.Errorf("attempt line = %v", first)
 	}
-	if ts, err := time.Parse(time.RFC3339, second["time"].(string)); err != nil || time.Since(ts) > time.Minute {
-		t.Errorf("a result without a time is stamped now: %v %v", second["time"], err)
+	r := model.Result{Action: terminate(7), At: start.Add(time.Second), Sent: true, Sends: 1, After: "now CompleteAbort at epoch 8"}
+	if err := at.Done(r); err != nil {
+		t.Fatal(err)
 	}
-	if third := lines[2]; third["error_code"] != "CONCURRENT_TRANSACTIONS" || third["producer_epoch"] != 8.0 ||
-		!strings.Contains(third["result"].(string), "CONCURRENT_TRANSACTIONS") {
-		t.Errorf("third entry = %v", third)
+	lines = readLines(t, path)
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2", len(lines))
+	}
+	res := lines[1]
+	if res["phase"] != "result" || res["attempt"] != at.ID() || res["outcome"] != "sent" || res["sends"] != 1.0 ||
+		res["result"] != "sent; the broker accepted it; now CompleteAbort at epoch 8" || res["time"] != "2026-03-01T03:00:01.12Z" ||
+		res["target"] != "orders-0-12" {
+		t.Errorf("result line = %v", res)
+	}
+	if _, ok := res["error_code"]; ok {
+		t.Errorf("error_code without an error: %v", res)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("audit file mode = %v, %v; want 0600 (it names clusters and users)", fi.Mode(), err)
 	}
+	if at2 := l.Begin("b", terminate(7)); at2.ID() == at.ID() || len(at2.ID()) != 16 {
+		t.Errorf("attempt ids %q and %q", at.ID(), at2.ID())
+	}
 }
 
-func TestRecordConcurrentLinesDoNotInterleave(t *testing.T) {
+func TestResultOutcomes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := openLog(t, path)
+	ap := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "orders", Partition: 5},
+		Leader: 1, ProducerID: 9, ProducerEpoch: 2, CoordinatorEpoch: -1, StartOffset: 100, MinIdle: 15 * time.Minute}
+	for _, tc := range []struct {
+		r       model.Result
+		outcome string
+	}{
+		{model.Result{Action: ap, Refused: true, Err: "refused: producer epoch changed 2→3 since it was shown"}, "refused"},
+		{model.Result{Action: ap, Sent: true, Sends: 1, Unknown: true, Err: "interrupted while the request to broker 1 was in flight"}, "unknown"},
+		{model.Result{Action: ap, Sent: true, Sends: 1, ErrorCode: "CLUSTER_AUTHORIZATION_FAILED", Err: "no"}, "failed"},
+	} {
+		if err := l.Begin("b:1", ap).Done(tc.r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := readLines(t, path)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, want := range []string{"refused", "unknown", "failed"} {
+		if lines[i]["outcome"] != want || lines[i]["phase"] != "result" {
+			t.Errorf("line %d = %v, want outcome %s", i, lines[i], want)
+		}
+	}
+	if l := lines[0]; l["target"] != "orders-5" || l["start_offset"] != 100.0 || l["coordinator_epoch"] != -1.0 ||
+		l["idle_rule"] != "idle over 15m0s" || l["sends"] != 0.0 {
+		t.Errorf("abort-partition line = %v", l)
+	}
+	if l := lines[2]; l["error_code"] != "CLUSTER_AUTHORIZATION_FAILED" {
+		t.Errorf("error line = %v", l)
+	}
+}
+
+// Ids are anyone's to choose: a line stays one line of JSON whatever they hold.
+func TestHostileIDsStayOneLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := openLog(t, path)
+	a := terminate(1)
+	a.TransactionalID = "x\n{\"phase\":\"result\"}\r\x1b]0;pwned\x07\u2028"
+	at := l.Begin("b", a)
+	if err := at.Sending(1); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if strings.Count(string(b), "\n") != 1 || strings.ContainsAny(string(b), "\r\x1b\x07") {
+		t.Fatalf("line = %q", b)
+	}
+	if got := readLines(t, path)[0]["transactional_id"]; got != a.TransactionalID {
+		t.Errorf("id read back %q", got)
+	}
+}
+
+func TestConcurrentLinesDoNotInterleave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	const writers, each = 8, 25
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Half share a Log, half open their own: both must keep lines whole.
-			l := Open(path)
+		wg.Go(func() {
+			// Each its own Log on the same file, as two txnscope processes.
+			l := openLog(t, path)
 			for i := 0; i < each; i++ {
-				r := forceTerminate(int16(i))
-				r.Action.TransactionalID = fmt.Sprintf("w%d-%s", w, strings.Repeat("x", 2000))
-				if err := l.Record("b:1", r); err != nil {
+				a := terminate(int16(i))
+				a.TransactionalID = fmt.Sprintf("w%d-%s", w, strings.Repeat("x", 2000))
+				if err := l.Begin("b:1", a).Sending(1); err != nil {
 					t.Error(err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	lines := readLines(t, path)
-	if len(lines) != writers*each {
+	if lines := readLines(t, path); len(lines) != writers*each {
 		t.Errorf("%d lines, want %d", len(lines), writers*each)
 	}
 }
 
-func TestRecordUnwritablePath(t *testing.T) {
+// Every way the log can be unwritable is found by Open, before an abort can
+// be confirmed, with one line saying why.
+func TestOpenRefuses(t *testing.T) {
 	dir := t.TempDir()
-	blocker := filepath.Join(dir, "file")
-	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := Open(filepath.Join(blocker, "audit.log")).Record("b:1", forceTerminate(1))
-	if err == nil || !strings.HasPrefix(err.Error(), "audit log: ") {
-		t.Errorf("err = %v, want an audit log error", err)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "anyone")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, path, want string }{
+		{"no path (HOME unset)", "", "neither XDG_STATE_HOME nor HOME is set"},
+		{"a directory", dir, "is not a regular file (a directory)"},
+		{"/dev/full", "/dev/full", "is not a regular file (a device)"},
+		{"a FIFO", fifo, "is not a regular file (a FIFO)"},
+		{"under a file", filepath.Join(file, "audit.log"), "not a directory"},
+		{"a directory anyone may write", filepath.Join(open, "audit.log"), "is writable by anyone"},
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		cases = append(cases, struct{ name, path, want string }{"a read-only directory", filepath.Join(ro, "audit.log"), "permission denied"})
+	}
+	for _, tc := range cases {
+		err := New(tc.path).Open()
+		if err == nil || !strings.HasPrefix(err.Error(), "audit log: ") || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: Open = %v, want one line saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// A write that fails after Open (a full disk) fails Sending: the request is
+// then not sent.
+func TestSendingFailsWhenTheWriteFails(t *testing.T) {
+	l := openLog(t, filepath.Join(t.TempDir(), "audit.log"))
+	l.f.Close() // as a disk that refuses the write
+	if err := l.Begin("b", terminate(1)).Sending(1); err == nil || !strings.HasPrefix(err.Error(), "audit log: ") {
+		t.Errorf("Sending = %v", err)
+	}
+	if err := New("x").Begin("b", terminate(1)).Sending(1); err == nil || !strings.Contains(err.Error(), "not open") {
+		t.Errorf("Sending on a log never opened = %v", err)
 	}
 }
 
@@ -149,5 +244,9 @@ func TestDefaultPath(t *testing.T) {
 	t.Setenv("HOME", "/home/op")
 	if got := DefaultPath(); got != "/home/op/.local/state/txnscope/audit.log" {
 		t.Errorf("DefaultPath = %q", got)
+	}
+	t.Setenv("HOME", "")
+	if got := DefaultPath(); got != "" {
+		t.Errorf("DefaultPath without HOME = %q, want none (never a shared temporary directory)", got)
 	}
 }

@@ -302,9 +302,15 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 
 	term.Keys("Enter")
 	term.WaitText([]string{"this pid, HANGING", "x abort producer " + strconv.FormatInt(pid, 10)})
+	// The producer wrote moments ago, well within the brokers'
+	// transaction.max.timeout.ms: the dialog says so and takes the longer
+	// phrase; abort alone does not send it.
 	term.Keys("x")
-	term.WaitText([]string{"ABORT ON PARTITION", "WriteTxnMarkers", "Type abort and press enter"})
+	term.WaitText([]string{"ABORT ON PARTITION", "WriteTxnMarkers", "not over 15m00s", "Type abort anyway and press enter"})
 	term.Text("abort")
+	term.Keys("Enter")
+	term.WaitText([]string{"type abort anyway (exactly)"})
+	term.Text(" anyway")
 	term.Keys("Enter")
 	term.WaitText([]string{"sent; the broker accepted it"})
 
@@ -312,9 +318,10 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
 	}
-	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1 ||
-		!strings.Contains(lines[0], `"abort-partition"`) || !strings.Contains(lines[0], tp.Topic+"-0") {
-		t.Fatalf("audit log, want one abort-partition line for %s-0:\n%s", tp.Topic, b)
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 2 ||
+		!strings.Contains(lines[0], `"phase":"attempt"`) || !strings.Contains(lines[0], `"idle_rule":"waived by the operator"`) ||
+		!strings.Contains(lines[1], `"abort-partition"`) || !strings.Contains(lines[1], tp.Topic+"-0") {
+		t.Fatalf("audit log, want an attempt and a result for %s-0:\n%s", tp.Topic, b)
 	}
 	if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 2 || lso != 2 {
 		t.Errorf("broker: HWM %d LSO %d, want 2 and 2", hwm, lso)

@@ -160,5 +160,5 @@ func (c *Client) deadline(ctx context.Context) (context.Context, context.CancelF
 // Interface check: the ui depends on exactly these two methods.
 var _ interface {
 	Refresh(context.Context, *model.Snapshot) (*model.Snapshot, error)
-	Execute(context.Context, model.Action) model.Result
+	Execute(context.Context, model.Action, model.Recorder) model.Result
 } = (*Client)(nil)

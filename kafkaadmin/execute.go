@@ -7,37 +7,40 @@ import (
 	"net"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/model"
 )
 
-// maxInitAttempts bounds the retries of InitProducerId on answers that mean the
-// coordinator did nothing yet (as kafka-transactions.sh retries them too).
-const maxInitAttempts = 10
-
-// defaultTxnTimeoutMs is sent when the coordinator did not report the id's timeout.
-const defaultTxnTimeoutMs = 60000
-
-// Execute re-reads the target's state, refuses (Result.Refused) if it changed
-// since a was built (model.CheckForceTerminate / model.CheckAbortPartition), and
-// otherwise sends the request once, never retrying silently.
-func (c *Client) Execute(ctx context.Context, a model.Action) model.Result {
+// Execute carries out a, the one way the TUI and the command line abort
+// anything: just before every request it sends (a retry included) it re-reads
+// the target and refuses unless it is still the very transaction a describes
+// (model.CheckForceTerminate, model.CheckAbortPartition), then appends the
+// attempt to rec and sends. Nothing is ever sent without a record; a request
+// whose answer was lost is reported as an unknown outcome, never resent.
+func (c *Client) Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 	var r model.Result
-	switch a.Kind {
-	case model.ForceTerminate:
-		r = c.forceTerminate(ctx, a)
-	case model.AbortPartition:
-		r = c.abortPartition(ctx, a)
+	switch {
+	case rec == nil:
+		r = refused("refused: there is no audit log to record it in; nothing sent")
+	case a.Kind == model.ForceTerminate:
+		r = c.forceTerminate(ctx, a, rec)
+	case a.Kind == model.AbortPartition:
+		r = c.abortPartition(ctx, a, rec)
 	default:
 		r = refused("refused: unknown action %q", a.Kind)
 	}
 	r.Action = a
 	r.At = time.Now()
+	if rec != nil {
+		r.Attempt = rec.ID()
+		if err := rec.Done(r); err != nil {
+			r.AuditErr = err.Error()
+		}
+	}
 	return r
 }
 
@@ -45,110 +48,63 @@ func refused(format string, args ...any) model.Result {
 	return model.Result{Refused: true, Err: fmt.Sprintf(format, args...)}
 }
 
-// forceTerminate sends InitProducerId for the id to its coordinator, which
-// aborts the open transaction and bumps the epoch (Kafka 4.1's
-// forceTerminateTransaction does the same).
-func (c *Client) forceTerminate(ctx context.Context, a model.Action) model.Result {
-	id := a.TransactionalID
-	if id == "" {
-		return refused("refused: no transactional.id given")
-	}
-	d := c.describeChunk(ctx, []string{id})[id]
-	switch {
-	case d.denied != "":
-		return refused("refused: %s to re-read %s: %s (%s)", model.NoPermission, id, d.denied, needDescribe)
-	case d.err != "":
-		return refused("refused: could not re-read %s: %s", id, d.err)
-	}
-	if err := model.CheckForceTerminate(a, d.txn, !d.gone); err != nil {
-		return model.Result{Refused: true, Err: err.Error()}
-	}
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.TransactionalID = kmsg.StringPtr(id)
-	req.ProducerID = -1
-	req.ProducerEpoch = -1
-	// Sending the id's own timeout keeps its configuration as it was.
-	req.TransactionTimeoutMillis = d.txn.TimeoutMs
-	if req.TransactionTimeoutMillis <= 0 {
-		req.TransactionTimeoutMillis = defaultTxnTimeoutMs
-	}
-	// A timeout above transaction.max.timeout.ms would be refused outright.
-	if max := c.knownMaxTimeoutMs(); max > 0 && int64(req.TransactionTimeoutMillis) > max {
-		req.TransactionTimeoutMillis = int32(max)
-	}
-	return c.initProducerID(ctx, id, d.txn.Coordinator, req)
-}
-
-// initProducerID sends req straight to the coordinator (kgo's own retries
-// could send it twice). CONCURRENT_TRANSACTIONS and COORDINATOR_LOAD_IN_PROGRESS
-// mean nothing happened yet and are retried, bounded; NOT_COORDINATOR too,
-// after looking the coordinator up again.
-func (c *Client) initProducerID(ctx context.Context, id string, coord int32, req *kmsg.InitProducerIDRequest) model.Result {
-	start := time.Now()
-	var res model.Result
-	for attempt := 1; ; attempt++ {
-		resp, err := c.sendOnce(ctx, coord, req)
-		if err != nil {
-			return failedSend(res, coord, err)
+// send appends attempt number try to rec, then issues req once to broker,
+// without any retry (kgo's own retries could send it twice). Nothing goes out
+// when the record cannot be written or ctx is already done. The result is
+// r updated with what happened to this request; resp is nil unless the
+// broker answered.
+func (c *Client) send(ctx context.Context, rec model.Recorder, try int, broker int32, req kmsg.Request, r model.Result) (kmsg.Response, model.Result) {
+	if err := ctx.Err(); err != nil {
+		if r.Sends == 0 {
+			return nil, refused("refused: interrupted before sending; nothing sent")
 		}
-		res.Sent = true
-		ke := kerr.ErrorForCode(resp.(*kmsg.InitProducerIDResponse).ErrorCode)
-		if ke == nil {
-			return model.Result{Sent: true}
-		}
-		res.ErrorCode, res.Err = codeOf(ke)
-		if mayHaveApplied(ke) {
-			res.Unknown = true
-			return res
-		}
-		again := errors.Is(ke, kerr.ConcurrentTransactions) || errors.Is(ke, kerr.CoordinatorLoadInProgress)
-		moved := errors.Is(ke, kerr.NotCoordinator) || errors.Is(ke, kerr.CoordinatorNotAvailable)
-		if !(again || moved) || attempt >= maxInitAttempts || time.Since(start) >= c.cfg.Timeout {
-			return res
-		}
-		if moved {
-			if nc, ok := c.findCoordinator(ctx, id); ok {
-				coord = nc
-			}
-		}
-		if !sleep(ctx, time.Duration(attempt)*100*time.Millisecond) {
-			return res
-		}
+		r.Err = "interrupted before retrying; nothing more was sent"
+		return nil, r
 	}
-}
-
-// mayHaveApplied reports whether an answered error leaves the outcome open:
-// a broker answers REQUEST_TIMED_OUT (or, for markers,
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND) after it may already have acted.
-func mayHaveApplied(ke error) bool {
-	return errors.Is(ke, kerr.RequestTimedOut) || errors.Is(ke, kerr.NotEnoughReplicasAfterAppend)
-}
-
-// sendOnce issues one request to one broker, without any retry.
-func (c *Client) sendOnce(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
-	ctx, cancel := c.deadline(ctx)
+	if err := rec.Sending(try); err != nil {
+		if r.Sends == 0 {
+			return nil, refused("refused: %s; nothing sent", err)
+		}
+		r.Err = fmt.Sprintf("%s; the retry was not sent", err)
+		return nil, r
+	}
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
-	return c.kgo.Broker(int(broker)).Request(ctx, req)
-}
-
-// failedSend classifies a request error: a failed dial means nothing left this
-// machine; anything later (timeout, dropped connection) may or may not have
-// taken effect.
-func failedSend(res model.Result, broker int32, err error) model.Result {
+	resp, err := c.kgo.Broker(int(broker)).Request(rctx, req)
+	if err == nil {
+		r.Sent, r.Sends = true, r.Sends+1
+		return resp, r
+	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
-		res.Err = fmt.Sprintf("could not connect to broker %d, nothing sent: %s", broker, err)
-		return res
+		r.Err = fmt.Sprintf("could not connect to broker %d, nothing sent: %s", broker, err)
+		return nil, r
 	}
-	return model.Result{Sent: true, Unknown: true, Err: fmt.Sprintf("broker %d: %s", broker, errText(err))}
+	// Anything later (a timeout, a dropped connection, a signal) may or may
+	// not have reached the broker.
+	r.Sent, r.Sends, r.Unknown = true, r.Sends+1, true
+	r.ErrorCode = ""
+	switch {
+	case ctx.Err() != nil:
+		r.Err = fmt.Sprintf("interrupted while the request to broker %d was in flight", broker)
+	default:
+		r.Err = fmt.Sprintf("broker %d: %s", broker, errText(err))
+	}
+	return nil, r
 }
 
-func codeOf(ke error) (code, text string) {
+// answered records the broker's error code in r; it reports whether the
+// answer leaves the outcome open: a broker answers REQUEST_TIMED_OUT (or, for
+// markers, NOT_ENOUGH_REPLICAS_AFTER_APPEND) after it may already have acted.
+func answered(r *model.Result, ke error) bool {
 	var e *kerr.Error
 	if errors.As(ke, &e) {
-		return e.Message, e.Description
+		r.ErrorCode, r.Err = e.Message, e.Description
+	} else {
+		r.ErrorCode, r.Err = "", ke.Error()
 	}
-	return "", ke.Error()
+	r.Unknown = errors.Is(ke, kerr.RequestTimedOut) || errors.Is(ke, kerr.NotEnoughReplicasAfterAppend)
+	return r.Unknown
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -160,92 +116,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-func (c *Client) findCoordinator(ctx context.Context, id string) (int32, bool) {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	r, ok := kadm.NewClient(c.kgo).FindTxnCoordinators(ctx, id)[id]
-	if !ok || r.Err != nil {
-		return 0, false
-	}
-	return r.NodeID, true
-}
-
-// abortPartition writes an ABORT marker for one producer on one partition, at
-// its leader (what kafka-transactions.sh abort does): for a transaction the
-// coordinator no longer accounts for.
-func (c *Client) abortPartition(ctx context.Context, a model.Action) model.Result {
-	p := a.TopicPartition
-	meta, metaErr := c.topicMetadata(ctx, []string{p.Topic})
-	if metaErr != "" {
-		return refused("refused: could not re-read %s-%d: %s", p.Topic, p.Partition, metaErr)
-	}
-	if d := meta[p.Topic].denied; d != nil {
-		return refused("refused: %s to re-read %s-%d: %s (Metadata needs DESCRIBE on the topic)", model.NoPermission, p.Topic, p.Partition, errText(d))
-	}
-	leader, msg := meta.leaderOf(p)
-	if msg != "" || leader < 0 {
-		return refused("refused: %s-%d has no reachable leader: %s", p.Topic, p.Partition, msg)
-	}
-	var errs partErrs
-	rows, ok := c.producers(ctx, []tp{p}, &errs)[p]
-	switch {
-	case errs.denied[p].producers:
-		return refused("refused: %s to re-read the producers of %s-%d: %s (%s)", model.NoPermission, p.Topic, p.Partition, errs.denied[p].why, needProducers)
-	case !ok:
-		return refused("refused: could not re-read %s-%d: %s", p.Topic, p.Partition, errs.get(p))
-	}
-	fresh := model.Partition{TopicPartition: p, Leader: leader, HighWatermark: -1, LastStableOffset: -1, Producers: rows}
-	owner, err := c.ownerOf(ctx, a.ProducerID)
-	switch {
-	case err != nil && model.Denied(err.Error()):
-		return refused("refused: %s", err)
-	case err != nil:
-		return refused("refused: could not ask the coordinators about producer %d: %s", a.ProducerID, err)
-	case owner == nil:
-		// No visible id owns it: that settles nothing if ACLs hide ids.
-		hidden, err := c.ownerMayBeHidden(ctx)
-		if err != nil {
-			return refused("refused: could not tell whether ACLs hide producer %d's transactional id from you: %s", a.ProducerID, errText(err))
-		}
-		fresh.OwnersHidden = hidden
-	}
-	if err := model.CheckAbortPartition(a, fresh, true, owner); err != nil {
-		return model.Result{Refused: true, Err: err.Error()}
-	}
-
-	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	m := kmsg.NewWriteTxnMarkersRequestMarker()
-	m.ProducerID = a.ProducerID
-	m.ProducerEpoch = a.ProducerEpoch
-	m.Committed = false
-	m.CoordinatorEpoch = max(a.CoordinatorEpoch, 0) // as kafka-transactions.sh sends it
-	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-	mt.Topic = p.Topic
-	mt.Partitions = []int32{p.Partition}
-	m.Topics = append(m.Topics, mt)
-	req.Markers = append(req.Markers, m)
-
-	resp, err := c.sendOnce(ctx, leader, req)
-	if err != nil {
-		return failedSend(model.Result{}, leader, err)
-	}
-	for _, rm := range resp.(*kmsg.WriteTxnMarkersResponse).Markers {
-		for _, rt := range rm.Topics {
-			for _, rp := range rt.Partitions {
-				if rm.ProducerID != a.ProducerID || rt.Topic != p.Topic || rp.Partition != p.Partition {
-					continue
-				}
-				if ke := kerr.ErrorForCode(rp.ErrorCode); ke != nil {
-					code, text := codeOf(ke)
-					return model.Result{Sent: true, ErrorCode: code, Err: text, Unknown: mayHaveApplied(ke)}
-				}
-				return model.Result{Sent: true}
-			}
-		}
-	}
-	return model.Result{Sent: true, Unknown: true, Err: fmt.Sprintf("broker %d answered without a result for %s-%d", leader, p.Topic, p.Partition)}
 }
 
 // ownerOf returns the transaction the coordinators list for a producer id

@@ -2,6 +2,7 @@ package kafkaadmin_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,26 +27,50 @@ func countRequests(c *kfake.Cluster, key kmsg.Key) *atomic.Int64 {
 	return &n
 }
 
+// forceTerminate is the force-terminate the TUI would plan from tx.
 func forceTerminate(tx model.Txn) model.Action {
-	return model.Action{Kind: model.ForceTerminate, TransactionalID: tx.ID, Coordinator: tx.Coordinator,
-		State: tx.State, ProducerID: tx.ProducerID, ProducerEpoch: tx.ProducerEpoch}
+	a, err := model.PlanForceTerminate(tx)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
+// abortOn is the abort the TUI would plan, with the idle rule set aside:
+// kfake's producers last wrote when their transaction began, moments ago.
+// The rule itself is tested on its own.
 func abortOn(p model.Partition, pr model.Producer) model.Action {
-	return model.Action{Kind: model.AbortPartition, TopicPartition: p.TopicPartition, Leader: p.Leader,
-		CoordinatorEpoch: pr.CoordinatorEpoch, StartOffset: pr.CurrentTxnStartOffset,
-		ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch}
+	a, err := model.PlanAbortPartition(p, pr, 0, time.Now())
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 func execute(t testing.TB, a *kafkaadmin.Client, act model.Action) model.Result {
 	t.Helper()
+	r, _ := executeJournal(t, a, act)
+	return r
+}
+
+// executeJournal executes act with an in-memory audit trail, and checks that
+// every result is recorded once, and every request after a record.
+func executeJournal(t testing.TB, a *kafkaadmin.Client, act model.Action) (model.Result, *kafkatest.Journal) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	r := a.Execute(ctx, act)
-	if r.Action != act || r.At.IsZero() {
-		t.Fatalf("result does not carry its action and time: %+v", r)
+	j := &kafkatest.Journal{}
+	r := a.Execute(ctx, act, j)
+	if !reflect.DeepEqual(r.Action, act) || r.At.IsZero() || r.Attempt != "test-attempt" {
+		t.Fatalf("result does not carry its action, time and attempt: %+v", r)
 	}
-	return r
+	if rs := j.Results(); len(rs) != 1 || rs[0].Summary() != r.Summary() {
+		t.Fatalf("recorded results %+v, want exactly this one: %+v", rs, r)
+	}
+	if tries := j.Tries(); len(tries) != r.Sends && !(r.Unknown && len(tries) == r.Sends) {
+		t.Fatalf("%d requests sent, %d recorded before sending (%v)", r.Sends, len(tries), tries)
+	}
+	return r, j
 }
 
 func TestForceTerminate(t *testing.T) {
@@ -90,7 +115,7 @@ func TestForceTerminate(t *testing.T) {
 	}
 
 	// The same action again: the epoch moved on, so it is refused unsent.
-	r = execute(t, a, forceTerminate(tx))
+	r = execute(t, a, plannedOn(tx))
 	if !r.Refused || r.Sent || !strings.Contains(r.Err, "epoch changed") {
 		t.Fatalf("second force-terminate: %+v", r)
 	}
@@ -104,6 +129,7 @@ func TestForceTerminateRefusedWhenStateChanged(t *testing.T) {
 	c, boot := kafkatest.NewCluster(t)
 	committer := kafkatest.OpenTxn(t, boot, "job-a-0-1", "orders", time.Minute)
 	kafkatest.OpenTxn(t, boot, "job-b-0-1", "orders", time.Minute)
+	never := plannedOn(model.Txn{ID: "never-seen", State: model.Ongoing, Start: time.Now(), Described: true})
 	a := newAdmin(t, boot)
 	s := refresh(t, a, nil)
 	actA := forceTerminate(txnOf(t, s, "job-a-0-1"))
@@ -122,7 +148,7 @@ func TestForceTerminateRefusedWhenStateChanged(t *testing.T) {
 	}{
 		{actA, "state changed Ongoing→Empty"},
 		{actB, "producer epoch changed 0→1"},
-		{model.Action{Kind: model.ForceTerminate, TransactionalID: "never-seen"}, "no longer known"},
+		{never, "no longer known"},
 	} {
 		r := execute(t, a, tc.act)
 		if !r.Refused || r.Sent || !strings.Contains(r.Err, tc.want) {
@@ -134,8 +160,18 @@ func TestForceTerminateRefusedWhenStateChanged(t *testing.T) {
 	}
 }
 
+// plannedOn is the force-terminate of tx whatever its state (for refusals).
+func plannedOn(tx model.Txn) model.Action {
+	st := tx.State
+	tx.State = model.Ongoing
+	a := forceTerminate(tx)
+	a.State = st
+	return a
+}
+
 // TestForceTerminateRetriesConcurrentTransactions: CONCURRENT_TRANSACTIONS
-// means the coordinator did nothing yet, so it is asked again.
+// while the re-read still shows the very same open transaction (a transition
+// of its own under way) is asked again; each request is recorded first.
 func TestForceTerminateRetriesConcurrentTransactions(t *testing.T) {
 	t.Parallel()
 	c, boot := kafkatest.NewCluster(t)
@@ -153,9 +189,9 @@ func TestForceTerminateRetriesConcurrentTransactions(t *testing.T) {
 		resp.ErrorCode = 51 // CONCURRENT_TRANSACTIONS
 		return resp, nil, true
 	})
-	r := execute(t, a, forceTerminate(tx))
-	if !r.OK() || inits.Load() != 3 {
-		t.Fatalf("result %+v after %d attempts", r, inits.Load())
+	r, j := executeJournal(t, a, forceTerminate(tx))
+	if !r.OK() || inits.Load() != 3 || r.Sends != 3 || !reflect.DeepEqual(j.Tries(), []int{1, 2, 3}) {
+		t.Fatalf("result %+v after %d attempts, recorded tries %v", r, inits.Load(), j.Tries())
 	}
 }
 

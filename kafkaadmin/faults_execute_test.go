@@ -168,7 +168,8 @@ func checkExecute(t *testing.T, tg *target, fs ...fault) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	r := tg.a.Execute(ctx, tg.act)
+	j := &kafkatest.Journal{}
+	r := tg.a.Execute(ctx, tg.act, j)
 	took := time.Since(start)
 	var slept time.Duration
 	retried := false // a "nothing happened" answer InitProducerId retries

@@ -42,10 +42,12 @@ func TestNothingLingersAfterClose(t *testing.T) {
 			prev = s
 		}
 		if prev != nil {
-			if tx, ok := prev.Txn("leak-0-1"); ok && tx.Described {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				a.Execute(ctx, forceTerminate(tx))
-				cancel()
+			if tx, ok := prev.Txn("leak-0-1"); ok {
+				if act, err := model.PlanForceTerminate(tx); err == nil {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					a.Execute(ctx, act, &kafkatest.Journal{})
+					cancel()
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -234,14 +235,20 @@ type AbortSpec struct {
 	ProducerID       int64
 	ProducerEpoch    int16
 	CoordinatorEpoch int32
+	// MinIdle is the idle rule (model.Action.MinIdle); zero takes the
+	// brokers' transaction.max.timeout.ms (Kafka's default when it cannot be
+	// read). WaiveIdle sets the rule aside: only when the operator says so.
+	MinIdle   time.Duration
+	WaiveIdle bool
 }
 
 // PlanAbort finds the open transaction the spec names on its partition and
 // returns the abort Execute will re-check and send. By start offset, the
 // producer, its epoch and coordinator epoch come from DescribeProducers, as
 // kafka-transactions.sh does; by producer, the producer must have an open
-// transaction there at that epoch (kafka-transactions.sh would send the
-// marker blindly).
+// transaction there at that epoch and coordinator epoch (kafka-transactions.sh
+// would send the marker blindly). A producer that wrote more recently than the
+// idle rule allows is refused (model.ErrNotIdle).
 func (c *Client) PlanAbort(ctx context.Context, s AbortSpec) (model.Action, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
@@ -258,15 +265,35 @@ func (c *Client) PlanAbort(ctx context.Context, s AbortSpec) (model.Action, erro
 	if err != nil {
 		return model.Action{}, fmt.Errorf("could not read the producer state: %w", err)
 	}
-	a := model.Action{Kind: model.AbortPartition, TopicPartition: p, Leader: leader}
+	pr, err := pickProducer(p, rows, s)
+	if err != nil {
+		return model.Action{}, err
+	}
+	minIdle := s.MinIdle
+	switch {
+	case s.WaiveIdle:
+		minIdle = 0
+	case minIdle <= 0:
+		minIdle = model.DefaultMaxTxnTimeout
+		if brokers, err := c.brokerIDs(ctx); err == nil {
+			if ms, err := c.maxTxnTimeout(ctx, brokers); err == nil && ms > 0 {
+				minIdle = time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+	part := model.Partition{TopicPartition: p, Leader: leader, Producers: rows}
+	return model.PlanAbortPartition(part, pr, minIdle, time.Now())
+}
+
+// pickProducer is the row of DescribeProducers the spec names.
+func pickProducer(p model.TopicPartition, rows []model.Producer, s AbortSpec) (model.Producer, error) {
 	if s.StartOffset >= 0 {
 		for _, pr := range rows {
 			if pr.CurrentTxnStartOffset == s.StartOffset {
-				a.ProducerID, a.ProducerEpoch, a.CoordinatorEpoch, a.StartOffset = pr.ProducerID, pr.ProducerEpoch, pr.CoordinatorEpoch, pr.CurrentTxnStartOffset
-				return a, nil
+				return pr, nil
 			}
 		}
-		return model.Action{}, fmt.Errorf("could not find any open transaction starting at offset %d on %s-%d", s.StartOffset, p.Topic, p.Partition)
+		return model.Producer{}, fmt.Errorf("could not find any open transaction starting at offset %d on %s-%d", s.StartOffset, p.Topic, p.Partition)
 	}
 	for _, pr := range rows {
 		if pr.ProducerID != s.ProducerID {
@@ -274,14 +301,15 @@ func (c *Client) PlanAbort(ctx context.Context, s AbortSpec) (model.Action, erro
 		}
 		switch {
 		case pr.CurrentTxnStartOffset < 0:
-			return model.Action{}, fmt.Errorf("producer %d has no open transaction on %s-%d", s.ProducerID, p.Topic, p.Partition)
+			return model.Producer{}, fmt.Errorf("producer %d has no open transaction on %s-%d", s.ProducerID, p.Topic, p.Partition)
 		case pr.ProducerEpoch != s.ProducerEpoch:
-			return model.Action{}, fmt.Errorf("producer %d is at epoch %d on %s-%d, not %d", s.ProducerID, pr.ProducerEpoch, p.Topic, p.Partition, s.ProducerEpoch)
+			return model.Producer{}, fmt.Errorf("producer %d is at epoch %d on %s-%d, not %d", s.ProducerID, pr.ProducerEpoch, p.Topic, p.Partition, s.ProducerEpoch)
+		case pr.CoordinatorEpoch != s.CoordinatorEpoch:
+			return model.Producer{}, fmt.Errorf("producer %d's coordinator epoch on %s-%d is %d, not %d", s.ProducerID, p.Topic, p.Partition, pr.CoordinatorEpoch, s.CoordinatorEpoch)
 		}
-		a.ProducerID, a.ProducerEpoch, a.CoordinatorEpoch, a.StartOffset = s.ProducerID, s.ProducerEpoch, s.CoordinatorEpoch, pr.CurrentTxnStartOffset
-		return a, nil
+		return pr, nil
 	}
-	return model.Action{}, fmt.Errorf("producer %d has no open transaction on %s-%d", s.ProducerID, p.Topic, p.Partition)
+	return model.Producer{}, fmt.Errorf("producer %d has no open transaction on %s-%d", s.ProducerID, p.Topic, p.Partition)
 }
 
 // PlanForceTerminate describes the id and returns the force-terminate Execute
@@ -292,10 +320,25 @@ func (c *Client) PlanForceTerminate(ctx context.Context, id string) (model.Actio
 	if err != nil {
 		return model.Action{}, err
 	}
-	a := model.Action{Kind: model.ForceTerminate, TransactionalID: id, Coordinator: d.Coordinator, State: d.State,
-		ProducerID: d.ProducerID, ProducerEpoch: d.ProducerEpoch}
-	if !d.State.Abortable() {
-		return model.Action{}, fmt.Errorf("%s is %s: no open transaction to abort", id, d.State)
+	return model.PlanForceTerminate(d.Txn)
+}
+
+// Recheck re-reads a's target and says whether it is still the transaction a
+// describes (nil) or what changed, without sending anything: for a prompt
+// that waits on the operator.
+func (c *Client) Recheck(ctx context.Context, a model.Action) error {
+	ctx, cancel := c.scope(ctx)
+	defer cancel()
+	if a.Kind == model.ForceTerminate {
+		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+		if err != nil {
+			return err
+		}
+		return model.CheckForceTerminate(a, fresh, found)
 	}
-	return a, nil
+	fresh, owner, err := c.rereadPartition(ctx, a)
+	if err != nil {
+		return err
+	}
+	return model.CheckAbortPartition(a, fresh, true, owner, time.Now())
 }

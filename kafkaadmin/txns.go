@@ -131,6 +131,11 @@ type described struct {
 	// denied is the broker's refusal when the principal may not DESCRIBE
 	// the id (err then starts with model.NoPermission).
 	denied string
+	// start is the coordinator's start timestamp whatever the state (zero
+	// when it reports none): txn.Start keeps it only while a transaction is
+	// open, but a re-check after an abort needs it to recognise the
+	// transaction it aborted.
+	start time.Time
 }
 
 // needDescribe is the ACL DescribeTransactions (and the coordinator lookup
@@ -223,7 +228,11 @@ func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord in
 		}
 	}
 	model.SortPartitions(t.Partitions)
-	return described{txn: t}
+	d := described{txn: t}
+	if st.StartTimestamp >= 0 {
+		d.start = time.UnixMilli(st.StartTimestamp)
+	}
+	return d
 }
 
 // needsDescribe is the economy rule: an idle id whose state and producer id did

@@ -17,18 +17,40 @@ const (
 	AbortPartition ActionKind = "abort-partition"
 )
 
-// Action is an abort the user asked for, with the state it was decided on.
+// Action is an abort the operator asked for, carrying everything that tells
+// the transaction they looked at from any other: the executor re-reads the
+// target and compares all of it just before every request it sends
+// (CheckForceTerminate, CheckAbortPartition). Build one with
+// PlanForceTerminate or PlanAbortPartition.
 type Action struct {
 	Kind ActionKind
-	// Force-terminate.
+
+	// Force-terminate. Under transaction version 1 a producer keeps its id and
+	// epoch from one transaction to the next: only Start (and the partitions)
+	// tell them apart.
 	TransactionalID string
-	Coordinator     int32
 	State           State
-	// Abort on a partition.
+	Start           time.Time // the coordinator's start of the open transaction
+	Partitions      []TopicPartition
+	// Coordinator and TimeoutMs say where and what to send; a coordinator
+	// that moves does not make it another transaction.
+	Coordinator int32
+	TimeoutMs   int32
+
+	// Abort on a partition: the producer's open transaction there, as the
+	// leader reports it.
 	TopicPartition
 	Leader           int32
 	CoordinatorEpoch int32
 	StartOffset      int64
+	LastWrite        time.Time // the producer's last write when planned (zero: unknown)
+	// MinIdle is the idle rule: the producer must not have written for
+	// longer than this (the brokers' transaction.max.timeout.ms), or its
+	// transaction may be live and merely not listed (yet) by a coordinator.
+	// IdleWaived is set only when the operator explicitly asked to send anyway.
+	MinIdle    time.Duration
+	IdleWaived bool
+
 	// Both.
 	ProducerID    int64
 	ProducerEpoch int16
@@ -42,27 +64,24 @@ func (a Action) Target() string {
 	return fmt.Sprintf("%s-%d", a.Topic, a.Partition)
 }
 
-// Wire says exactly what will be sent.
+// Wire says exactly what will be sent. Strings from the cluster are quoted
+// but not escaped here: every terminal output escapes them (internal/escape).
 func (a Action) Wire() string {
 	if a.Kind == ForceTerminate {
-		return fmt.Sprintf("InitProducerId(transactional.id=%q, producer id -1, epoch -1) to coordinator broker %d",
+		return fmt.Sprintf(`InitProducerId(transactional.id "%s", producer id -1, epoch -1) to coordinator broker %d`,
 			a.TransactionalID, a.Coordinator)
 	}
-	ce := a.CoordinatorEpoch
-	if ce < 0 {
-		ce = 0 // what kafka-transactions.sh sends too
-	}
 	return fmt.Sprintf("WriteTxnMarkers(ABORT, producer id %d, epoch %d, coordinator epoch %d, %s-%d) to leader broker %d",
-		a.ProducerID, a.ProducerEpoch, ce, a.Topic, a.Partition, a.Leader)
+		a.ProducerID, a.ProducerEpoch, max(a.CoordinatorEpoch, 0), a.Topic, a.Partition, a.Leader)
 }
 
 // Consequences are what the operator must know before confirming.
 func (a Action) Consequences() []string {
 	if a.Kind == ForceTerminate {
 		return []string{
-			fmt.Sprintf("The coordinator aborts the open transaction of %s and bumps its epoch past %d.", a.TransactionalID, a.ProducerEpoch),
-			"Records written in it are discarded; read_committed consumers move past them.",
 			"The live producer holding this id is fenced: a Flink job fails and restores from its last checkpoint.",
+			fmt.Sprintf("The coordinator aborts this open transaction of %s and bumps its epoch past %d.", a.TransactionalID, a.ProducerEpoch),
+			"Records written in it are discarded; read_committed consumers move past them.",
 			"If Flink had already pre-committed this transaction, that checkpoint's output is lost.",
 		}
 	}
@@ -73,121 +92,86 @@ func (a Action) Consequences() []string {
 	}
 }
 
-// CheckForceTerminate refuses when the transaction changed since the user chose
-// to abort it. fresh is the id as just re-read; found is false when it is gone.
-func CheckForceTerminate(a Action, fresh Txn, found bool) error {
-	switch {
-	case !found:
-		return fmt.Errorf("refused: %s is no longer known to the coordinator", a.TransactionalID)
-	case fresh.ProducerID != a.ProducerID:
-		return fmt.Errorf("refused: producer id changed %d→%d since you confirmed", a.ProducerID, fresh.ProducerID)
-	case fresh.ProducerEpoch != a.ProducerEpoch:
-		return fmt.Errorf("refused: producer epoch changed %d→%d since you confirmed", a.ProducerEpoch, fresh.ProducerEpoch)
-	case fresh.State != a.State:
-		return fmt.Errorf("refused: state changed %s→%s since you confirmed", a.State, fresh.State)
-	case !fresh.State.Abortable():
-		return fmt.Errorf("refused: %s is %s, nothing to abort", a.TransactionalID, fresh.State)
-	}
-	return nil
-}
-
-// CheckAbortPartition refuses unless the producer still has the same open
-// transaction on the partition and the coordinator still does not list it.
-// owner is the transaction the coordinator now lists for that producer id, if any.
-func CheckAbortPartition(a Action, fresh Partition, found bool, owner *Txn) error {
-	if !found {
-		return fmt.Errorf("refused: %s-%d could not be re-read", a.Topic, a.Partition)
-	}
-	pr, ok := fresh.Producer(a.ProducerID)
-	switch {
-	case !ok || pr.CurrentTxnStartOffset < 0:
-		return fmt.Errorf("refused: producer %d no longer has an open transaction on %s-%d", a.ProducerID, a.Topic, a.Partition)
-	case pr.ProducerEpoch != a.ProducerEpoch:
-		return fmt.Errorf("refused: producer epoch changed %d→%d since you confirmed", a.ProducerEpoch, pr.ProducerEpoch)
-	case pr.CurrentTxnStartOffset != a.StartOffset:
-		return fmt.Errorf("refused: open transaction now starts at offset %d, not %d", pr.CurrentTxnStartOffset, a.StartOffset)
-	case owner != nil && owner.State.Open() && owner.ProducerEpoch == a.ProducerEpoch && contains(owner.Partitions, a.TopicPartition):
-		return fmt.Errorf("refused: the coordinator lists this partition in %s; use force-terminate", owner.ID)
-	case owner == nil && fresh.OwnersHidden:
-		// A producer id belongs to one transactional id: a visible owner
-		// settles it, but none visible proves nothing when ids are hidden.
-		return fmt.Errorf("refused: %s, so producer %d's transaction may belong to one you cannot see and be live, not hanging; "+
-			"aborting it needs a principal allowed to DESCRIBE every transactional id", HiddenIDs, a.ProducerID)
-	}
-	return nil
-}
-
-func contains(tps []TopicPartition, tp TopicPartition) bool {
-	for _, x := range tps {
-		if x == tp {
-			return true
+// Facts identify the transaction being confirmed, one "label  value" line
+// each: the dialog and the one-shot prompt both show them.
+func (a Action) Facts(now time.Time, loc *time.Location) []string {
+	if a.Kind == ForceTerminate {
+		return []string{
+			fmt.Sprintf("transaction  %s since %s, timeout %s", a.State, stamp(a.Start, now, loc), Short(time.Duration(a.TimeoutMs)*time.Millisecond)),
+			fmt.Sprintf("producer     id %d, epoch %d, coordinator broker %d", a.ProducerID, a.ProducerEpoch, a.Coordinator),
+			"partitions   " + partitionList(a.Partitions),
 		}
 	}
-	return false
-}
-
-// Orphans returns the producers with an open transaction on p that no open
-// transaction listed by the coordinator accounts for: the candidates for an
-// abort on the partition (KIP-664's hanging transactions).
-func Orphans(p Partition, byPID map[int64]*Txn) []Producer {
-	var out []Producer
-	for _, pr := range p.Producers {
-		if pr.CurrentTxnStartOffset < 0 {
-			continue
-		}
-		t := byPID[pr.ProducerID]
-		if t != nil && t.State.Open() && contains(t.Partitions, p.TopicPartition) {
-			continue
-		}
-		out = append(out, pr)
+	idle := "set aside: its producer may still be live"
+	if !a.IdleWaived {
+		idle = fmt.Sprintf("must stay idle over %s (transaction.max.timeout.ms)", Short(a.MinIdle))
 	}
-	return out
-}
-
-// ByProducerID indexes the transactions of s by producer id.
-func ByProducerID(s *Snapshot) map[int64]*Txn {
-	m := make(map[int64]*Txn, len(s.Txns))
-	for i := range s.Txns {
-		m[s.Txns[i].ProducerID] = &s.Txns[i]
+	return []string{
+		fmt.Sprintf("partition    %s-%d, leader broker %d", a.Topic, a.Partition, a.Leader),
+		fmt.Sprintf("producer     id %d, epoch %d, coordinator epoch %d", a.ProducerID, a.ProducerEpoch, a.CoordinatorEpoch),
+		fmt.Sprintf("transaction  open from offset %d; last write %s", a.StartOffset, stamp(a.LastWrite, now, loc)),
+		"idle         " + idle,
 	}
-	return m
 }
 
-// Result is the outcome of one abort attempt.
-type Result struct {
-	Action Action
-	At     time.Time
-	// Refused is set when the re-check stopped the request before it was sent.
-	Refused bool
-	// Sent is set once the request went out.
-	Sent bool
-	// ErrorCode is the broker's error name when it answered with one.
-	ErrorCode string
-	// Err is any failure, in words.
-	Err string
-	// Unknown is set when the request may or may not have taken effect
-	// (timeout, dropped connection).
-	Unknown bool
+// stamp is a time as the operator reads it: the clock with milliseconds (two
+// transactions of one producer may start in the same second), the date when
+// it is not today, and how long ago.
+func stamp(t, now time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	layout := "15:04:05.000 MST"
+	if y, m, d := t.In(loc).Date(); y != now.In(loc).Year() || m != now.In(loc).Month() || d != now.In(loc).Day() {
+		layout = "2006-01-02 15:04:05.000 MST"
+	}
+	return fmt.Sprintf("%s (%s ago)", t.In(loc).Format(layout), Short(now.Sub(t)))
 }
 
-// OK reports a request sent and answered without error.
-func (r Result) OK() bool { return r.Sent && r.Err == "" && r.ErrorCode == "" && !r.Unknown }
-
-// Summary is one line for the UI and the audit log.
-func (r Result) Summary() string {
+// Short is a duration rounded for reading: 850ms, 12s, 4m12s, 3h05m.
+func Short(d time.Duration) string {
 	switch {
-	case r.Refused:
-		return r.Err
-	case r.Unknown:
-		return "unknown outcome, re-check: " + r.Err
-	case strings.HasSuffix(r.ErrorCode, "_AUTHORIZATION_FAILED"):
-		return "refused by the broker: " + r.ErrorCode + ": " + r.Err + " (" + r.Action.needs() + ")"
-	case r.ErrorCode != "":
-		return "broker answered " + r.ErrorCode + ": " + r.Err
-	case r.Err != "":
-		return "failed: " + r.Err
+	case d < 0:
+		return "-" + Short(-d)
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
 	}
-	return "sent; the broker accepted it"
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+}
+
+func partitionList(tps []TopicPartition) string {
+	if len(tps) == 0 {
+		return "none listed"
+	}
+	const show = 6
+	parts := make([]string, 0, show+1)
+	for i, tp := range tps {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(tps)-show))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ConfirmWord is what the operator types to send a; no single key can. An
+// abort that sets aside the idle rule takes a longer phrase, so it is never
+// sent by habit.
+func (a Action) ConfirmWord() string {
+	if a.Kind == AbortPartition && a.IdleWaived {
+		return "abort anyway"
+	}
+	return "abort"
 }
 
 // needs names the ACL the broker checks for the action (README, "needs").

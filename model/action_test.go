@@ -1,18 +1,23 @@
 package model
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
+
+var ftStart = time.Date(2026, 11, 30, 3, 11, 58, 120e6, time.UTC)
 
 func ftAction() Action {
 	return Action{Kind: ForceTerminate, TransactionalID: "orders-enricher-v1-2-17", Coordinator: 3, State: Ongoing,
-		ProducerID: 4001, ProducerEpoch: 7}
+		ProducerID: 4001, ProducerEpoch: 7, Start: ftStart, TimeoutMs: 60000,
+		Partitions: []TopicPartition{{"orders", 0}, {"orders", 3}}}
 }
 
 func apAction() Action {
 	return Action{Kind: AbortPartition, TopicPartition: TopicPartition{"orders", 5}, Leader: 2, CoordinatorEpoch: 4,
-		StartOffset: 1200, ProducerID: 4002, ProducerEpoch: 1}
+		StartOffset: 1200, ProducerID: 4002, ProducerEpoch: 1, MinIdle: 15 * time.Minute}
 }
 
 func TestActionWireAndConsequences(t *testing.T) {
@@ -21,7 +26,7 @@ func TestActionWireAndConsequences(t *testing.T) {
 		t.Errorf("Target = %q", got)
 	}
 	w := ft.Wire()
-	for _, s := range []string{"InitProducerId", `"orders-enricher-v1-2-17"`, "coordinator broker 3", "producer id -1, epoch -1"} {
+	for _, s := range []string{"InitProducerId", `transactional.id "orders-enricher-v1-2-17"`, "coordinator broker 3", "producer id -1, epoch -1"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("force-terminate wire %q lacks %q", w, s)
 		}
@@ -57,7 +62,8 @@ func TestActionWireAndConsequences(t *testing.T) {
 
 func TestCheckForceTerminate(t *testing.T) {
 	a := ftAction()
-	fresh := Txn{ID: a.TransactionalID, State: Ongoing, ProducerID: 4001, ProducerEpoch: 7}
+	fresh := Txn{ID: a.TransactionalID, State: Ongoing, ProducerID: 4001, ProducerEpoch: 7, Start: ftStart,
+		Partitions: []TopicPartition{{"orders", 0}, {"orders", 3}}}
 	tests := []struct {
 		name   string
 		a      Action
@@ -66,11 +72,23 @@ func TestCheckForceTerminate(t *testing.T) {
 		refuse string // "" means allowed
 	}{
 		{"unchanged", a, func(t Txn) Txn { return t }, true, ""},
+		{"coordinator moved", a, func(t Txn) Txn { t.Coordinator = 1; return t }, true, ""},
 		{"gone", a, func(t Txn) Txn { return t }, false, "no longer known"},
 		{"new producer id", a, func(t Txn) Txn { t.ProducerID = 5000; return t }, true, "producer id changed 4001→5000"},
 		{"epoch bumped", a, func(t Txn) Txn { t.ProducerEpoch = 8; return t }, true, "producer epoch changed 7→8"},
-		{"committed meanwhile", a, func(t Txn) Txn { t.State = PrepareCommit; return t }, true, "state changed Ongoing→PrepareCommit"},
+		{"committing", a, func(t Txn) Txn { t.State = PrepareCommit; return t }, true, "state changed Ongoing→PrepareCommit since it was shown: it is committing"},
+		{"committed, nothing new yet (v1)", a, func(t Txn) Txn { t.State = CompleteCommit; return t }, true, "Ongoing→CompleteCommit since it was shown: it committed"},
 		{"fenced meanwhile", a, func(t Txn) Txn { t.State = PrepareEpochFence; return t }, true, "state changed"},
+		// Transaction version 1: the producer committed and began the next
+		// one; id, producer id, epoch and state are all as they were.
+		{"turned over (v1)", a, func(t Txn) Txn { t.Start = ftStart.Add(2 * time.Second); return t }, true,
+			"this is a newer transaction of orders-enricher-v1-2-17: it started at 03:12:00.120, the one shown started at 03:11:58.120"},
+		{"turned over within the second", a, func(t Txn) Txn { t.Start = ftStart.Add(3 * time.Millisecond); return t }, true, "newer transaction"},
+		{"partition added", a, func(t Txn) Txn {
+			t.Partitions = []TopicPartition{{"orders", 0}, {"orders", 3}, {"payments", 1}}
+			return t
+		}, true, "its partitions changed since they were shown (now also payments-1)"},
+		{"partition gone", a, func(t Txn) Txn { t.Partitions = []TopicPartition{{"orders", 3}}; return t }, true, "no longer orders-0"},
 		{"nothing open", func() Action { x := a; x.State = CompleteCommit; return x }(),
 			func(t Txn) Txn { t.State = CompleteCommit; return t }, true, "is CompleteCommit, nothing to abort"},
 		{"PrepareEpochFence is abortable", func() Action { x := a; x.State = PrepareEpochFence; return x }(),
@@ -81,6 +99,136 @@ func TestCheckForceTerminate(t *testing.T) {
 			err := CheckForceTerminate(tt.a, tt.fresh(fresh), tt.found)
 			checkRefusal(t, err, tt.refuse)
 		})
+	}
+}
+
+func TestAborting(t *testing.T) {
+	a := ftAction()
+	base := Txn{ID: a.TransactionalID, ProducerID: 4001, ProducerEpoch: 8, Start: ftStart}
+	for _, tc := range []struct {
+		name string
+		f    func(Txn) Txn
+		want bool
+	}{
+		{"fenced, aborting", func(t Txn) Txn { t.State = PrepareAbort; return t }, true},
+		{"fence under way", func(t Txn) Txn { t.State = PrepareEpochFence; return t }, true},
+		{"aborted", func(t Txn) Txn { t.State = CompleteAbort; return t }, true},
+		{"committed instead", func(t Txn) Txn { t.State = CompleteCommit; return t }, false},
+		{"same epoch (v1 abort by the producer itself)", func(t Txn) Txn { t.State = CompleteAbort; t.ProducerEpoch = 7; return t }, false},
+		{"another transaction aborting", func(t Txn) Txn { t.State = PrepareAbort; t.Start = ftStart.Add(time.Second); return t }, false},
+		{"another producer", func(t Txn) Txn { t.State = PrepareAbort; t.ProducerID = 9; return t }, false},
+		{"still open", func(t Txn) Txn { t.State = Ongoing; return t }, false},
+	} {
+		if got := Aborting(a, tc.f(base)); got != tc.want {
+			t.Errorf("%s: Aborting = %v", tc.name, got)
+		}
+	}
+}
+
+func TestPlanForceTerminate(t *testing.T) {
+	ok := Txn{ID: "orders-0-1", State: Ongoing, ProducerID: 1, ProducerEpoch: 2, Coordinator: 3, TimeoutMs: 60000, Start: ftStart,
+		Partitions: []TopicPartition{{"orders", 0}}, Described: true}
+	a, err := PlanForceTerminate(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Kind != ForceTerminate || a.TransactionalID != ok.ID || !a.Start.Equal(ftStart) || a.ProducerEpoch != 2 || a.Coordinator != 3 ||
+		a.TimeoutMs != 60000 || len(a.Partitions) != 1 || CheckForceTerminate(a, ok, true) != nil {
+		t.Errorf("plan = %+v", a)
+	}
+	ok.Partitions[0].Partition = 9
+	if a.Partitions[0].Partition != 0 {
+		t.Error("the plan shares its partitions with the snapshot")
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(Txn) Txn
+		want string
+	}{
+		{"not described", func(t Txn) Txn { t.Described = false; return t }, "not been described"},
+		{"committed", func(t Txn) Txn { t.State = CompleteCommit; return t }, "is CompleteCommit"},
+		{"committing", func(t Txn) Txn { t.State = PrepareCommit; return t }, "only fence its producer"},
+		{"no start time", func(t Txn) Txn { t.Start = time.Time{}; return t }, "could not be told from the next one"},
+	} {
+		if _, err := PlanForceTerminate(tc.f(ok)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestPlanAbortPartition(t *testing.T) {
+	now := ftStart
+	p := Partition{TopicPartition: TopicPartition{"orders", 5}, Leader: 2}
+	idle := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastTimestamp: now.Add(-20 * time.Minute)}
+	a, err := PlanAbortPartition(p, idle, 15*time.Minute, now)
+	if err != nil || a.IdleWaived || a.MinIdle != 15*time.Minute || a.StartOffset != 1200 || a.CoordinatorEpoch != 4 || a.ConfirmWord() != "abort" {
+		t.Fatalf("idle producer: %+v, %v", a, err)
+	}
+	recent := idle
+	recent.LastTimestamp = now.Add(-12 * time.Second)
+	a, err = PlanAbortPartition(p, recent, 15*time.Minute, now)
+	if !errors.Is(err, ErrNotIdle) || !strings.Contains(err.Error(), "producer 4002 last wrote to orders-5 12s ago, not over 15m00s") {
+		t.Fatalf("recent producer: %v", err)
+	}
+	if a.Kind != AbortPartition || a.IdleWaived {
+		t.Fatalf("the plan returned with ErrNotIdle must still hold the rule: %+v", a)
+	}
+	a, err = PlanAbortPartition(p, recent, 0, now)
+	if err != nil || !a.IdleWaived || a.ConfirmWord() != "abort anyway" {
+		t.Fatalf("rule set aside: %+v, %v", a, err)
+	}
+	if _, err := PlanAbortPartition(p, Producer{ProducerID: 1, CurrentTxnStartOffset: -1}, 0, now); err == nil {
+		t.Error("a producer with nothing open was planned")
+	}
+	noLeader := p
+	noLeader.Leader = -1
+	if _, err := PlanAbortPartition(noLeader, idle, 0, now); err == nil || !strings.Contains(err.Error(), "no known leader") {
+		t.Errorf("no leader: %v", err)
+	}
+}
+
+func TestAbortTarget(t *testing.T) {
+	o := []Producer{{ProducerID: 1}, {ProducerID: 2}, {ProducerID: 3}}
+	pin := Producer{ProducerID: 3}
+	for _, tc := range []struct {
+		pid    int64
+		pinner *Producer
+		want   int64
+	}{{2, &pin, 2}, {9, &pin, 3}, {9, nil, 1}} {
+		if got, ok := AbortTarget(o, tc.pid, tc.pinner); !ok || got.ProducerID != tc.want {
+			t.Errorf("AbortTarget(pid %d) = %d, want %d", tc.pid, got.ProducerID, tc.want)
+		}
+	}
+	if _, ok := AbortTarget(nil, 1, nil); ok {
+		t.Error("a target among no orphans")
+	}
+}
+
+func TestFacts(t *testing.T) {
+	now := ftStart.Add(4*time.Minute + 12*time.Second)
+	got := strings.Join(ftAction().Facts(now, time.UTC), "\n")
+	for _, want := range []string{"Ongoing since 03:11:58.120 UTC (4m12s ago), timeout 1m00s",
+		"id 4001, epoch 7, coordinator broker 3", "partitions   orders-0, orders-3"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("force-terminate facts lack %q:\n%s", want, got)
+		}
+	}
+	ap := apAction()
+	ap.LastWrite = ftStart
+	got = strings.Join(ap.Facts(now, time.UTC), "\n")
+	for _, want := range []string{"orders-5, leader broker 2", "coordinator epoch 4", "open from offset 1200; last write 03:11:58.120 UTC (4m12s ago)",
+		"must stay idle over 15m00s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("abort facts lack %q:\n%s", want, got)
+		}
+	}
+	// Not today: the date too.
+	if got := strings.Join(ap.Facts(now.Add(24*time.Hour), time.UTC), "\n"); !strings.Contains(got, "last write 2026-11-30 03:11:58.120 UTC (24h04m ago)") {
+		t.Errorf("a write of yesterday without its date: %s", got)
+	}
+	ap.IdleWaived = true
+	if got := strings.Join(ap.Facts(now, time.UTC), "\n"); !strings.Contains(got, "set aside") {
+		t.Errorf("a waived rule is not shown: %s", got)
 	}
 }
 
@@ -101,8 +249,11 @@ func TestCheckAbortPartition(t *testing.T) {
 	part := func(prs ...Producer) Partition {
 		return Partition{TopicPartition: a.TopicPartition, Leader: 2, HighWatermark: 2000, LastStableOffset: 1200, Producers: prs}
 	}
-	same := Producer{ProducerID: 4002, ProducerEpoch: 1, CurrentTxnStartOffset: 1200}
+	now := ftStart
+	long := now.Add(-time.Hour)
+	same := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastTimestamp: long}
 	other := Producer{ProducerID: 9, ProducerEpoch: 0, CurrentTxnStartOffset: 1300}
+	with := func(f func(*Producer)) Producer { p := same; f(&p); return p }
 	tests := []struct {
 		name   string
 		p      Partition
@@ -116,9 +267,13 @@ func TestCheckAbortPartition(t *testing.T) {
 		{"owner open with another epoch", part(same), true, &Txn{ID: "x", State: Ongoing, ProducerEpoch: 2, Partitions: []TopicPartition{a.TopicPartition}}, ""},
 		{"partition not re-read", Partition{}, false, nil, "orders-5 could not be re-read"},
 		{"producer gone", part(other), true, nil, "producer 4002 no longer has an open transaction on orders-5"},
-		{"producer finished", part(Producer{ProducerID: 4002, ProducerEpoch: 1, CurrentTxnStartOffset: -1}), true, nil, "no longer has an open transaction"},
-		{"epoch changed", part(Producer{ProducerID: 4002, ProducerEpoch: 2, CurrentTxnStartOffset: 1200}), true, nil, "producer epoch changed 1→2"},
-		{"new transaction", part(Producer{ProducerID: 4002, ProducerEpoch: 1, CurrentTxnStartOffset: 1500}), true, nil, "now starts at offset 1500, not 1200"},
+		{"producer finished", part(with(func(p *Producer) { p.CurrentTxnStartOffset = -1 })), true, nil, "no longer has an open transaction"},
+		{"epoch changed", part(with(func(p *Producer) { p.ProducerEpoch = 2 })), true, nil, "producer epoch changed 1→2"},
+		{"new transaction", part(with(func(p *Producer) { p.CurrentTxnStartOffset = 1500 })), true, nil, "this is a newer transaction: it starts at offset 1500, the one shown at 1200"},
+		{"coordinator epoch changed", part(with(func(p *Producer) { p.CoordinatorEpoch = 5 })), true, nil, "coordinator epoch changed 4→5"},
+		{"wrote since (idle rule)", part(with(func(p *Producer) { p.LastTimestamp = now.Add(-3 * time.Second) })), true, nil,
+			"producer 4002 last wrote to orders-5 3s ago, not over 15m00s"},
+		{"no last write known (idle rule)", part(with(func(p *Producer) { p.LastTimestamp = time.Time{} })), true, nil, "an unknown time ago"},
 		{"coordinator lists it", part(same), true, &Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{a.TopicPartition}},
 			"lists this partition in orders-enricher-v1-0-3; use force-terminate"},
 		// ACLs hide some ids: no visible owner is no proof.
@@ -130,9 +285,16 @@ func TestCheckAbortPartition(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkRefusal(t, CheckAbortPartition(a, tt.p, tt.found, tt.owner), tt.refuse)
+			checkRefusal(t, CheckAbortPartition(a, tt.p, tt.found, tt.owner, now), tt.refuse)
 		})
 	}
+	recent := part(with(func(p *Producer) { p.LastTimestamp = now.Add(-3 * time.Second) }))
+	waived := a
+	waived.IdleWaived = true
+	checkRefusal(t, CheckAbortPartition(waived, recent, true, nil, now), "")
+	unset := a
+	unset.MinIdle = 0
+	checkRefusal(t, CheckAbortPartition(unset, part(same), true, nil, now), "no idle threshold")
 }
 
 func hidden(p Partition) Partition {
@@ -182,6 +344,10 @@ func TestResultSummary(t *testing.T) {
 			"refused by the broker: TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional Id authorization failed. (InitProducerId needs WRITE on the transactional id)"},
 		{Result{Sent: true, ErrorCode: "CONCURRENT_TRANSACTIONS", Err: "busy"}, false, "broker answered CONCURRENT_TRANSACTIONS: busy"},
 		{Result{Err: "dial tcp: refused"}, false, "failed: dial tcp: refused"},
+		{Result{Sent: true, After: "now CompleteAbort at epoch 8"}, true, "sent; the broker accepted it; now CompleteAbort at epoch 8"},
+		{Result{Sent: true, AuditErr: "audit log: no space left on device"}, false,
+			"sent; the broker accepted it; the audit log was NOT written: audit log: no space left on device"},
+		{Result{Sent: true, ErrorCode: "CONCURRENT_TRANSACTIONS"}, false, "broker answered CONCURRENT_TRANSACTIONS"},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Summary(); got != tt.want {

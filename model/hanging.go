@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -138,7 +139,7 @@ func FindHangingHidden(rows []ProducerOn, now time.Time, maxTimeout time.Duratio
 			continue
 		case o.Txn == nil:
 			h.Reason, h.TransactionalID = OwnerNotFound, o.ID
-		case !contains(o.Txn.Partitions, r.TopicPartition):
+		case !slices.Contains(o.Txn.Partitions, r.TopicPartition):
 			h.Reason, h.TransactionalID = NotInTxn, o.ID
 		default:
 			continue

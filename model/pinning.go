@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -147,7 +148,7 @@ func blocks(t Txn, tp TopicPartition, pinner Producer) bool {
 	case !t.Described:
 		return true
 	}
-	return contains(t.Partitions, tp) && t.ProducerEpoch >= pinner.ProducerEpoch
+	return slices.Contains(t.Partitions, tp) && t.ProducerEpoch >= pinner.ProducerEpoch
 }
 
 // judgeHanging applies find-hanging's rule to every producer of the

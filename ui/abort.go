@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,76 +12,87 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// confirmWord is what the operator types to send an abort; no single key can.
-const confirmWord = "abort"
-
 // abortDialog is an abort waiting for confirmation, on its way, or answered.
 type abortDialog struct {
-	id       int // matches the reply to this dialog
-	action   model.Action
-	input    input
-	hint     string
-	warn     string // the target changed in a later refresh
-	phase    views.DialogPhase
-	result   model.Result
-	auditErr string
+	id     int // matches the reply to this dialog
+	action model.Action
+	input  input
+	hint   string
+	notice string // why this abort needs the longer confirmation
+	warn   string // the target changed in a later refresh
+	phase  views.DialogPhase
+	result model.Result
 }
 
-// executedMsg is the answer to an abort, already written to the audit log.
+// executedMsg is the answer to an abort, already in the audit log.
 type executedMsg struct {
-	id       int
-	result   model.Result
-	auditErr string
+	id     int
+	result model.Result
 }
 
 // openForceTerminate offers to force-terminate t as the current snapshot shows it.
 func (m *Model) openForceTerminate(t model.Txn) {
-	switch {
-	case m.o.ReadOnly:
-		return
-	case !t.State.Abortable():
-		m.setStatus(statusInfo, fmt.Sprintf("%s is %s: force-terminate needs an Ongoing or PrepareEpochFence transaction", t.ID, t.State))
-		return
-	case !t.Described:
-		m.setStatus(statusInfo, t.ID+" has not been described yet (epoch unknown); wait for the next refresh")
-		return
-	}
-	m.openDialog(model.Action{
-		Kind: model.ForceTerminate, TransactionalID: t.ID, Coordinator: t.Coordinator, State: t.State,
-		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-	})
-}
-
-// openAbortPartition offers to abort the hanging transaction on p.
-func (m *Model) openAbortPartition(t model.Txn, p views.DetailPart) {
 	if m.o.ReadOnly {
 		return
 	}
-	pr, ok := p.AbortTarget(t.ProducerID)
-	switch {
-	case !ok:
-		m.setStatus(statusInfo, fmt.Sprintf("%s-%d has no hanging transaction: every open one there is listed by its coordinator (use a to force-terminate)", p.Topic, p.Partition))
-		return
-	case p.Part.Leader < 0:
-		m.setStatus(statusError, fmt.Sprintf("%s-%d has no known leader right now; try again after a refresh", p.Topic, p.Partition))
+	a, err := model.PlanForceTerminate(t)
+	if err != nil {
+		m.setStatus(statusInfo, err.Error())
 		return
 	}
-	m.openDialog(model.Action{
-		Kind: model.AbortPartition, TopicPartition: p.TopicPartition, Leader: p.Part.Leader,
-		ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, CoordinatorEpoch: pr.CoordinatorEpoch,
-		StartOffset: pr.CurrentTxnStartOffset,
-	})
+	m.openDialog(a, "")
 }
 
-func (m *Model) openDialog(a model.Action) {
+// openAbortPartition offers to abort the hanging transaction on p; t is the
+// transaction whose producer is preferred when it is one of the orphans.
+func (m *Model) openAbortPartition(t model.Txn, p views.DetailPart) {
+	if m.o.ReadOnly || m.snap == nil {
+		return
+	}
+	var pinner *model.Producer
+	if p.HasPinner {
+		pinner = &p.Pinner
+	}
+	pr, ok := model.AbortTarget(p.Orphans, t.ProducerID, pinner)
+	if !ok {
+		m.setStatus(statusInfo, fmt.Sprintf("%s-%d has no hanging transaction: every open one there is listed by its coordinator (use a to force-terminate)", p.Topic, p.Partition))
+		return
+	}
+	a, err := model.PlanAbortPartition(p.Part, pr, m.snap.MaxTimeout(), m.now)
+	notice := ""
+	switch {
+	case errors.Is(err, model.ErrNotIdle):
+		// Offered, but only with the longer phrase: the operator sets the
+		// rule aside knowingly, and it is on record that they did.
+		a.IdleWaived = true
+		notice = strings.TrimPrefix(err.Error(), model.ErrNotIdle.Error()+": ") + ". Type " + a.ConfirmWord() + " to send it regardless."
+	case err != nil:
+		m.setStatus(statusInfo, err.Error())
+		return
+	}
+	m.openDialog(a, notice)
+}
+
+// openDialog opens the confirmation of a, once the audit log is known to be
+// writable: an abort that could not be recorded is never offered.
+func (m *Model) openDialog(a model.Action, notice string) {
+	if m.o.Audit == nil {
+		m.setStatus(statusError, "no audit log: aborts are not available")
+		return
+	}
+	if err := m.o.Audit.Open(); err != nil {
+		m.setStatus(statusError, "cannot abort: "+err.Error())
+		return
+	}
 	m.dialogs++
-	in := input{prompt: "> ", placeholder: "type " + confirmWord, limit: 32, focused: true}
-	m.dialog = &abortDialog{id: m.dialogs, action: a, input: in}
+	in := input{prompt: "> ", placeholder: "type " + a.ConfirmWord(), limit: 32, focused: true}
+	m.dialog = &abortDialog{id: m.dialogs, action: a, input: in, notice: notice}
 	m.dialog.recheck(m)
 }
 
 // recheck warns, before the operator confirms, when a newer snapshot shows the
-// target changed; Execute would refuse anyway, but better to know now.
+// target changed (replaced by a newer transaction, committed, fenced…):
+// Execute would refuse anyway, but better to know now.
 func (d *abortDialog) recheck(m *Model) {
 	if d.phase != views.DialogConfirm || m.snap == nil {
 		return
@@ -92,11 +104,11 @@ func (d *abortDialog) recheck(m *Model) {
 		err = model.CheckForceTerminate(a, t, ok)
 	} else {
 		p, ok := m.snap.Partition(a.TopicPartition)
-		err = model.CheckAbortPartition(a, p, ok, m.byPID[a.ProducerID])
+		err = model.CheckAbortPartition(a, p, ok, m.byPID[a.ProducerID], m.now)
 	}
 	d.warn = ""
 	if err != nil {
-		d.warn = "The latest refresh says: " + err.Error() + ". Sending will most likely be refused; esc and look again."
+		d.warn = "The latest refresh says: " + err.Error() + ". Sending will be refused; esc and look again."
 	}
 }
 
@@ -123,8 +135,9 @@ func (m *Model) updateDialog(msg tea.Msg) tea.Cmd {
 			m.setStatus(statusInfo, "abort cancelled; nothing was sent")
 			return nil
 		case key.Matches(kp, m.keys.Confirm):
-			if strings.TrimSpace(d.input.Value()) != confirmWord {
-				d.hint = "type " + confirmWord + " (exactly) and press enter, or esc to cancel"
+			word := d.action.ConfirmWord()
+			if strings.TrimSpace(d.input.Value()) != word {
+				d.hint = "type " + word + " (exactly) and press enter, or esc to cancel"
 				return nil
 			}
 			d.phase = views.DialogSending
@@ -137,26 +150,16 @@ func (m *Model) updateDialog(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// execute sends the action once; Execute re-reads the target and refuses if
-// it changed. The attempt is written to the audit log before the UI hears of it.
+// execute hands the action to the one executor: it re-reads the target just
+// before every request and writes the attempt to the audit log before it
+// goes out. m.running lets the program wait for the result line on exit.
 func (m *Model) execute(d *abortDialog) tea.Cmd {
-	admin, ctx, log, boot, now := m.o.Admin, m.ctx, m.o.Audit, m.o.Bootstrap, m.o.Now
+	admin, ctx, log, boot := m.o.Admin, m.ctx, m.o.Audit, m.o.Bootstrap
 	a, id := d.action, d.id
+	m.running.Add(1)
 	return func() tea.Msg {
-		r := admin.Execute(ctx, a)
-		if r.Action.Kind == "" {
-			r.Action = a
-		}
-		if r.At.IsZero() {
-			r.At = now()
-		}
-		var auditErr string
-		if log != nil {
-			if err := log.Record(boot, r); err != nil {
-				auditErr = err.Error()
-			}
-		}
-		return executedMsg{id: id, result: r, auditErr: auditErr}
+		defer m.running.Done()
+		return executedMsg{id: id, result: admin.Execute(ctx, a, log.Begin(boot, a))}
 	}
 }
 
@@ -166,13 +169,9 @@ func (m *Model) executed(msg executedMsg) tea.Cmd {
 	if !r.OK() {
 		kind = statusError
 	}
-	text := fmt.Sprintf("%s %s: %s", r.Action.Kind, r.Action.Target(), r.Summary())
-	if msg.auditErr != "" {
-		text += " (audit log not written: " + msg.auditErr + ")"
-	}
-	m.setStatus(kind, text)
+	m.setStatus(kind, fmt.Sprintf("%s %s: %s", r.Action.Kind, r.Action.Target(), r.Summary()))
 	if d := m.dialog; d != nil && d.id == msg.id {
-		d.phase, d.result, d.auditErr = views.DialogDone, r, msg.auditErr
+		d.phase, d.result = views.DialogDone, r
 	}
 	if m.quitAfterAbort {
 		return m.quit()
@@ -188,14 +187,12 @@ func (m *Model) dialogData() views.DialogData {
 		title = fmt.Sprintf("ABORT ON PARTITION %s-%d (producer %d)", a.Topic, a.Partition, a.ProducerID)
 	}
 	dd := views.DialogData{
-		Title: title, Wire: a.Wire(), Consequences: a.Consequences(), Warning: d.warn,
-		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase,
-	}
-	if m.o.Audit != nil {
-		dd.AuditPath = m.o.Audit.Path()
+		Title: title, Facts: a.Facts(m.now, m.loc), Wire: a.Wire(), Consequences: a.Consequences(),
+		Notice: d.notice, Warning: d.warn, Word: a.ConfirmWord(),
+		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase, AuditPath: m.o.Audit.Path(),
 	}
 	if d.phase == views.DialogDone {
-		dd.Result, dd.ResultOK, dd.AuditErr = d.result.Summary(), d.result.OK(), d.auditErr
+		dd.Result, dd.ResultOK = d.result.Summary(), d.result.OK()
 		if d.result.ErrorCode != "" && !strings.Contains(dd.Result, d.result.ErrorCode) {
 			dd.Result += " (" + d.result.ErrorCode + ")"
 		}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/audit"
 	"github.com/txnscope/txnscope/model"
@@ -14,7 +16,7 @@ import (
 )
 
 func withAudit(path string) func(*Options) {
-	return func(o *Options) { o.Audit = audit.Open(path) }
+	return func(o *Options) { o.Audit = audit.New(path) }
 }
 
 func auditLines(t *testing.T, path string) []audit.Entry {
@@ -80,16 +82,17 @@ func TestForceTerminateFlow(t *testing.T) {
 	h.selectID("orders-enricher-v1-2-41")
 	h.press("a")
 	s := h.screen()
-	mustContain(t, s, "FORCE-TERMINATE orders-enricher-v1-2-41", "InitProducerId", "coordinator broker 0",
-		"fenced", "Type abort")
+	// The dialog says which transaction: when it started and how long ago.
+	mustContain(t, s, "FORCE-TERMINATE orders-enricher-v1-2-41", "Ongoing since 02:59:03.000 UTC", "(57s ago)",
+		"id 4003, epoch 5", "InitProducerId", "coordinator broker 0", "fenced", "Type abort")
 	refreshes := h.admin.Refreshes()
 	h.typeText("abort")
 	h.press("enter")
 
 	got := h.admin.Executed()
-	want := model.Action{Kind: model.ForceTerminate, TransactionalID: "orders-enricher-v1-2-41", Coordinator: 0,
-		State: model.Ongoing, ProducerID: 4003, ProducerEpoch: 5}
-	if len(got) != 1 || got[0] != want {
+	tx, _ := h.m.snap.Txn("orders-enricher-v1-2-41")
+	want, _ := model.PlanForceTerminate(tx)
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) || got[0].Start.IsZero() || len(got[0].Partitions) != 2 {
 		t.Fatalf("executed %+v, want exactly %+v", got, want)
 	}
 	if h.admin.Refreshes() != refreshes+1 {
@@ -107,13 +110,13 @@ func TestForceTerminateFlow(t *testing.T) {
 	mustContain(t, h.screen(), "force-terminate orders-enricher-v1-2-41: sent") // the status line keeps it
 
 	lines := auditLines(t, log)
-	if len(lines) != 1 {
-		t.Fatalf("audit log has %d lines, want 1", len(lines))
+	if len(lines) != 2 || lines[0].Phase != "attempt" || lines[1].Phase != "result" || lines[0].Attempt != lines[1].Attempt {
+		t.Fatalf("audit log %+v, want an attempt then its result", lines)
 	}
-	e := lines[0]
+	e := lines[1]
 	if e.Action != "force-terminate" || e.Target != "orders-enricher-v1-2-41" || e.ProducerID != 4003 ||
 		e.ProducerEpoch != 5 || e.Bootstrap != "127.0.0.1:9092" || !strings.Contains(e.Wire, "InitProducerId") ||
-		e.Result != "sent; the broker accepted it" {
+		e.Result != "sent; the broker accepted it" || e.TxnStart == "" {
 		t.Errorf("audit entry %+v", e)
 	}
 
@@ -159,7 +162,7 @@ func TestRefusalsAndBrokerErrorsAreShownAndLogged(t *testing.T) {
 			t.Errorf("%v: status not marked as an error", c.want)
 		}
 		lines := auditLines(t, log)
-		if len(lines) != 1 || !strings.Contains(lines[0].Result+lines[0].ErrorCode, c.want[0]) {
+		if last := lines[len(lines)-1]; last.Phase != "result" || !strings.Contains(last.Result+last.ErrorCode, c.want[0]) {
 			t.Errorf("audit log for %v: %+v", c.want, lines)
 		}
 	}
@@ -175,15 +178,51 @@ func TestAbortOnPartitionFlow(t *testing.T) {
 		t.Fatal("x on a hanging partition did not open the dialog")
 	}
 	mustContain(t, h.screen(), "ABORT ON PARTITION orders-7", "WriteTxnMarkers(ABORT, producer id 4003, epoch 4",
-		"leader broker 2")
+		"leader broker 2", "open from offset 500", "(47m00s", "must stay idle over 15m00s")
 	h.typeText("abort")
 	h.press("enter")
 	want := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "orders", Partition: 7},
-		Leader: 2, ProducerID: 4003, ProducerEpoch: 4, CoordinatorEpoch: 2, StartOffset: 500}
-	if got := h.admin.Executed(); len(got) != 1 || got[0] != want {
+		Leader: 2, ProducerID: 4003, ProducerEpoch: 4, CoordinatorEpoch: 2, StartOffset: 500,
+		LastWrite: uitest.T0.Add(-47 * time.Minute), MinIdle: 15 * time.Minute}
+	if got := h.admin.Executed(); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("executed %+v, want %+v", got, want)
 	}
-	if lines := auditLines(t, log); len(lines) != 1 || lines[0].Target != "orders-7" || lines[0].Action != "abort-partition" {
+	if lines := auditLines(t, log); len(lines) != 2 || lines[1].Target != "orders-7" || lines[1].Action != "abort-partition" ||
+		lines[1].IdleRule != "idle over 15m0s" {
+		t.Errorf("audit log: %+v", lines)
+	}
+}
+
+// A producer that wrote more recently than the brokers' transaction.max.timeout.ms
+// may own a live transaction its coordinator has not listed (yet): the abort is
+// offered only with the longer phrase, and the waiver is on record.
+func TestAbortOnPartitionOfARecentProducer(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	h := newHarness(t, withAudit(log))
+	s := uitest.Snapshot(uitest.T0)
+	for i := range s.Partitions {
+		if s.Partitions[i].Partition == 7 {
+			s.Partitions[i].Producers[0].LastTimestamp = uitest.T0.Add(-12 * time.Second)
+		}
+	}
+	h.admin.Push(s)
+	h.run(h.m.Init())
+	h.selectID("orders-enricher-v1-2-41")
+	h.press("enter", "G", "x")
+	mustContain(t, h.screen(), "last wrote to orders-7 12s ago", "not over 15m00s", "Type abort anyway and press enter")
+	h.typeText("abort")
+	h.press("enter")
+	if len(h.admin.Executed()) != 0 {
+		t.Fatal("abort alone sent an abort that sets the idle rule aside")
+	}
+	mustContain(t, h.screen(), "type abort anyway (exactly)")
+	h.press("ctrl+u")
+	h.typeText("abort anyway")
+	h.press("enter")
+	if got := h.admin.Executed(); len(got) != 1 || !got[0].IdleWaived {
+		t.Fatalf("executed %+v", got)
+	}
+	if lines := auditLines(t, log); len(lines) != 2 || lines[0].IdleRule != "waived by the operator" {
 		t.Errorf("audit log: %+v", lines)
 	}
 }
@@ -226,6 +265,31 @@ func TestDialogWarnsWhenARefreshShowsTheTargetChanged(t *testing.T) {
 	}
 }
 
+// Transaction version 1: the producer committed and began its next
+// transaction with the same producer id, epoch and state. Only the start time
+// tells; the dialog says so before the operator finishes typing.
+func TestDialogWarnsWhenTheTransactionWasReplaced(t *testing.T) {
+	h := started(t)
+	h.selectID("orders-enricher-v1-2-41")
+	h.press("a")
+	h.typeText("abo")
+	next := uitest.Snapshot(uitest.T0)
+	for i := range next.Txns {
+		if next.Txns[i].ID == "orders-enricher-v1-2-41" {
+			next.Txns[i].Start = next.Txns[i].Start.Add(30 * time.Second)
+		}
+	}
+	h.admin.Push(next)
+	h.tick()
+	mustContain(t, h.screen(), "The latest refresh says", "this is a newer transaction of", "Sending will be")
+	h.typeText("rt")
+	h.press("enter")
+	if got := h.admin.Executed(); len(got) != 1 || !got[0].Start.Equal(uitest.T0.Add(-57*time.Second)) {
+		// The executor re-reads and refuses; what it is handed is what was shown.
+		t.Fatalf("executed %+v", got)
+	}
+}
+
 func TestQuitWaitsForAnAbortInFlight(t *testing.T) {
 	h := started(t)
 	h.press("a")
@@ -245,15 +309,62 @@ func TestQuitWaitsForAnAbortInFlight(t *testing.T) {
 	}
 }
 
-func TestAuditFailureIsShown(t *testing.T) {
+// An audit log that cannot be written is found before the dialog opens:
+// no abort is offered, and the status says why in one line.
+func TestUnwritableAuditRefusesTheDialog(t *testing.T) {
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "file")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := started(t, withAudit(filepath.Join(blocker, "audit.log"))) // a file where a directory should be
+	for _, path := range []string{filepath.Join(blocker, "audit.log"), dir, "/dev/full", ""} {
+		h := started(t, withAudit(path))
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("a")
+		h.typeText("abort")
+		h.press("enter")
+		if h.m.dialog != nil || len(h.admin.Executed()) != 0 {
+			t.Fatalf("%q: the dialog opened or something was sent", path)
+		}
+		mustContain(t, h.screen(), "cannot abort: audit log: ")
+	}
+}
+
+// A result the audit log would not take is said on screen and is not OK.
+func TestAuditFailureAfterSendingIsShown(t *testing.T) {
+	h := started(t)
+	h.admin.Result = func(a model.Action) model.Result {
+		return model.Result{Action: a, At: uitest.T0, Sent: true, Sends: 1, AuditErr: "audit log: write: no space left on device"}
+	}
 	h.press("a")
 	h.typeText("abort")
 	h.press("enter")
-	mustContain(t, h.screen(), "audit log NOT written")
+	mustContain(t, h.screen(), "the audit log was NOT written")
+	if h.m.statusKind != statusError {
+		t.Error("an unrecorded abort is shown as a success")
+	}
+}
+
+// The program waits, on exit, for an abort in flight to have its result in
+// the audit log (a signal must not cut it short).
+func TestWaitForTheResultLine(t *testing.T) {
+	release := make(chan struct{})
+	h := started(t)
+	h.admin.Result = func(a model.Action) model.Result {
+		<-release
+		return model.Result{Action: a, At: uitest.T0, Sent: true, Sends: 1}
+	}
+	h.press("a")
+	h.typeText("abort")
+	_, cmd := h.m.Update(keyMsg("enter"))
+	done := make(chan struct{})
+	go func() { cmd(); close(done) }()
+	if h.m.Wait(20 * time.Millisecond) {
+		t.Fatal("Wait returned before the result was recorded")
+	}
+	close(release)
+	if !h.m.Wait(5 * time.Second) {
+		t.Fatal("Wait timed out after the result")
+	}
+	<-done
 }

@@ -142,6 +142,7 @@ func TestACLGolden(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {160, 48}} {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)
+				fixedAuditPath(h)
 				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
 				h.send(tea.BackgroundColorMsg{Color: color.Black})
 				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})

@@ -28,8 +28,8 @@ func (d *demoAdmin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.S
 
 func (d *demoAdmin) Ping(ctx context.Context) error { return nil }
 
-func (d *demoAdmin) Execute(ctx context.Context, a model.Action) model.Result {
-	return model.Result{Action: a, At: time.Now(), Sent: true}
+func (d *demoAdmin) Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result {
+	return uitest.Record(rec, model.Result{Action: a, At: time.Now(), Sent: true, Sends: 1})
 }
 
 // TestInteractiveDemo runs the UI on the fixture in the real terminal, for a
@@ -40,7 +40,7 @@ func TestInteractiveDemo(t *testing.T) {
 	}
 	m := New(Options{
 		Admin: &demoAdmin{base: time.Now()}, Bootstrap: "127.0.0.1:9092",
-		ReadOnly: os.Getenv("TXNSCOPE_UI_DEMO") == "ro", Audit: audit.Open(filepath.Join(t.TempDir(), "audit.log")),
+		ReadOnly: os.Getenv("TXNSCOPE_UI_DEMO") == "ro", Audit: audit.New(filepath.Join(t.TempDir(), "audit.log")),
 	})
 	if _, err := tea.NewProgram(m).Run(); err != nil {
 		t.Fatal(err)

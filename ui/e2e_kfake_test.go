@@ -105,7 +105,7 @@ func TestE2EKfakeForceTerminate(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "state", "audit.log")
 	m := New(Options{
 		Admin: admin, Bootstrap: strings.Join(boot, ","), Refresh: 200 * time.Millisecond,
-		Audit: audit.Open(logPath),
+		Audit: audit.New(logPath),
 	})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 35),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.ANSI256)))
@@ -176,11 +176,11 @@ func TestE2EKfakeForceTerminate(t *testing.T) {
 	}
 
 	entries := auditLines(t, logPath)
-	if len(entries) != 1 {
-		t.Fatalf("audit log has %d lines, want 1: %+v", len(entries), entries)
+	if len(entries) != 2 || entries[0].Phase != "attempt" || entries[0].Try != 1 || entries[1].Attempt != entries[0].Attempt {
+		t.Fatalf("audit log has %d lines, want an attempt then its result: %+v", len(entries), entries)
 	}
-	if e := entries[0]; e.Action != "force-terminate" || e.Target != id || e.ProducerID != before.pid ||
-		e.ProducerEpoch != before.epoch || e.Result != "sent; the broker accepted it" || e.ErrorCode != "" ||
+	if e := entries[1]; e.Phase != "result" || e.Action != "force-terminate" || e.Target != id || e.ProducerID != before.pid ||
+		e.ProducerEpoch != before.epoch || !strings.HasPrefix(e.Result, "sent; the broker accepted it") || e.ErrorCode != "" ||
 		e.Bootstrap != strings.Join(boot, ",") || e.User == "" || time.Since(e.Time) > time.Minute {
 		t.Errorf("audit entry %+v", e)
 	}

@@ -188,8 +188,8 @@ func (a *flakyAdmin) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (a *flakyAdmin) Execute(_ context.Context, act model.Action) model.Result {
-	return model.Result{Action: act, At: uitest.T0, Sent: true, Unknown: true, Err: "no answer within the timeout"}
+func (a *flakyAdmin) Execute(_ context.Context, act model.Action, rec model.Recorder) model.Result {
+	return uitest.Record(rec, model.Result{Action: act, At: uitest.T0, Sent: true, Sends: 1, Unknown: true, Err: "no answer within the timeout"})
 }
 
 func (a *flakyAdmin) servedIt(s *model.Snapshot) bool {

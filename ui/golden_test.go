@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/txnscope/txnscope/audit"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/ui/uitest"
 )
@@ -155,6 +156,14 @@ func evolved(at time.Time) *model.Snapshot {
 	return s
 }
 
+// fixedAuditPath shows the dialogs' audit log at the same place in every run
+// (the harness writes to a temporary directory); nothing more is written.
+func fixedAuditPath(h *harness) {
+	if h.m.o.Audit != nil {
+		h.m.o.Audit = audit.New("/home/oncall/.local/state/txnscope/audit.log")
+	}
+}
+
 // pinned renders the frame the way a 256-colour terminal would receive it.
 func pinned(t *testing.T, h *harness, p colorprofile.Profile) string {
 	t.Helper()
@@ -171,6 +180,7 @@ func TestGolden(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {160, 48}} {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)
+				fixedAuditPath(h)
 				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
 				h.send(tea.BackgroundColorMsg{Color: color.Black})
 				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/txnscope/txnscope/audit"
 	"github.com/txnscope/txnscope/ui/uitest"
 )
 
@@ -32,7 +34,8 @@ type scheduled struct {
 func newHarness(t testing.TB, opts ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, admin: &uitest.Admin{}, now: uitest.T0}
-	o := Options{Admin: h.admin, Bootstrap: "127.0.0.1:9092", Refresh: 2 * time.Second, Now: func() time.Time { return h.now }}
+	o := Options{Admin: h.admin, Bootstrap: "127.0.0.1:9092", Refresh: 2 * time.Second, Now: func() time.Time { return h.now },
+		Audit: audit.New(filepath.Join(t.TempDir(), "audit.log"))}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,17 +117,18 @@ func TestOwnerlessPinOffersTheAbortOnThePartition(t *testing.T) {
 		t.Fatal("x did not open the dialog")
 	}
 	want := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "billing", Partition: 2},
-		Leader: 0, ProducerID: 9500, ProducerEpoch: 0, CoordinatorEpoch: 2, StartOffset: 42}
-	if d.action != want {
+		Leader: 0, ProducerID: 9500, ProducerEpoch: 0, CoordinatorEpoch: 2, StartOffset: 42,
+		LastWrite: d.action.LastWrite, MinIdle: 15 * time.Minute}
+	if !reflect.DeepEqual(d.action, want) || d.action.LastWrite.IsZero() {
 		t.Fatalf("action %+v, want %+v", d.action, want)
 	}
 	h.typeText("abort")
 	h.press("enter")
-	if got := h.admin.Executed(); len(got) != 1 || got[0] != want {
+	if got := h.admin.Executed(); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("executed %+v, want exactly %+v", got, want)
 	}
-	if lines := auditLines(t, path); len(lines) != 1 {
-		t.Errorf("%d audit lines, want 1", len(lines))
+	if lines := auditLines(t, path); len(lines) != 2 {
+		t.Errorf("%d audit lines, want 2 (attempt, result)", len(lines))
 	}
 	h.press("enter", "esc")
 	if h.m.screen != screenPins {

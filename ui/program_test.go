@@ -21,7 +21,7 @@ func TestProgram(t *testing.T) {
 	admin := &uitest.Admin{}
 	admin.Push(uitest.Snapshot(time.Now()))
 	log := filepath.Join(t.TempDir(), "audit.log")
-	m := New(Options{Admin: admin, Bootstrap: "127.0.0.1:9092", Refresh: 50 * time.Millisecond, Audit: audit.Open(log)})
+	m := New(Options{Admin: admin, Bootstrap: "127.0.0.1:9092", Refresh: 50 * time.Millisecond, Audit: audit.New(log)})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 35))
 	wait := func(s string) {
 		t.Helper()

@@ -6,6 +6,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -29,6 +30,9 @@ type Options struct {
 	// Warning stays in the header for the whole session, e.g. that the
 	// brokers' TLS certificates are not verified.
 	Warning string
+	// Context is the program's (nil: none): when it ends (a signal), an
+	// abort in flight is abandoned and recorded as an unknown outcome.
+	Context context.Context
 }
 
 // The layout needs this much room; below it a message says so.
@@ -102,6 +106,8 @@ type Model struct {
 	status         string
 	statusKind     statusKind
 	quitAfterAbort bool
+	// running counts the aborts whose result is not in the audit log yet.
+	running sync.WaitGroup
 }
 
 // New builds the UI. Nothing talks to the cluster before the program calls Init.
@@ -115,7 +121,11 @@ func New(o Options) *Model {
 	if o.ReadOnly {
 		o.Audit = nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	parent := o.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	m := &Model{
 		o: o, keys: newKeyMap(o.ReadOnly), isDark: true, profile: colorprofile.TrueColor, loc: time.Local,
 		schedule: scheduleUntil(ctx), ctx: ctx, cancel: cancel, hist: model.NewHistory(historySize), now: o.Now(),
@@ -262,6 +272,23 @@ func (m *Model) nextView() {
 	}
 }
 
+// Wait blocks until every abort sent has its result in the audit log, or
+// timeout passes; it reports whether they all did. The program calls it after
+// the UI ended, so that a signal cannot cut a result line short.
+func (m *Model) Wait(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		m.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
 // quit stops everything in flight and leaves.
 func (m *Model) quit() tea.Cmd {
 	m.cancel()
@@ -381,7 +408,9 @@ func (m *Model) helpNotes() []string {
 	if m.o.ReadOnly {
 		notes = append(notes, "Read-only: the abort keys are not available in this session.")
 	} else {
-		notes = append(notes, "Aborts open a dialog: type abort and press enter to send; esc cancels. Every attempt goes to the audit log.")
+		notes = append(notes, "Aborts open a dialog that shows the transaction's start time: type abort and press enter to send; esc cancels. "+
+			"Just before sending, the target is re-read and the abort refused if it is not the very transaction shown; "+
+			"every request is written to the audit log before it goes out.")
 	}
 	return notes
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/txnscope/txnscope/internal/escape"
 )
 
 // DialogPhase is where an abort dialog stands.
@@ -15,20 +17,23 @@ const (
 	DialogDone                       // the result is in
 )
 
-// DialogData is the abort dialog: what will be sent, what it does, and the
-// confirmation input or the outcome.
+// DialogData is the abort dialog: the transaction it aims at, what will be
+// sent, what it does, and the confirmation input or the outcome. Every text
+// may hold the cluster's strings (ids): Dialog escapes them.
 type DialogData struct {
 	Title        string
+	Facts        []string // what identifies the transaction (model.Action.Facts)
 	Wire         string
 	Consequences []string
+	Notice       string // why this abort takes a longer confirmation
 	Warning      string // the target changed since the dialog opened
+	Word         string // what the operator types to send it
 	Input        string // the confirmation input, rendered
 	Hint         string // said under the input (e.g. "type abort to confirm")
 	Phase        DialogPhase
 	Result       string
 	ResultOK     bool
-	AuditErr     string
-	AuditPath    string // where the attempt will be logged; "" when nowhere
+	AuditPath    string // where the attempt is logged
 }
 
 // DialogWidth is how wide the dialog box is in a w-wide area.
@@ -42,7 +47,7 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		return Block(nil, bw, min(h, 3))
 	}
 	wrap := func(s string, indent int) []string {
-		ls := Wrap(s, iw-indent)
+		ls := Wrap(escape.Text(s), iw-indent)
 		for i := range ls {
 			if i > 0 {
 				ls[i] = strings.Repeat(" ", indent) + ls[i]
@@ -50,32 +55,38 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		}
 		return ls
 	}
-	var head, mid, tail []string
-	head = append(head, st.DialogTitle.Render(Clip(d.Title, iw)), "")
-	head = append(head, st.Section.Render("will send"))
-	for _, l := range wrap(d.Wire, 0) {
-		head = append(head, st.Bold.Render(l))
+	// Parts in the order they are shown; when the box is short of room the
+	// audit note gives way first, then the explanation, then the request.
+	// What names the transaction, the warnings and the input always stay.
+	var head, wire, mid, note, tail []string
+	head = append(head, st.DialogTitle.Render(Clip(escape.Text(d.Title), iw)))
+	for _, f := range d.Facts {
+		head = append(head, fact(f, iw, st)...)
 	}
-	mid = append(mid, "", st.Section.Render("what happens"))
+	wire = append(wire, st.Section.Render("will send"))
+	for _, l := range wrap(d.Wire, 0) {
+		wire = append(wire, st.Bold.Render(l))
+	}
+	mid = append(mid, st.Section.Render("what happens"))
 	for _, c := range d.Consequences {
 		mid = append(mid, wrap("• "+c, 2)...)
 	}
-	tail = append(tail, "")
-	if d.Warning != "" {
-		for _, l := range wrap(d.Warning, 0) {
+	for _, w := range []string{d.Notice, d.Warning} {
+		if w == "" {
+			continue
+		}
+		for _, l := range wrap(w, 0) {
 			tail = append(tail, st.Warn.Render(l))
 		}
 	}
 	switch d.Phase {
 	case DialogConfirm:
-		audit := "Not written to any audit log (none configured)."
-		if d.AuditPath != "" {
-			audit = "The attempt and its outcome are appended to " + d.AuditPath + "."
+		audit := "Re-read just before sending and refused unless it is this very transaction; " +
+			"each request is written to " + d.AuditPath + " before it goes out."
+		for _, l := range wrap(audit, 0) {
+			note = append(note, st.Dim.Render(l))
 		}
-		for _, l := range Wrap(audit, iw) {
-			tail = append(tail, st.Dim.Render(l))
-		}
-		tail = append(tail, st.Text.Render("Type ")+st.Key.Render("abort")+st.Text.Render(" and press ")+
+		tail = append(tail, st.Text.Render("Type ")+st.Key.Render(d.Word)+st.Text.Render(" and press ")+
 			st.Key.Render("enter")+st.Text.Render(" to send it; ")+st.Key.Render("esc")+st.Text.Render(" cancels."))
 		tail = append(tail, d.Input)
 		if d.Hint != "" {
@@ -91,30 +102,9 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		for _, l := range wrap(d.Result, 0) {
 			tail = append(tail, style.Render(l))
 		}
-		if d.AuditErr != "" {
-			for _, l := range wrap("audit log NOT written: "+d.AuditErr, 0) {
-				tail = append(tail, st.Error.Render(l))
-			}
-		}
 		tail = append(tail, st.Dim.Render("enter or esc closes"))
 	}
-	room := h - 2
-	body := append(append(append([]string(nil), head...), mid...), tail...)
-	if len(body) > room {
-		// The input and the request must stay visible; the explanation gives way.
-		keepMid := room - len(head) - len(tail) - 1
-		body = append([]string(nil), head...)
-		if keepMid > 0 {
-			body = append(body, mid[:keepMid]...)
-		}
-		if keepMid >= 0 {
-			body = append(body, st.Dim.Render("…"))
-		}
-		body = append(body, tail...)
-		if len(body) > room {
-			body = body[len(body)-room:]
-		}
-	}
+	body := fitDialog(h-2, head, wire, mid, note, tail, st)
 	border := func(s string) string { return st.Border.Render(s) }
 	lines := make([]string, 0, len(body)+2)
 	lines = append(lines, border("╭"+strings.Repeat("─", bw-2)+"╮"))
@@ -123,6 +113,67 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 	}
 	lines = append(lines, border("╰"+strings.Repeat("─", bw-2)+"╯"))
 	return strings.Join(lines, "\n")
+}
+
+// fitDialog stacks the parts of the dialog into room lines, blank lines
+// between them, dropping what matters least when they do not fit: the audit
+// note, then the explanation (down to "…"), then the request. Should
+// even the rest not fit, the title and facts keep the top and the input the
+// bottom, and the middle of the warnings goes.
+func fitDialog(room int, head, wire, mid, note, tail []string, st Styles) []string {
+	stack := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			if len(p) == 0 {
+				continue
+			}
+			if len(out) > 0 {
+				out = append(out, "")
+			}
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, body := range [][]string{stack(head, wire, mid, note, tail), stack(head, wire, mid, tail)} {
+		if len(body) <= room {
+			return body
+		}
+	}
+	short := stack(head, wire, []string{st.Dim.Render("…")}, tail)
+	if spare := room - len(short); spare > 0 {
+		// As much of the explanation as fits, then the ellipsis.
+		mid = append(append([]string(nil), mid[:min(spare, len(mid))]...), st.Dim.Render("…"))
+		return stack(head, wire, mid, tail)
+	}
+	for _, body := range [][]string{short, stack(head, wire, tail), stack(head, tail)} {
+		if len(body) <= room {
+			return body
+		}
+	}
+	body := stack(head, tail)
+	keepTop := min(len(head), room/2)
+	return append(append([]string(nil), body[:keepTop]...), body[len(body)-(room-keepTop):]...)
+}
+
+// factLabel is how wide the labels of the facts are ("transaction  ...").
+const factLabel = 13
+
+// fact draws one "label  value" line of model.Action.Facts: the label dim,
+// the value wrapped beside it.
+func fact(f string, iw int, st Styles) []string {
+	label, value, ok := strings.Cut(f, "  ")
+	if !ok || iw <= factLabel+10 {
+		return Wrap(escape.Text(f), iw)
+	}
+	lines := Wrap(escape.Text(strings.TrimSpace(value)), iw-factLabel)
+	for i := range lines {
+		pad := strings.Repeat(" ", factLabel)
+		if i == 0 {
+			pad = st.Dim.Render(Fit(label, factLabel))
+		}
+		lines[i] = pad + lines[i]
+	}
+	return lines
 }
 
 // Overlay puts box in the middle of bg (exactly w×h), dimming what is behind.

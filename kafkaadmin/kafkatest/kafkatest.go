@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // Partitions is how many partitions an auto-created topic gets.
@@ -159,4 +161,50 @@ func InitIDs(t testing.TB, bootstrap []string, timeout time.Duration, ids ...str
 	if err := <-errs; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Journal is an in-memory audit trail for kafkaadmin's Execute: it keeps the
+// try number of every Sending and every result, and refuses Sending with
+// FailSending when set (as a full disk would).
+type Journal struct {
+	mu          sync.Mutex
+	FailSending error
+	tries       []int
+	results     []model.Result
+}
+
+// ID names the attempt.
+func (j *Journal) ID() string { return "test-attempt" }
+
+// Sending records that request number try is about to go out.
+func (j *Journal) Sending(try int) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.FailSending != nil {
+		return j.FailSending
+	}
+	j.tries = append(j.tries, try)
+	return nil
+}
+
+// Done records the result.
+func (j *Journal) Done(r model.Result) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.results = append(j.results, r)
+	return nil
+}
+
+// Tries are the try numbers recorded before requests went out.
+func (j *Journal) Tries() []int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]int(nil), j.tries...)
+}
+
+// Results are the results recorded.
+func (j *Journal) Results() []model.Result {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]model.Result(nil), j.results...)
 }

@@ -199,15 +199,35 @@ func (a *Admin) Ping(ctx context.Context) error {
 func (a *Admin) Pings() int { a.mu.Lock(); defer a.mu.Unlock(); return a.pings }
 
 // Execute implements ui.Admin.
-func (a *Admin) Execute(ctx context.Context, act model.Action) model.Result {
+func (a *Admin) Execute(ctx context.Context, act model.Action, rec model.Recorder) model.Result {
 	a.mu.Lock()
 	a.executed = append(a.executed, act)
 	f := a.Result
 	a.mu.Unlock()
+	r := model.Result{Action: act, At: T0, Sent: true, Sends: 1}
 	if f != nil {
-		return f(act)
+		r = f(act)
 	}
-	return model.Result{Action: act, At: T0, Sent: true}
+	return Record(rec, r)
+}
+
+// Record keeps the executor's contract with the audit trail for a fake
+// Admin: a request is recorded before it "goes out" (a record that fails
+// refuses it), and every result after.
+func Record(rec model.Recorder, r model.Result) model.Result {
+	if rec == nil {
+		return model.Result{Action: r.Action, At: r.At, Refused: true, Err: "refused: there is no audit log to record it in; nothing sent"}
+	}
+	if r.Sent {
+		if err := rec.Sending(1); err != nil {
+			r = model.Result{Action: r.Action, At: r.At, Refused: true, Err: "refused: " + err.Error() + "; nothing sent"}
+		}
+	}
+	r.Attempt = rec.ID()
+	if err := rec.Done(r); err != nil {
+		r.AuditErr = err.Error()
+	}
+	return r
 }
 
 // Refreshes is how many times Refresh was called.

@@ -1,0 +1,64 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// Entry is one line of the audit log. Both phases carry the whole target, so
+// a grep for an id or a partition finds every line of its attempts.
+type Entry struct {
+	Time    time.Time `json:"time"`
+	Attempt string    `json:"attempt"`
+	// Phase is "attempt" (written before request number Try goes out) or
+	// "result" (after the last answer, or after a refusal that sent nothing).
+	Phase     string `json:"phase"`
+	Try       int    `json:"try,omitempty"`
+	Sends     *int   `json:"sends,omitempty"`
+	User      string `json:"user"`
+	PID       int    `json:"pid"`
+	Bootstrap string `json:"bootstrap"`
+	Action    string `json:"action"`
+	Target    string `json:"target"`
+
+	// What tells the transaction from any other (model.Action).
+	TransactionalID  string                 `json:"transactional_id,omitempty"`
+	State            string                 `json:"state,omitempty"`
+	TxnStart         string                 `json:"txn_start,omitempty"`
+	Partitions       []model.TopicPartition `json:"partitions,omitempty"`
+	CoordinatorEpoch *int32                 `json:"coordinator_epoch,omitempty"`
+	StartOffset      *int64                 `json:"start_offset,omitempty"`
+	IdleRule         string                 `json:"idle_rule,omitempty"`
+	ProducerID       int64                  `json:"producer_id"`
+	ProducerEpoch    int16                  `json:"producer_epoch"`
+	Wire             string                 `json:"request"`
+
+	Outcome   string `json:"outcome,omitempty"` // sent, refused, unknown, failed
+	Result    string `json:"result,omitempty"`
+	ErrorCode string `json:"error_code,omitempty"`
+}
+
+func (at *Attempt) entry(phase string, t time.Time) Entry {
+	a := at.action
+	e := Entry{
+		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap,
+		Action: string(a.Kind), Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
+	}
+	if a.Kind == model.ForceTerminate {
+		e.TransactionalID, e.State, e.Partitions = a.TransactionalID, string(a.State), a.Partitions
+		if !a.Start.IsZero() {
+			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
+		}
+		return e
+	}
+	ce, so := a.CoordinatorEpoch, a.StartOffset
+	e.CoordinatorEpoch, e.StartOffset = &ce, &so
+	e.IdleRule = "waived by the operator"
+	if !a.IdleWaived {
+		e.IdleRule = fmt.Sprintf("idle over %s", a.MinIdle)
+	}
+	return e
+}

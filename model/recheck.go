@@ -1,0 +1,127 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CheckForceTerminate refuses unless fresh, the id as just re-read, is still
+// the very transaction a was planned on: same producer id, epoch, state,
+// start time and partitions. found is false when the id is gone. The error
+// says what changed.
+func CheckForceTerminate(a Action, fresh Txn, found bool) error {
+	switch {
+	case !found:
+		return fmt.Errorf("refused: %s is no longer known to its coordinator (expired or deleted)", a.TransactionalID)
+	case fresh.ProducerID != a.ProducerID:
+		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
+	case fresh.ProducerEpoch != a.ProducerEpoch:
+		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced, "+
+			"or (transaction version 2) the transaction ended and another began", a.ProducerEpoch, fresh.ProducerEpoch)
+	case fresh.State != a.State:
+		return fmt.Errorf("refused: state changed %s→%s since it was shown%s", a.State, fresh.State, stateMeaning(fresh.State))
+	case !fresh.Start.Equal(a.Start):
+		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
+			"the one shown has ended", a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start))
+	case !slices.Equal(fresh.Partitions, a.Partitions):
+		return fmt.Errorf("refused: its partitions changed since they were shown (%s); look again", partitionDiff(a.Partitions, fresh.Partitions))
+	case !fresh.State.Abortable():
+		return fmt.Errorf("refused: %s is %s, nothing to abort", a.TransactionalID, fresh.State)
+	}
+	return nil
+}
+
+func stateMeaning(s State) string {
+	switch s {
+	case PrepareCommit:
+		return ": it is committing"
+	case CompleteCommit:
+		return ": it committed"
+	case PrepareAbort, PrepareEpochFence:
+		return ": it is being aborted already"
+	case CompleteAbort:
+		return ": it was aborted already"
+	case Empty:
+		return ": it ended"
+	}
+	return ""
+}
+
+// Aborting reports whether fresh shows a's transaction aborted, or being
+// aborted, by its coordinator: the same producer and start, a higher epoch (a
+// fence bumps it) and an abort under way or done. After a force-terminate was
+// answered CONCURRENT_TRANSACTIONS, that is the request having taken effect.
+func Aborting(a Action, fresh Txn) bool {
+	switch fresh.State {
+	case PrepareEpochFence, PrepareAbort, CompleteAbort:
+	default:
+		return false
+	}
+	return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch > a.ProducerEpoch && fresh.Start.Equal(a.Start)
+}
+
+// CheckAbortPartition refuses unless the producer still has the very open
+// transaction a was planned on at the partition (same epoch, coordinator
+// epoch and start offset), no coordinator lists the partition in an open
+// transaction of that producer, and, unless the operator set it aside, the
+// producer is still idle past the idle rule. owner is the transaction the
+// coordinators now list for the producer id, if any.
+func CheckAbortPartition(a Action, fresh Partition, found bool, owner *Txn, now time.Time) error {
+	if !found {
+		return fmt.Errorf("refused: %s-%d could not be re-read", a.Topic, a.Partition)
+	}
+	pr, ok := fresh.Producer(a.ProducerID)
+	switch {
+	case !ok || pr.CurrentTxnStartOffset < 0:
+		return fmt.Errorf("refused: producer %d no longer has an open transaction on %s-%d", a.ProducerID, a.Topic, a.Partition)
+	case pr.ProducerEpoch != a.ProducerEpoch:
+		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown", a.ProducerEpoch, pr.ProducerEpoch)
+	case pr.CurrentTxnStartOffset != a.StartOffset:
+		return fmt.Errorf("refused: this is a newer transaction: it starts at offset %d, the one shown at %d", pr.CurrentTxnStartOffset, a.StartOffset)
+	case pr.CoordinatorEpoch != a.CoordinatorEpoch:
+		return fmt.Errorf("refused: coordinator epoch changed %d→%d since it was shown: its coordinator moved and wrote to it", a.CoordinatorEpoch, pr.CoordinatorEpoch)
+	case owner != nil && owner.State.Open() && owner.ProducerEpoch == a.ProducerEpoch && slices.Contains(owner.Partitions, a.TopicPartition):
+		return fmt.Errorf("refused: the coordinator lists this partition in %s; use force-terminate", owner.ID)
+	case owner == nil && fresh.OwnersHidden:
+		// A producer id belongs to one transactional id: a visible owner
+		// settles it, but none visible proves nothing when ids are hidden.
+		return fmt.Errorf("refused: %s, so producer %d's transaction may belong to one you cannot see and be live, not hanging; "+
+			"aborting it needs a principal allowed to DESCRIBE every transactional id", HiddenIDs, a.ProducerID)
+	case !a.IdleWaived && a.MinIdle <= 0:
+		return fmt.Errorf("refused: no idle threshold was set for the abort and the rule was not set aside")
+	case !a.IdleWaived && !idleOver(pr, now, a.MinIdle):
+		return fmt.Errorf("refused: %s", a.notIdle(pr, now))
+	}
+	return nil
+}
+
+func clockMs(t time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	return t.Format("15:04:05.000")
+}
+
+func partitionDiff(was, now []TopicPartition) string {
+	var added, gone []string
+	for _, tp := range now {
+		if !slices.Contains(was, tp) {
+			added = append(added, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+		}
+	}
+	for _, tp := range was {
+		if !slices.Contains(now, tp) {
+			gone = append(gone, fmt.Sprintf("%s-%d", tp.Topic, tp.Partition))
+		}
+	}
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "now also "+strings.Join(added, ", "))
+	}
+	if len(gone) > 0 {
+		parts = append(parts, "no longer "+strings.Join(gone, ", "))
+	}
+	return strings.Join(parts, "; ")
+}

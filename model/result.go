@@ -1,0 +1,77 @@
+package model
+
+import (
+	"strings"
+	"time"
+)
+
+// Recorder is the audit trail of one attempt (audit.Attempt): Sending must
+// succeed before request number try goes out, and Done records the outcome,
+// whatever it is.
+type Recorder interface {
+	ID() string
+	Sending(try int) error
+	Done(r Result) error
+}
+
+// Result is the outcome of one abort attempt.
+type Result struct {
+	Action Action
+	At     time.Time
+	// Attempt joins the audit log's lines of this attempt.
+	Attempt string
+	// Refused is set when nothing was sent: the re-check, the audit log or
+	// a signal stopped it first.
+	Refused bool
+	// Sent is set once a request went out; Sends counts them (a retry after
+	// an answer that said nothing happened is another one).
+	Sent  bool
+	Sends int
+	// ErrorCode is the broker's error name when it answered with one.
+	ErrorCode string
+	// Err is any failure, in words.
+	Err string
+	// Unknown is set when the request may or may not have taken effect
+	// (timeout, dropped connection, a signal while it was in flight).
+	Unknown bool
+	// After is what a re-read showed once the broker had answered.
+	After string
+	// AuditErr is set when the attempt's result could not be appended to
+	// the audit log.
+	AuditErr string
+}
+
+// OK reports a request sent, accepted by the broker, and on record.
+func (r Result) OK() bool {
+	return r.Sent && r.Err == "" && r.ErrorCode == "" && !r.Unknown && r.AuditErr == ""
+}
+
+// Summary is one line for the UI, the command line and the audit log.
+func (r Result) Summary() string {
+	s := r.outcome()
+	if r.After != "" {
+		s += "; " + r.After
+	}
+	if r.AuditErr != "" {
+		s += "; the audit log was NOT written: " + r.AuditErr
+	}
+	return s
+}
+
+func (r Result) outcome() string {
+	switch {
+	case r.Refused:
+		return r.Err
+	case r.Unknown:
+		return "unknown outcome, re-check: " + r.Err
+	case strings.HasSuffix(r.ErrorCode, "_AUTHORIZATION_FAILED"):
+		return "refused by the broker: " + r.ErrorCode + ": " + r.Err + " (" + r.Action.needs() + ")"
+	case r.ErrorCode != "" && r.Err != "":
+		return "broker answered " + r.ErrorCode + ": " + r.Err
+	case r.ErrorCode != "":
+		return "broker answered " + r.ErrorCode
+	case r.Err != "":
+		return "failed: " + r.Err
+	}
+	return "sent; the broker accepted it"
+}
