@@ -49,24 +49,14 @@ type DetailPart struct {
 // Abortable reports whether an abort on this partition is possible.
 func (p DetailPart) Abortable() bool { return len(p.Orphans) > 0 }
 
-// AbortTarget is the hanging producer an abort on this partition would end:
-// the detail's own producer when it is one of them, else the one pinning the
-// LSO, else the first.
+// AbortTarget is the hanging producer an abort on this partition would end
+// (model.AbortTarget decides, for the dialog too).
 func (p DetailPart) AbortTarget(pid int64) (model.Producer, bool) {
-	if len(p.Orphans) == 0 {
-		return model.Producer{}, false
+	var pinner *model.Producer
+	if p.HasPinner {
+		pinner = &p.Pinner
 	}
-	for _, o := range p.Orphans {
-		if o.ProducerID == pid {
-			return o, true
-		}
-	}
-	for _, o := range p.Orphans {
-		if p.HasPinner && o.ProducerID == p.Pinner.ProducerID {
-			return o, true
-		}
-	}
-	return p.Orphans[0], true
+	return model.AbortTarget(p.Orphans, pid, pinner)
 }
 
 // detailDoc is the scrolling part of the detail, and the line of each partition row.
