@@ -17,7 +17,6 @@ import (
 // demoAdmin serves the fixture with ages that grow in real time.
 type demoAdmin struct {
 	base time.Time
-	fail bool
 }
 
 func (d *demoAdmin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {

@@ -248,8 +248,7 @@ func TestFlakyClusterNeverShowsUnreportedTransactions(t *testing.T) {
 			pending = append(pending, cmd)
 		}
 	}
-	var deliver func(msg tea.Msg)
-	deliver = func(msg tea.Msg) {
+	deliver := func(msg tea.Msg) {
 		switch msg := msg.(type) {
 		case nil:
 		case tea.BatchMsg:

@@ -108,13 +108,13 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-// refused is what a client sees from a broker that is gone.
-var refused = errors.New("cannot reach the cluster: connection refused")
+// errRefused is what a client sees from a broker that is gone.
+var errRefused = errors.New("cannot reach the cluster: connection refused")
 
 // down makes the fake cluster stop answering anything.
 func down(h *harness) {
-	h.admin.Fail(refused)
-	h.admin.SetPing(refused)
+	h.admin.Fail(errRefused)
+	h.admin.SetPing(errRefused)
 }
 
 // contact is one poll timer firing: how long after the start it fired and

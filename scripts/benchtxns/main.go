@@ -179,10 +179,10 @@ func openOne(ctx context.Context, cl *kgo.Client, id, topic string, p, leader, t
 	for {
 		resp, err := produce.RequestWith(ctx, cl.Broker(int(leader)))
 		if err != nil {
-			return fmt.Errorf("Produce: %w", err)
+			return fmt.Errorf("produce: %w", err)
 		}
 		if v := produce.GetVersion(); v < 12 {
-			return fmt.Errorf("Produce went out as v%d: the broker must be Kafka 4.0+ (transaction version 2)", v)
+			return fmt.Errorf("the produce request went out as v%d: the broker must be Kafka 4.0+ (transaction version 2)", v)
 		}
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			return fmt.Errorf("unexpected produce response %+v", resp)
@@ -193,7 +193,7 @@ func openOne(ctx context.Context, cl *kgo.Client, id, topic string, p, leader, t
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("Produce: %w", err)
+			return fmt.Errorf("produce: %w", err)
 		}
 		return nil
 	}
