@@ -27,6 +27,11 @@ func TestFindEndings(t *testing.T) {
 	}
 	preparing := open
 	preparing.State = model.PrepareAbort
+	newPid := func(state model.State, st time.Time) model.Txn {
+		n := with(state, 0, st)
+		n.ProducerID = 8
+		return n
+	}
 	for _, tc := range []struct {
 		name string
 		prev model.Txn
@@ -41,6 +46,10 @@ func TestFindEndings(t *testing.T) {
 		{"completed: the coordinator says how", open, with(model.CompleteAbort, 4, time.Time{}), false},
 		{"completed two epochs up: a later one too", open, with(model.CompleteCommit, 6, time.Time{}), true},
 		{"decided in PrepareAbort, then replaced", preparing, with(model.Ongoing, 5, start2), false},
+		// The marker carries the producer id the transaction had.
+		{"a new producer id, Empty", open, newPid(model.Empty, time.Time{}), true},
+		{"a new producer id, open", open, newPid(model.Ongoing, start2), true},
+		{"a new producer id, complete: the coordinator says how", open, newPid(model.CompleteCommit, time.Time{}), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := findEndings(prev(tc.prev), []model.Txn{tc.now})
@@ -62,11 +71,30 @@ func TestApplyOutcomesToOpen(t *testing.T) {
 		{ID: "b", State: model.Empty, ProducerEpoch: 5},
 	}}
 	ends := []ending{{id: "a", epoch: 3}, {id: "b", epoch: 3}}
-	applyOutcomes(snap, ends, map[string]model.State{"a": model.CompleteAbort, "b": model.CompleteAbort}, true)
+	applyOutcomes(snap, ends, map[string]model.State{"a": model.CompleteAbort, "b": model.CompleteAbort})
 	if a := snap.Txns[0]; a.PrevOutcome != model.CompleteAbort || a.Outcome != "" {
 		t.Errorf("open a: outcome %q, previous %q; want the abort as its previous", a.Outcome, a.PrevOutcome)
 	}
 	if b := snap.Txns[1]; b.Outcome != model.CompleteAbort || b.PrevOutcome != "" {
 		t.Errorf("idle b: outcome %q, previous %q; want its own outcome", b.Outcome, b.PrevOutcome)
+	}
+}
+
+// TestEndingReadsTheNearestPartition: of a transaction's partitions, the marker is looked for
+// where the fewest records follow its first offset.
+func TestEndingReadsTheNearestPartition(t *testing.T) {
+	busy, quiet := model.TopicPartition{Topic: "t", Partition: 0}, model.TopicPartition{Topic: "t", Partition: 1}
+	p := model.Txn{ID: "a", State: model.Ongoing, ProducerID: 7, ProducerEpoch: 3, Start: time.UnixMilli(1_000_000),
+		Partitions: []model.TopicPartition{busy, quiet}, Described: true}
+	prev := &model.Snapshot{Txns: []model.Txn{p}, Partitions: []model.Partition{
+		{TopicPartition: busy, HighWatermark: 90_000, Producers: []model.Producer{{ProducerID: 7, CurrentTxnStartOffset: 40}}},
+		{TopicPartition: quiet, HighWatermark: 530, Producers: []model.Producer{{ProducerID: 7, CurrentTxnStartOffset: 500}}},
+	}}
+	prev.Sort()
+	n := p
+	n.State, n.Start = model.Empty, time.Time{}
+	got := findEndings(prev, []model.Txn{n})
+	if len(got) != 1 || got[0].at != quiet || got[0].start != 500 {
+		t.Fatalf("endings %+v, want one read on %v from offset 500", got, quiet)
 	}
 }

@@ -2,7 +2,10 @@ package kafkaadmin
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,12 +13,25 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// Reading outcomes from the log costs one fetch per ended transaction; a burst
-// of endings (a whole job stopping) is capped so a refresh stays cheap.
+// An outcome is stated only on evidence: the coordinator's state, the control
+// record (COMMIT or ABORT marker) that ended the transaction, read from the
+// log, or the leader's index of aborted transactions naming it. Reading costs
+// fetches, so it is bounded per ending and per refresh; a marker not found
+// within reach leaves the outcome unknown ("ended"), never guessed from what a
+// fetch did not show.
 const (
 	maxEndingsPerRefresh = 256
 	endingParallel       = 8
-	endingFetchBytes     = 16 << 10
+	// Per ending: a first fetch of 16 KiB (a marker usually sits a few
+	// batches after the transaction's first offset), then up to three of
+	// 64 KiB: 208 KiB of log, and at most markerMaxBatches batches walked.
+	markerFirstBytes = 16 << 10
+	markerMoreBytes  = 64 << 10
+	markerFetches    = 4
+	markerMaxBatches = 4096
+	// markerRefreshBytes bounds a whole refresh: 256 endings at their first
+	// fetch, and room for some to read on.
+	markerRefreshBytes = 8 << 20
 )
 
 // ending is a transaction that was open in the previous snapshot and is gone
@@ -34,9 +50,10 @@ type ending struct {
 
 // findEndings picks the transactions whose outcome can be read from the log.
 // Real Kafka reports Complete* itself; there an open transaction ends in Empty
-// only when a new InitProducerId fenced it (force-terminate, a second
-// producer), and the log then rightly says aborted. An open transaction
-// replaced by another is read too: commits tell a busy producer from a restart.
+// only when a new InitProducerId came (force-terminate, a second producer),
+// possibly right after the transaction committed: its marker tells. An open
+// transaction replaced by another is read too: commits tell a busy producer
+// from a restart.
 func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 	if prev == nil {
 		return nil
@@ -50,21 +67,38 @@ func findEndings(prev *model.Snapshot, txns []model.Txn) []ending {
 			continue
 		}
 		p, ok := prev.Txn(t.ID)
-		if !ok || !p.State.Open() || p.ProducerID != t.ProducerID || !unreported(p, t, prev.EpochBumpsOnEnd) {
+		// A new producer id is read too: the marker carries the old one.
+		if !ok || !p.State.Open() || !unreported(p, t, prev.EpochBumpsOnEnd) {
 			continue
 		}
-		for _, at := range p.Partitions {
-			part, ok := prev.Partition(at)
-			if !ok {
-				continue
-			}
-			if pr, ok := part.Producer(p.ProducerID); ok && pr.CurrentTxnStartOffset >= 0 {
-				out = append(out, ending{id: t.ID, pid: p.ProducerID, epoch: p.ProducerEpoch, at: at, start: pr.CurrentTxnStartOffset})
-				break
-			}
+		if e, ok := nearestStart(prev, p); ok {
+			e.id = t.ID
+			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// nearestStart picks, among p's partitions where DescribeProducers showed its
+// first offset, the one with the fewest records after it: its marker is the
+// cheapest to reach.
+func nearestStart(prev *model.Snapshot, p model.Txn) (best ending, found bool) {
+	var gap int64
+	for _, at := range p.Partitions {
+		part, ok := prev.Partition(at)
+		if !ok {
+			continue
+		}
+		pr, ok := part.Producer(p.ProducerID)
+		if !ok || pr.CurrentTxnStartOffset < 0 {
+			continue
+		}
+		if g := part.HighWatermark - pr.CurrentTxnStartOffset; !found || g < gap {
+			gap, found = g, true
+			best = ending{pid: p.ProducerID, epoch: p.ProducerEpoch, at: at, start: pr.CurrentTxnStartOffset}
+		}
+	}
+	return best, found
 }
 
 // unreported reports whether p's open transaction ended without the
@@ -80,19 +114,22 @@ func unreported(p, t model.Txn, bumpsOnEnd bool) bool {
 	case t.State.Open():
 		return model.MovedOn(p, t)
 	case t.State == model.CompleteCommit || t.State == model.CompleteAbort:
-		return bumpsOnEnd && int(t.ProducerEpoch)-int(p.ProducerEpoch) >= 2
+		return bumpsOnEnd && t.ProducerID == p.ProducerID && int(t.ProducerEpoch)-int(p.ProducerEpoch) >= 2
 	}
 	return false
 }
 
-// readOutcomes returns CompleteCommit or CompleteAbort per id it could decide.
+// readOutcomes returns CompleteCommit or CompleteAbort per id whose marker it
+// read; the others stay unknown.
 func (c *Client) readOutcomes(ctx context.Context, ends []ending, meta metaMap) map[string]model.State {
 	out := make(map[string]model.State, len(ends))
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, endingParallel)
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, endingParallel)
+		budget atomic.Int64
 	)
+	budget.Store(markerRefreshBytes)
 	for _, e := range ends {
 		leader, msg := meta.leaderOf(e.at)
 		if msg != "" || leader < 0 {
@@ -101,7 +138,7 @@ func (c *Client) readOutcomes(ctx context.Context, ends []ending, meta metaMap) 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if o := c.readOutcome(ctx, e, leader, meta[e.at.Topic].id); o != "" {
+			if o := c.readOutcome(ctx, e, leader, meta[e.at.Topic].id, &budget); o != "" {
 				mu.Lock()
 				out[e.id] = o
 				mu.Unlock()
@@ -112,50 +149,189 @@ func (c *Client) readOutcomes(ctx context.Context, ends []ending, meta metaMap) 
 	return out
 }
 
-// readOutcome fetches read_committed from the transaction's first offset on
-// one partition. The leader lists the aborted transactions in the range it
-// returns: ours there means aborted; the LSO past our start without ours
-// listed means committed; anything else stays unknown.
-func (c *Client) readOutcome(ctx context.Context, e ending, leader int32, topicID [16]byte) model.State {
+// readOutcome walks the log of one of the transaction's partitions from its
+// first offset there until the control batch of its producer: that marker
+// ended the transaction on this partition. A marker out of reach may still be
+// an ABORT the broker has indexed (abortIndexed). "" when nothing says: the
+// marker is too far, not written yet, or the log cannot be read.
+func (c *Client) readOutcome(ctx context.Context, e ending, leader int32, topicID [16]byte, budget *atomic.Int64) model.State {
+	o, far := c.walkToMarker(ctx, e, leader, topicID, budget)
+	if o != "" || !far || budget.Add(-markerFirstBytes) < 0 {
+		return o
+	}
+	return c.abortIndexed(ctx, e, leader, topicID)
+}
+
+// walkToMarker is the bounded walk; far reports that it stopped at its bounds
+// with more log to read.
+func (c *Client) walkToMarker(ctx context.Context, e ending, leader int32, topicID [16]byte, budget *atomic.Int64) (o model.State, far bool) {
+	from, size, walked := e.start, int32(markerFirstBytes), 0
+	for range markerFetches {
+		if walked >= markerMaxBatches || budget.Add(-int64(size)) < 0 {
+			return "", true
+		}
+		p, ok := c.fetchLog(ctx, e.at, leader, topicID, from, 0, size)
+		if !ok {
+			return "", false
+		}
+		sc := scanMarker(p.RecordBatches, e, from, markerMaxBatches-walked)
+		if sc.outcome != "" || sc.stop || sc.next <= from || sc.next >= p.HighWatermark {
+			return sc.outcome, false
+		}
+		walked, from, size = walked+sc.batches, sc.next, markerMoreBytes
+	}
+	return "", true
+}
+
+// abortIndexed asks the leader whether it holds the transaction's ABORT
+// marker: a read_committed fetch lists, next to the records it returns, the
+// aborted transactions its index knows in that range, each entered when its
+// ABORT marker was written. Only being listed says something; not being
+// listed says nothing (kfake leaves the list out of a fetch cut short by its
+// size, and a commit is never listed). One batch is enough: the transaction's
+// own first one.
+func (c *Client) abortIndexed(ctx context.Context, e ending, leader int32, topicID [16]byte) model.State {
+	p, ok := c.fetchLog(ctx, e.at, leader, topicID, e.start, 1, 1)
+	if !ok {
+		return ""
+	}
+	for _, a := range p.AbortedTransactions {
+		if a.ProducerID == e.pid && a.FirstOffset == e.start {
+			return model.CompleteAbort
+		}
+	}
+	return ""
+}
+
+// fetchLog fetches one partition of the leader from offset from, size bytes
+// at most, the first batch whole whatever its size. isolation 0 is
+// read_uncommitted (up to the high watermark, open transactions included: a
+// marker may sit behind another producer's open transaction), 1
+// read_committed.
+func (c *Client) fetchLog(ctx context.Context, at tp, leader int32, topicID [16]byte, from int64, isolation int8, size int32) (kmsg.FetchResponseTopicPartition, bool) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrFetchRequest()
 	req.MaxWaitMillis = 0
 	req.MinBytes = 0
-	req.MaxBytes = endingFetchBytes
-	req.IsolationLevel = 1
+	// The partition's bound is what limits the answer (one partition is
+	// asked): kfake lists no aborted transactions where the request's own
+	// bound cut the answer short.
+	req.MaxBytes = math.MaxInt32
+	req.IsolationLevel = isolation
 	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = e.at.Topic
+	rt.Topic = at.Topic
 	rt.TopicID = topicID
 	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition = e.at.Partition
-	rp.FetchOffset = e.start
-	rp.PartitionMaxBytes = endingFetchBytes
+	rp.Partition = at.Partition
+	rp.FetchOffset = from
+	rp.PartitionMaxBytes = size
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 
 	resp, err := c.kgo.Broker(int(leader)).Request(ctx, req)
 	if err != nil {
-		return ""
+		return kmsg.FetchResponseTopicPartition{}, false
 	}
 	fr := resp.(*kmsg.FetchResponse)
 	if kerr.ErrorForCode(fr.ErrorCode) != nil {
-		return ""
+		return kmsg.FetchResponseTopicPartition{}, false
 	}
 	for _, t := range fr.Topics {
 		for _, p := range t.Partitions {
-			if p.Partition != e.at.Partition || kerr.ErrorForCode(p.ErrorCode) != nil {
-				continue
-			}
-			for _, a := range p.AbortedTransactions {
-				if a.ProducerID == e.pid && a.FirstOffset == e.start {
-					return model.CompleteAbort
-				}
-			}
-			if p.LastStableOffset > e.start && len(p.RecordBatches) > 0 {
-				return model.CompleteCommit
+			if p.Partition == at.Partition && kerr.ErrorForCode(p.ErrorCode) == nil {
+				return p, true
 			}
 		}
+	}
+	return kmsg.FetchResponseTopicPartition{}, false
+}
+
+// markerScan is what one fetch's record batches told.
+type markerScan struct {
+	outcome model.State // CompleteCommit or CompleteAbort: the marker was found
+	next    int64       // where the next fetch starts
+	batches int         // batches walked
+	stop    bool        // reading on cannot tell more
+}
+
+// Record batch layout (magic 2): base offset int64, length int32, then
+// length bytes, 61 bytes of header in all before the records.
+const (
+	batchPrefix    = 12
+	batchHeader    = 61
+	batchMagicAt   = 16
+	attrControl    = 0x20
+	attrCompressed = 0x07
+)
+
+// scanMarker walks raw, the record batches of one fetch starting at offset
+// from, for the first control batch of e's producer. Kafka writes one marker
+// per partition when a transaction ends, and a producer has at most one
+// transaction open per partition, so the first marker of the producer at or
+// after the transaction's first offset is its end: under transaction version
+// 2 it carries the bumped epoch, so any epoch from e's on is accepted. A
+// truncated last batch is left for the next fetch.
+func scanMarker(raw []byte, e ending, from int64, maxBatches int) markerScan {
+	sc := markerScan{next: from}
+	for len(raw) >= batchPrefix && sc.batches < maxBatches {
+		length := int64(int32(binary.BigEndian.Uint32(raw[8:])))
+		if length < batchHeader-batchPrefix {
+			sc.stop = true // not a v2 batch: transactions need one
+			return sc
+		}
+		if length > int64(len(raw)-batchPrefix) {
+			return sc // cut off by the fetch size
+		}
+		one := raw[:batchPrefix+length]
+		raw = raw[batchPrefix+length:]
+		sc.batches++
+		if one[batchMagicAt] != 2 {
+			sc.stop = true
+			return sc
+		}
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(one); err != nil {
+			sc.stop = true
+			return sc
+		}
+		last := b.FirstOffset + int64(b.LastOffsetDelta)
+		if last < from {
+			continue // the fetch began inside an earlier batch
+		}
+		sc.next = last + 1
+		if b.ProducerID != e.pid || b.Attributes&attrControl == 0 {
+			continue
+		}
+		sc.stop = true
+		if b.ProducerEpoch < e.epoch {
+			return sc // a marker from before this transaction cannot follow its start
+		}
+		sc.outcome = markerType(b)
+		return sc
+	}
+	return sc
+}
+
+// markerType reads a control batch's record key: version int16, type int16
+// (0 ABORT, 1 COMMIT). Brokers never compress control batches.
+func markerType(b kmsg.RecordBatch) model.State {
+	if b.Attributes&attrCompressed != 0 || b.NumRecords < 1 {
+		return ""
+	}
+	var r kmsg.Record
+	if err := r.ReadFrom(b.Records); err != nil {
+		return ""
+	}
+	var k kmsg.ControlRecordKey
+	if err := k.ReadFrom(r.Key); err != nil {
+		return ""
+	}
+	switch k.Type {
+	case kmsg.ControlRecordKeyTypeCommit:
+		return model.CompleteCommit
+	case kmsg.ControlRecordKeyTypeAbort:
+		return model.CompleteAbort
 	}
 	return ""
 }

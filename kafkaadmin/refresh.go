@@ -103,7 +103,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	snap.GroupCommits, snap.GroupsErr = scanned.commits, scanned.groupsErr
 	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
 	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
-	applyOutcomes(snap, ends, outcomes, settings.bumpsOnEnd)
+	applyOutcomes(snap, ends, outcomes)
 	applyHidden(snap, settings)
 	markUnlisted(snap, failed)
 	if err := ctx.Err(); err != nil {
@@ -235,11 +235,9 @@ func watched(prev *model.Snapshot, txns []model.Txn, always []tp) []tp {
 	return out
 }
 
-// applyOutcomes records what the log says about transactions that just ended.
-// Under transaction version 1 a normal end never bumps the epoch, so an abort
-// with a bump was a fence or a timeout: it is left unset for model.Diff to
-// classify from the epoch and the deadline.
-func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]model.State, bumpsOnEnd bool) {
+// applyOutcomes records what the log says about transactions that just ended;
+// model.Diff tells a fence or a timeout from the epoch and the deadline.
+func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]model.State) {
 	for _, e := range ends {
 		o, ok := outcomes[e.id]
 		if !ok {
@@ -250,9 +248,6 @@ func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]mode
 			continue
 		}
 		t := &snap.Txns[i]
-		if o == model.CompleteAbort && t.ProducerEpoch != e.epoch && !bumpsOnEnd {
-			continue
-		}
 		if t.State.Open() || t.State == model.CompleteCommit || t.State == model.CompleteAbort {
 			t.PrevOutcome = o // about a transaction before the one t shows
 			continue

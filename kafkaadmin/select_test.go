@@ -38,21 +38,19 @@ func TestApplyOutcomes(t *testing.T) {
 	ends := []ending{{id: "a", epoch: 3}, {id: "b", epoch: 3}, {id: "c", epoch: 3}}
 	outcomes := map[string]model.State{"a": model.CompleteCommit, "b": model.CompleteAbort, "c": model.CompleteAbort}
 	for _, tc := range []struct {
-		name       string
-		bumpsOnEnd bool
-		epochs     [3]int16
-		want       [3]model.State
+		name   string
+		epochs [3]int16
+		want   [3]model.State
 	}{
-		{"v1, no bumps", false, [3]int16{3, 3, 3}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
-		// Version 1 never bumps on a normal end: an abort with a bump is a
-		// fence or a timeout, left for model.Diff to name.
-		{"v1, bumped", false, [3]int16{4, 4, 3}, [3]model.State{model.CompleteCommit, "", model.CompleteAbort}},
-		{"v2, bumped", true, [3]int16{4, 4, 4}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
+		{"no bumps", [3]int16{3, 3, 3}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
+		// A marker read is evidence whatever the epoch: model.Diff tells a
+		// fence or a timeout from the bump.
+		{"bumped", [3]int16{4, 4, 3}, [3]model.State{model.CompleteCommit, model.CompleteAbort, model.CompleteAbort}},
 	} {
 		snap := &model.Snapshot{Txns: []model.Txn{
 			{ID: "a", ProducerEpoch: tc.epochs[0]}, {ID: "b", ProducerEpoch: tc.epochs[1]}, {ID: "c", ProducerEpoch: tc.epochs[2]},
 		}}
-		applyOutcomes(snap, ends, outcomes, tc.bumpsOnEnd)
+		applyOutcomes(snap, ends, outcomes)
 		for i, tx := range snap.Txns {
 			if tx.Outcome != tc.want[i] {
 				t.Errorf("%s: %s outcome %q, want %q", tc.name, tx.ID, tx.Outcome, tc.want[i])

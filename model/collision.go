@@ -47,12 +47,13 @@ type Takeover struct {
 }
 
 // IsTakeover reports whether e shows an open transaction ended by a new producer on its
-// id: a fence, or (under transaction version 2, where every commit and abort bumps the
-// epoch once) a transaction replaced by another between two polls with the epoch two or
-// more higher, which is what a fence looks like when the new owner begins at once: the
+// id: a fence, an end whose epoch shows a new InitProducerId though its outcome is
+// unknown (Reinit), or (under transaction version 2, where every commit and abort bumps
+// the epoch once) a transaction replaced by another between two polls with the epoch two
+// or more higher, which is what a fence looks like when the new owner begins at once: the
 // fence bumps once, the new producer's InitProducerId once more.
 func IsTakeover(e Event) bool {
-	return e.Kind == Fenced || (e.Kind == Ended && e.EpochJump >= 2)
+	return e.Kind == Fenced || (e.Kind == Ended && (e.Reinit || e.EpochJump >= 2))
 }
 
 // Collision applies the rule to the takeovers recorded for one prefix (oldest first):

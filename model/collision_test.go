@@ -67,6 +67,7 @@ func TestIsTakeover(t *testing.T) {
 		{Event{Kind: Ended, EpochJump: 2}, true},
 		{Event{Kind: Ended, EpochJump: 1}, false},
 		{Event{Kind: Ended}, false},
+		{Event{Kind: Ended, EpochJump: 1, Reinit: true}, true},
 		{Event{Kind: Committed, EpochJump: 3}, false},
 		{Event{Kind: Aborted, EpochJump: 2}, false},
 		{Event{Kind: TimedOut, EpochJump: 2}, false},
@@ -96,11 +97,11 @@ func TestDiffEpochJump(t *testing.T) {
 			[]string{"a:ended", "a:began"}, 2},
 		{"replaced with a jump of one", tx("a", Ongoing, 1, 4, start), tx("a", Ongoing, 1, 5, later),
 			[]string{"a:ended", "a:began"}, 1},
-		{"fenced to Empty", tx("a", Ongoing, 1, 4, start), tx("a", Empty, 1, 6, time.Time{}),
+		{"fenced to Empty", tx("a", Ongoing, 1, 4, start), withOutcome(tx("a", Empty, 1, 6, time.Time{}), CompleteAbort),
 			[]string{"a:fenced"}, 2},
 		{"committed", tx("a", Ongoing, 1, 4, start), tx("a", CompleteCommit, 1, 5, time.Time{}),
 			[]string{"a:committed"}, 1},
-		{"new producer id", tx("a", Ongoing, 1, 4, start), tx("a", Empty, 2, 9, time.Time{}),
+		{"new producer id", tx("a", Ongoing, 1, 4, start), withOutcome(tx("a", Empty, 2, 9, time.Time{}), CompleteAbort),
 			[]string{"a:fenced"}, 0},
 	}
 	for _, tt := range tests {

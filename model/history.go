@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
@@ -17,7 +18,8 @@ const (
 	// Fenced: the epoch was bumped while a transaction was open (another producer
 	// took the id, or it was force-terminated).
 	Fenced EventKind = "fenced"
-	// Ended: the transaction finished but the cluster did not say how.
+	// Ended: the transaction finished and nothing said how: no coordinator
+	// state about it, no COMMIT or ABORT marker read. Never counted.
 	Ended EventKind = "ended"
 )
 
@@ -39,6 +41,11 @@ type Event struct {
 	// instead of reporting another transaction (fence.go): History relabels that
 	// abort rather than counting a second one.
 	Revises bool
+	// Reinit marks an Ended event whose epoch shows the id was initialized
+	// again (another producer, a force-terminate) while its transaction was
+	// open, when nothing says how that transaction ended: a takeover, but not
+	// counted as an abort.
+	Reinit bool
 }
 
 // Diff compares two consecutive snapshots (both sorted by id) and returns what
@@ -108,7 +115,7 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 			}
 			return out
 		}
-		return append(out, ended(prevAt, at, p, n, outcomeOf(n), tv2)...)
+		return append(out, endedIn(prevAt, at, p, n, tv2)...)
 	case n.State.Open():
 		return append(out, ev(at, n, Began, ""))
 	default:
@@ -119,6 +126,20 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 		}
 		return out
 	}
+}
+
+// endedIn reports p's transaction, which n shows complete or idle. A
+// transaction last seen in Prepare* had its outcome decided then; a Complete*
+// state of n that says otherwise is about a later transaction, begun and ended
+// between the polls.
+func endedIn(prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
+	mine, last := decided(p), outcomeOf(n)
+	if mine == "" || last == "" || last == mine {
+		return ended(prevAt, at, p, n, cmp.Or(mine, last), tv2)
+	}
+	out := ended(prevAt, at, p, n, mine, tv2)
+	k, _ := outcomeKind(n)
+	return append(out, ev(at, n, k, "began and ended between polls"))
 }
 
 // MovedOn reports whether the id went from p's open transaction straight to
@@ -150,13 +171,14 @@ func outcomeOf(n Txn) State {
 	return n.Outcome
 }
 
-// decided is the outcome a transaction in PrepareCommit or PrepareAbort is bound
+// decided is the outcome a transaction in PrepareCommit, PrepareAbort or
+// PrepareEpochFence (the coordinator fencing its producer aborts it) is bound
 // to reach; "" for any other state.
 func decided(t Txn) State {
 	switch t.State {
 	case PrepareCommit:
 		return CompleteCommit
-	case PrepareAbort:
+	case PrepareAbort, PrepareEpochFence:
 		return CompleteAbort
 	}
 	return ""
@@ -188,49 +210,82 @@ func endedKind(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool, bump int
 	if outcome == CompleteCommit {
 		return []Event{ev(at, n, Committed, "")}
 	}
-	if timedOut(prevAt, at, p) {
-		age := at.Sub(p.Start).Round(time.Second)
-		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", age, p.Timeout()))}
+	// Aborted only on evidence: an ABORT marker, or the coordinator's state
+	// (CompleteAbort, or p seen in PrepareAbort or PrepareEpochFence).
+	if outcome != CompleteAbort {
+		return []Event{unknownEnd(prevAt, at, p, n, tv2, bump)}
 	}
+	if timedOut(prevAt, at, p) {
+		return []Event{ev(at, n, TimedOut, fmt.Sprintf("open %s, timeout %s", openFor(at, p), p.Timeout()))}
+	}
+	if reinit(p, n, outcome, tv2, bump) {
+		return []Event{ev(at, n, Fenced, fmt.Sprintf("epoch %d→%d", p.ProducerEpoch, n.ProducerEpoch))}
+	}
+	return []Event{ev(at, n, Aborted, "")}
+}
+
+// unknownEnd is the end of p's transaction when nothing said how it ended. The
+// epoch may still show that the id was initialized again, and the clock that
+// the transaction outlived its timeout: both are said, neither is an outcome.
+func unknownEnd(prevAt, at time.Time, p, n Txn, tv2 bool, bump int) Event {
+	const unknown = "no COMMIT/ABORT marker read"
+	switch {
+	case timedOut(prevAt, at, p):
+		return ev(at, n, Ended, fmt.Sprintf("open %s, past its timeout %s; %s", openFor(at, p), p.Timeout(), unknown))
+	case reinit(p, n, "", tv2, bump):
+		e := ev(at, n, Ended, fmt.Sprintf("epoch %d→%d: the id was initialized again; %s", p.ProducerEpoch, n.ProducerEpoch, unknown))
+		e.Reinit = true
+		return e
+	}
+	return ev(at, n, Ended, "outcome not reported by the cluster")
+}
+
+func openFor(at time.Time, p Txn) time.Duration { return at.Sub(p.Start).Round(time.Second) }
+
+// reinit reports whether the epochs show an InitProducerId on the id since p:
+// a new producer, a force-terminate, or the coordinator fencing p. outcome is
+// what ended p's transaction as far as known ("" when unknown).
+func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 	// A new producer id, an explicit PrepareEpochFence, or an abort already
 	// decided and then an InitProducerId on top (initAfter) is a fence whatever
 	// the version.
-	fenced := p.State == PrepareEpochFence || p.ProducerID != n.ProducerID ||
-		(p.State == PrepareAbort && initAfter(p, n, tv2))
-	if tv2 {
-		// Every end bumps the epoch, and a busy producer ends many transactions
-		// between two polls: only the id back in Empty (an InitProducerId came in,
-		// which bumps once to fence and once more for the new producer) tells a
-		// fence apart. Two open transactions in a row are just that.
-		fenced = fenced || (n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == "")))
-		// Moved past p's transaction, which the log says aborted: its abort,
-		// and the end of n's own transaction if n shows one, account for one
-		// bump each; a further one is an InitProducerId (fence.go). A busy
-		// producer's commits show committed instead.
-		if p.State == Ongoing && n.PrevOutcome == CompleteAbort && outcome == CompleteAbort {
-			ends := 1
-			if !n.State.Open() || n.State == PrepareCommit || n.State == PrepareAbort {
-				ends = 2
-			}
-			fenced = fenced || bump > ends
+	if p.State == PrepareEpochFence || p.ProducerID != n.ProducerID ||
+		(p.State == PrepareAbort && initAfter(p, n, tv2)) {
+		return true
+	}
+	if !tv2 {
+		// Version 1 bumps only for an InitProducerId (or the timeout, told
+		// apart before): any bump is one, except the fence's own abort seen
+		// complete one epoch up, which fence.go relabels once the new
+		// producer's InitProducerId shows.
+		return bump >= 2 || (bump >= 1 && n.State != CompleteAbort)
+	}
+	// Every end bumps the epoch, and a busy producer ends many transactions
+	// between two polls: only the id back in Empty (an InitProducerId came in,
+	// which bumps once to fence and once more for the new producer) tells a
+	// fence apart. Two open transactions in a row are just that.
+	if n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == "")) {
+		return true
+	}
+	// Moved past p's transaction, which the log says aborted: its abort, and
+	// the end of n's own transaction if n shows one, account for one bump
+	// each; a further one is an InitProducerId (fence.go). A busy producer's
+	// commits show committed instead.
+	if p.State == Ongoing && n.PrevOutcome == CompleteAbort && outcome == CompleteAbort {
+		ends := 1
+		if !n.State.Open() || n.State == PrepareCommit || n.State == PrepareAbort {
+			ends = 2
 		}
-	} else {
-		// Version 1 never bumps on a normal end: a bump without an outcome, or a
-		// bigger jump, is a fence.
-		fenced = fenced || bump >= 2 || (bump >= 1 && outcome == "")
+		return bump > ends
 	}
-	if fenced {
-		return []Event{ev(at, n, Fenced, fmt.Sprintf("epoch %d→%d", p.ProducerEpoch, n.ProducerEpoch))}
-	}
-	if outcome == CompleteAbort {
-		return []Event{ev(at, n, Aborted, "")}
-	}
-	return []Event{ev(at, n, Ended, "outcome not reported by the cluster")}
+	return false
 }
 
-// timedOut reports whether p's transaction was (at the latest) aborted by the
-// coordinator's timeout scan. An Ongoing one past its deadline when the new state
-// was read was. One last seen in PrepareAbort had its abort decided by the time
+// timedOut reports whether p's transaction, known to be aborted, was aborted
+// (at the latest) by the coordinator's timeout scan; of one whose outcome is
+// unknown, only that it outlived its deadline (its producer may have committed
+// just before, or after, if the scan had not run yet). An Ongoing one past its
+// deadline when the new state was read was. One last seen in PrepareAbort had its abort decided by the time
 // it was seen (prevAt): the scan never aborts before the deadline, so a deadline
 // already passed then means the scan did it (a timeout abort passes through
 // PrepareAbort, for a few milliseconds when the markers are written at once).

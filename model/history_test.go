@@ -64,18 +64,46 @@ func TestDiff(t *testing.T) {
 		{"Ongoing to CompleteAbort",
 			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 0, start)), snap(p2, tx("a", CompleteAbort, 1, 0, time.Time{}))},
 			[]string{"a:aborted"}},
-		{"Ongoing past timeout to Empty with epoch bump",
-			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, tx("a", Empty, 1, 4, time.Time{}))},
+		{"Ongoing past timeout to Empty with epoch bump and its ABORT marker",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, withOutcome(tx("a", Empty, 1, 4, time.Time{}), CompleteAbort))},
 			[]string{"a:aborted at timeout"}},
+		// The producer may have committed right before the deadline: the
+		// clock alone is no outcome.
+		{"Ongoing past timeout to Empty with epoch bump, no marker read: ended",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, tx("a", Empty, 1, 4, time.Time{}))},
+			[]string{"a:ended"}},
+		{"Ongoing past timeout to Empty, its COMMIT marker: committed",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, withOutcome(tx("a", Empty, 1, 4, time.Time{}), CompleteCommit))},
+			[]string{"a:committed"}},
 		{"Ongoing past timeout to CompleteAbort with epoch bump",
 			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(late, tx("a", CompleteAbort, 1, 4, time.Time{}))},
 			[]string{"a:aborted at timeout"}},
 		{"PrepareEpochFence past timeout to CompleteAbort",
 			[]*Snapshot{snap(p1, tx("a", PrepareEpochFence, 1, 3, start)), snap(late, tx("a", CompleteAbort, 1, 4, time.Time{}))},
 			[]string{"a:aborted at timeout"}},
-		{"Ongoing to Empty with epoch bump before timeout is fenced",
-			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, tx("a", Empty, 1, 4, time.Time{}))},
+		{"Ongoing to Empty with epoch bump and its ABORT marker before timeout is fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, withOutcome(tx("a", Empty, 1, 4, time.Time{}), CompleteAbort))},
 			[]string{"a:fenced"}},
+		// The force-terminate observed in the demo: the InitProducerId shows,
+		// how the transaction ended does not (it may have committed first).
+		{"Ongoing to Empty with epoch bump, no marker read: ended",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, tx("a", Empty, 1, 4, time.Time{}))},
+			[]string{"a:ended"}},
+		{"Ongoing to Empty with epoch bump, its COMMIT marker: committed before the InitProducerId",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 3, start)), snap(p2, withOutcome(tx("a", Empty, 1, 4, time.Time{}), CompleteCommit))},
+			[]string{"a:committed"}},
+		{"PrepareCommit then Empty an epoch up: the commit was decided",
+			[]*Snapshot{snap(p1, tx("a", PrepareCommit, 1, 3, start)), snap(p2, tx("a", Empty, 1, 4, time.Time{}))},
+			[]string{"a:committed"}},
+		{"PrepareCommit then CompleteAbort: committed, and a later one aborted",
+			[]*Snapshot{snap(p1, tx("a", PrepareCommit, 1, 3, start)), snap(p2, tx("a", CompleteAbort, 1, 3, time.Time{}))},
+			[]string{"a:committed", "a:aborted"}},
+		{"PrepareEpochFence then CompleteCommit: fenced, and the new producer's transaction committed",
+			[]*Snapshot{tv2(snap(p1, tx("a", PrepareEpochFence, 1, 3, start))), tv2(snap(p2, tx("a", CompleteCommit, 1, 6, time.Time{})))},
+			[]string{"a:fenced", "a:committed"}},
+		{"PrepareAbort then CompleteCommit: aborted, and a later one committed",
+			[]*Snapshot{snap(p1, tx("a", PrepareAbort, 1, 3, start)), snap(p2, tx("a", CompleteCommit, 1, 3, time.Time{}))},
+			[]string{"a:aborted", "a:committed"}},
 		{"PrepareEpochFence to CompleteAbort before timeout is fenced",
 			[]*Snapshot{snap(p1, tx("a", PrepareEpochFence, 1, 3, start)), snap(p2, tx("a", CompleteAbort, 1, 4, time.Time{}))},
 			[]string{"a:fenced"}},
@@ -131,9 +159,12 @@ func TestDiff(t *testing.T) {
 		{"Ongoing to Ongoing with a new start: ended and began",
 			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 5, start2))},
 			[]string{"a:ended", "a:began"}},
-		{"Ongoing to Ongoing with a new producer id: fenced and began",
-			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 2, 0, start2))},
+		{"Ongoing to Ongoing with a new producer id and the ABORT marker: fenced and began",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, withPrev(tx("a", Ongoing, 2, 0, start2), CompleteAbort))},
 			[]string{"a:fenced", "a:began"}},
+		{"Ongoing to Ongoing with a new producer id, no marker read: ended and began",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 2, 0, start2))},
+			[]string{"a:ended", "a:began"}},
 		{"Ongoing unchanged",
 			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 5, start))},
 			nil},
@@ -175,15 +206,21 @@ func TestDiff(t *testing.T) {
 		{"transaction version 2: one end between two open transactions",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 5, start))), tv2(snap(p2, tx("a", Ongoing, 1, 6, start2)))},
 			[]string{"a:ended", "a:began"}},
-		{"transaction version 1: an open transaction replaced with an epoch bump is fenced",
-			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 6, start2))},
+		{"transaction version 1: an open transaction replaced with an epoch bump, its ABORT marker: fenced",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, withPrev(tx("a", Ongoing, 1, 6, start2), CompleteAbort))},
 			[]string{"a:fenced", "a:began"}},
+		{"transaction version 1: an open transaction replaced with an epoch bump, no marker read: ended",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", Ongoing, 1, 6, start2))},
+			[]string{"a:ended", "a:began"}},
 		{"transaction version 2: the id back in Empty two epochs up is fenced",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 2, time.Time{}), CompleteAbort)))},
 			[]string{"a:fenced"}},
-		{"transaction version 2: Empty with a bump and no outcome is fenced",
+		{"transaction version 2: Empty with a bump and no outcome is ended",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", Empty, 1, 1, time.Time{})))},
-			[]string{"a:fenced"}},
+			[]string{"a:ended"}},
+		{"transaction version 2: Empty two epochs up and no outcome is ended",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", Empty, 1, 2, time.Time{})))},
+			[]string{"a:ended"}},
 		{"transaction version 2: Empty one epoch up after an abort (kfake) is an abort",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 1, time.Time{}), CompleteAbort)))},
 			[]string{"a:aborted"}},
@@ -193,9 +230,12 @@ func TestDiff(t *testing.T) {
 		{"transaction version 2: several aborts between polls are aborts",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", CompleteAbort, 1, 3, time.Time{})))},
 			[]string{"a:aborted"}},
-		{"transaction version 2: a new producer id is fenced",
-			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 9, start))), tv2(snap(p2, tx("a", Ongoing, 2, 0, start2)))},
+		{"transaction version 2: a new producer id after an ABORT marker is fenced",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 9, start))), tv2(snap(p2, withPrev(tx("a", Ongoing, 2, 0, start2), CompleteAbort)))},
 			[]string{"a:fenced", "a:began"}},
+		{"transaction version 2: a new producer id after a COMMIT marker (epochs exhausted) is a commit",
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 32766, start))), tv2(snap(p2, withPrev(tx("a", Ongoing, 2, 0, start2), CompleteCommit)))},
+			[]string{"a:committed", "a:began"}},
 		{"transaction version 2: timeout past the deadline",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(late, tx("a", CompleteAbort, 1, 1, time.Time{})))},
 			[]string{"a:aborted at timeout"}},
@@ -258,7 +298,8 @@ func TestDiffBaseline(t *testing.T) {
 func TestDiffEventFields(t *testing.T) {
 	start := t0.Add(-70 * time.Second)
 	at := t0.Add(2 * time.Second)
-	evs := Diff(snap(t0, tx("a", Ongoing, 7, 3, start)), snap(at, tx("a", Empty, 7, 4, time.Time{})))
+	aborted := withOutcome(tx("a", Empty, 7, 4, time.Time{}), CompleteAbort)
+	evs := Diff(snap(t0, tx("a", Ongoing, 7, 3, start)), snap(at, aborted))
 	if len(evs) != 1 {
 		t.Fatalf("events = %v", kinds(evs))
 	}
@@ -269,9 +310,44 @@ func TestDiffEventFields(t *testing.T) {
 	if e.Detail != "open 1m12s, timeout 1m0s" {
 		t.Errorf("detail = %q", e.Detail)
 	}
-	evs = Diff(snap(t0, tx("a", Ongoing, 7, 3, t0)), snap(at, tx("a", Empty, 7, 4, time.Time{})))
+	evs = Diff(snap(t0, tx("a", Ongoing, 7, 3, t0)), snap(at, aborted))
 	if len(evs) != 1 || evs[0].Detail != "epoch 3→4" {
 		t.Errorf("fenced events = %+v", evs)
+	}
+}
+
+// TestDiffUnknownEnd: without a marker or a state saying how a transaction ended, the event is
+// ended, its detail says what the epoch and the clock show, and a re-initialized id still counts
+// as a takeover for the collision rule.
+func TestDiffUnknownEnd(t *testing.T) {
+	at := t0.Add(2 * time.Second)
+	for _, tc := range []struct {
+		name   string
+		start  time.Time
+		next   Txn
+		detail string
+		reinit bool
+	}{
+		{"re-initialized", t0, tx("a", Empty, 7, 4, time.Time{}),
+			"epoch 3→4: the id was initialized again; no COMMIT/ABORT marker read", true},
+		{"past its timeout", t0.Add(-70 * time.Second), tx("a", Empty, 7, 4, time.Time{}),
+			"open 1m12s, past its timeout 1m0s; no COMMIT/ABORT marker read", false},
+		{"no bump", t0, tx("a", Empty, 7, 3, time.Time{}), "outcome not reported by the cluster", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := Diff(snap(t0, tx("a", Ongoing, 7, 3, tc.start)), snap(at, tc.next))
+			if len(evs) != 1 || evs[0].Kind != Ended || evs[0].Detail != tc.detail || evs[0].Reinit != tc.reinit {
+				t.Fatalf("events = %+v, want one ended, detail %q, reinit %v", evs, tc.detail, tc.reinit)
+			}
+			if IsTakeover(evs[0]) != tc.reinit {
+				t.Errorf("takeover %v, want %v", IsTakeover(evs[0]), tc.reinit)
+			}
+			h := NewHistory(8)
+			h.Add(evs)
+			if st := h.Stats("a"); st.Commits != 0 || st.Aborts != 0 || st.Last != Ended {
+				t.Errorf("stats %+v: an unknown end is counted or shown as an outcome", st)
+			}
+		})
 	}
 }
 
