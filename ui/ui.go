@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
 )
@@ -369,7 +370,9 @@ func (m *Model) render() string {
 		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
 		keys = m.keys.dialogShort(m.dialog.phase)
 	}
-	status := m.status
+	// Status texts quote ids, topics and the brokers' errors as they came;
+	// they are written out here, once, on their way to the screen.
+	status := escape.Text(m.status)
 	switch m.statusKind {
 	case statusOK:
 		status = st.Good.Render(status)
