@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/txnscope/txnscope/internal/escape"
 )
 
 // Exit statuses, part of the command line contract.
@@ -67,7 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "txnscope: %s\n", oneLine(err.Error()))
+	// Errors quote the cluster (ids, topics, a broker's error text): written
+	// out, never raw.
+	fmt.Fprintf(stderr, "txnscope: %s\n", escape.Text(oneLine(err.Error())))
 	if errors.As(err, new(usageError)) {
 		return exitUsage
 	}

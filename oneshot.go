@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -49,10 +51,7 @@ type out struct {
 func (o out) emit(doc any, headers []string, rows [][]string) error {
 	var err error
 	if o.json {
-		enc := json.NewEncoder(o.w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(doc)
+		err = writeJSON(o.w, doc)
 	} else {
 		err = printTable(o.w, headers, rows)
 	}
@@ -60,6 +59,22 @@ func (o out) emit(doc any, headers []string, rows [][]string) error {
 		return fmt.Errorf("writing the output: %w", err)
 	}
 	return nil
+}
+
+// writeJSON prints doc indented. encoding/json escapes C0 controls but not
+// DEL, the C1 controls (some terminals act on U+009B as on ESC [) or bidi
+// overrides, which ids may hold; escape.JSON writes those as \u escapes too,
+// so the output is harmless on a terminal and decodes to the same values.
+func writeJSON(w io.Writer, doc any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := w.Write(escape.JSON(b.Bytes()))
+	return err
 }
 
 // The -o json schemas of the one-shot commands (README, "One-shot commands").
@@ -130,7 +145,7 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out, std
 	// The broker drops ids we may not DESCRIBE without a word: say so, or a
 	// short list reads as the whole truth.
 	if note, _ := cl.HiddenIDs(ctx); note != "" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", note)
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(note)))
 	}
 	doc := listJSON{Transactions: make([]listingJSON, 0, len(ls))}
 	rows := make([][]string, 0, len(ls))
@@ -210,11 +225,11 @@ func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o o
 		return err
 	}
 	if rep.Hidden != "" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", rep.Hidden)
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(rep.Hidden)))
 	}
 	for _, h := range rep.Possibly {
 		fmt.Fprintf(stderr, "txnscope: %s-%d producer %d (start offset %d): %s\n",
-			h.Topic, h.Partition, h.ProducerID, h.CurrentTxnStartOffset, h.Reason)
+			escape.Text(h.Topic), h.Partition, h.ProducerID, h.CurrentTxnStartOffset, escape.Text(string(h.Reason)))
 	}
 	doc := findHangingJSON{MaxTransactionTimeoutMs: max.Milliseconds(), PartitionsSearched: rep.Partitions,
 		Hanging: make([]hangingJSON, 0, len(rep.Hanging)), PossiblyHanging: make([]hangingJSON, 0, len(rep.Possibly))}

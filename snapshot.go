@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
@@ -26,7 +26,7 @@ func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error 
 	}
 	// JSON carries it as "hidden"; the table has no place for it.
 	if s.Hidden != "" && c.output != "json" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", s.Hidden)
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(s.Hidden)))
 	}
 	// One poll sees no events; the baseline counts each id's latest outcome, the
 	// only one the coordinator keeps.
@@ -38,10 +38,7 @@ func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error 
 	}
 	q := model.Query{CheckpointInterval: c.checkpointInterval}
 	if c.output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(model.ExportQuery(s, h, q, now))
+		err = writeJSON(stdout, model.ExportQuery(s, h, q, now))
 	} else {
 		err = views.PlainTableQuery(stdout, s, h, q, now)
 	}

@@ -289,7 +289,7 @@ func TestTmuxHangingPartitionFromThePartitionsView(t *testing.T) {
 	suffix := tp.Topic[len(tp.Topic)-8:] + "-0"
 	scr := term.Wait("the pinned partition with its stuck group", func(scr string) bool {
 		for _, l := range strings.Split(scr, "\n") {
-			if strings.Contains(l, suffix) && strings.Contains(l, "not holding)") && strings.HasPrefix(l, "!!") &&
+			if strings.Contains(l, suffix) && strings.Contains(l, "not holding)") && strings.HasPrefix(strings.TrimLeft(l, "> "), "!!") &&
 				strings.HasSuffix(strings.TrimSpace(l), " 1") {
 				return true
 			}

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
 )
@@ -286,7 +287,7 @@ func (m *Model) pinsData() views.PinsData {
 	case ps.text != "":
 		d.Empty = "no pinned partition matches /" + ps.text + " (esc clears)"
 	case ps.group != "":
-		d.Empty = "no partition blocks " + ps.group + " any more (esc shows all)"
+		d.Empty = "no partition blocks " + escape.Text(ps.group) + " any more (esc shows all)"
 	default:
 		d.Empty = "no partition is pinned: every last stable offset is at its high watermark"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
 )
@@ -176,8 +177,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
-	// Anything else (pastes, cursor messages) belongs to the focused input.
+	// Anything else (pastes, cursor messages) belongs to the focused input,
+	// when it can be seen.
 	switch {
+	case !m.fits():
+		return nil
 	case m.dialog != nil:
 		return m.updateDialog(msg)
 	case m.list.typing:
@@ -190,13 +194,20 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
-	if key.Matches(msg, k.ForceQuit) {
+	// While the terminal is too small nothing of the screens shows, so no key
+	// may act on them: not a, not the abort typed into a dialog nobody sees,
+	// not enter sending it. q quits, as ctrl+c does, since no filter or
+	// dialog input can be seen taking it as text.
+	if key.Matches(msg, k.ForceQuit) || (!m.fits() && key.Matches(msg, k.Quit)) {
 		if m.dialog != nil && m.dialog.phase == views.DialogSending && !m.quitAfterAbort {
 			m.quitAfterAbort = true
 			m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged (ctrl+c again quits now)")
 			return nil
 		}
 		return m.quit()
+	}
+	if !m.fits() {
+		return nil
 	}
 	switch {
 	case m.dialog != nil:
@@ -338,12 +349,16 @@ func (m *Model) View() tea.View {
 	return v
 }
 
+// fits reports whether the screens are on show: the terminal's size is known
+// and holds the layout. Keys act only then (see key).
+func (m *Model) fits() bool { return m.w >= minWidth && m.h >= minHeight }
+
 func (m *Model) render() string {
 	w, h, st := m.w, m.h, m.st
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if w < minWidth || h < minHeight {
+	if !m.fits() {
 		return views.TooSmall(w, h, minWidth, minHeight, st)
 	}
 	_, bodyH, _ := m.layout()
@@ -382,7 +397,9 @@ func (m *Model) render() string {
 		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
 		keys = m.keys.dialogShort(m.dialog.phase)
 	}
-	status := m.status
+	// Status texts quote ids, topics and the brokers' errors as they came;
+	// they are written out here, once, on their way to the screen.
+	status := escape.Text(m.status)
 	switch m.statusKind {
 	case statusOK:
 		status = st.Good.Render(status)

@@ -24,8 +24,8 @@ const pidColumn = "PID/EPOCH"
 // to the terminal; `snapshot -o table` can print their Text as is.
 func ListColumns() []Column[Row] {
 	return []Column[Row]{
-		{Name: "TRANSACTIONAL ID", Width: 24, Flex: true, Max: 48, Text: func(r Row) string { return r.Txn.ID }, Clip: ClipMiddle},
-		{Name: "STATE", Width: 17, Text: func(r Row) string { return string(r.Txn.State) },
+		{Name: "TRANSACTIONAL ID", Width: 24, Flex: true, Max: 48, Text: func(r Row) string { return name(r.Txn.ID) }, Clip: ClipMiddle},
+		{Name: "STATE", Width: 17, Text: func(r Row) string { return stateName(r.Txn.State) },
 			Style: func(r Row, st *Styles) Ink { return StateStyle(r.Txn.State, st) }},
 		{Name: pidColumn, Width: 11, Right: true, Text: producerText},
 		{Name: "PARTS", Width: 5, Right: true, Drop: 5, Text: func(r Row) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -127,7 +128,7 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 	add := func(s string) { doc.lines = append(doc.lines, Fit(s, w)) }
 	t := d.Txn
 
-	title := " " + st.Bold.Render(t.ID) + "  " + StateStyle(t.State, &st).Render(string(t.State))
+	title := " " + st.Bold.Render(name(t.ID)) + "  " + StateStyle(t.State, &st).Render(stateName(t.State))
 	if r, ok := t.Ratio(d.Now); ok {
 		sev := SeverityStyle(model.SeverityOf(r), &st)
 		title += "  " + sev.Render(strings.TrimSpace(Percent(r))+" of its timeout")
@@ -149,7 +150,7 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 		if p == t.Err {
 			continue
 		}
-		add(" " + st.Warn.Render("! "+p))
+		add(" " + st.Warn.Render("! "+escape.Text(p)))
 	}
 	for _, pair := range pairs(fields(d), w) {
 		add(pair)
@@ -165,7 +166,7 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 		add(st.Dim.Render("   none: the coordinator lists no partitions for this transaction"))
 	} else {
 		cols := Layout(partColumns(), w-markerWidth)
-		add(st.Section.Render("   " + HeaderLine(cols)))
+		add(st.Section.Render(markerPad + HeaderLine(cols)))
 		for i, p := range d.Parts {
 			doc.rows = append(doc.rows, len(doc.lines))
 			add(partLine(cols, p, i == d.Cursor, w, st))
@@ -208,7 +209,7 @@ func fields(d DetailData) []field {
 		last = string(d.Stats.Last) + " at " + Clock(d.Stats.LastAt, d.Loc)
 	}
 	fs := []field{
-		{"state", string(t.State)},
+		{"state", stateName(t.State)},
 		{"coordinator", "broker " + strconv.Itoa(int(t.Coordinator))},
 		{"producer id", strconv.FormatInt(t.ProducerID, 10)},
 		{"epoch", strconv.Itoa(int(t.ProducerEpoch))},
@@ -223,7 +224,7 @@ func fields(d DetailData) []field {
 		fs = append(fs, field{"log says", string(t.Outcome)})
 	}
 	if f, ok := model.ParseFlinkID(t.ID); ok {
-		fs = append(fs, field{"flink sink", fmt.Sprintf("prefix %s · subtask %d · checkpoint %d", f.Prefix, f.Subtask, f.Checkpoint)})
+		fs = append(fs, field{"flink sink", fmt.Sprintf("prefix %s · subtask %d · checkpoint %d", name(f.Prefix), f.Subtask, f.Checkpoint)})
 	}
 	return fs
 }

@@ -40,9 +40,9 @@ func Events(d EventsData, w, h int, st Styles) string {
 func EventLine(e model.Event, loc *time.Location, w int, st Styles) string {
 	kind := pad(string(e.Kind), 18, false)
 	line := "  " + st.Dim.Render(Clock(e.At, loc)) + "  " + EventStyle(e.Kind, &st).Render(kind) + " " +
-		e.ID + st.Dim.Render(fmt.Sprintf("  pid %d/%d", e.ProducerID, e.ProducerEpoch))
+		name(e.ID) + st.Dim.Render(fmt.Sprintf("  pid %d/%d", e.ProducerID, e.ProducerEpoch))
 	if e.Detail != "" {
-		line += st.Dim.Render("  " + e.Detail)
+		line += st.Dim.Render("  " + oneLine(e.Detail))
 	}
 	return Fit(line, w)
 }

@@ -101,7 +101,18 @@ func ClipMiddle(s string, w int) string {
 	}
 	right := (w - 1) / 2
 	left := w - 1 - right
-	return ansi.Truncate(s, left, "") + "…" + ansi.TruncateLeft(s, sw-right, "")
+	tail := ansi.TruncateLeft(s, sw-right, "")
+	// A wide character across the cut stays whole: drop it (and any mark
+	// combining with it) rather than overflow the column.
+	for tail != "" && (ansi.StringWidth(tail) > right || ansi.StringWidth(firstRune(tail)) == 0) {
+		tail = tail[len(firstRune(tail)):]
+	}
+	return ansi.Truncate(s, left, "") + "…" + tail
+}
+
+func firstRune(s string) string {
+	_, size := utf8.DecodeRuneInString(s)
+	return s[:size]
 }
 
 // Block stacks lines into exactly h lines of exactly w cells.

@@ -29,12 +29,12 @@ type GroupRow struct {
 // GroupColumns are the groups view's columns, in order.
 func GroupColumns() []Column[GroupRow] {
 	return []Column[GroupRow]{
-		{Name: "CONSUMER GROUP", Width: 18, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(r GroupRow) string { return r.G.Group }},
+		{Name: "CONSUMER GROUP", Width: 18, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(r GroupRow) string { return name(r.G.Group) }},
 		{Name: "STATE", Width: 11, Drop: 2, Text: func(r GroupRow) string {
 			if r.G.State == "" {
 				return "–"
 			}
-			return r.G.State
+			return name(r.G.State)
 		}},
 		{Name: "PARTS", Width: 5, Right: true, Text: func(r GroupRow) string { return strconv.Itoa(len(r.G.Partitions)) }},
 		{Name: "LAG TO LSO", Width: 10, Right: true, Drop: 1, Text: func(r GroupRow) string { return Count(int(r.G.LagLSO)) }},
@@ -56,7 +56,11 @@ func GroupColumns() []Column[GroupRow] {
 }
 
 func blockedBy(r GroupRow) string {
-	s := strings.Join(r.G.Blockers, ", ")
+	ids := make([]string, len(r.G.Blockers))
+	for i, b := range r.G.Blockers {
+		ids[i] = name(b)
+	}
+	s := strings.Join(ids, ", ")
 	if r.G.Hanging {
 		if s == "" {
 			return "HANGING transaction"
@@ -76,7 +80,7 @@ func Groups(d GroupsData, w, h int, st Styles) string {
 	}
 	cols := Layout(GroupColumns(), w-markerWidth)
 	lines := make([]string, 0, h)
-	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
+	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
 	n := ListRows(h)
 	if len(d.Groups) == 0 && n > 0 {
 		msg := []string{st.Dim.Render(d.Empty)}
@@ -96,13 +100,13 @@ func Groups(d GroupsData, w, h int, st Styles) string {
 			mark = "H!"
 		}
 		if i == d.Cursor {
-			lines = append(lines, st.Selected.Render(Fit(mark+" "+RowLine(cols, r, nil), w)))
+			lines = append(lines, st.Selected.Render(Fit(cursorMark(true)+mark+" "+RowLine(cols, r, nil), w)))
 			continue
 		}
 		if r.G.Hanging {
 			mark = st.Danger.Render(mark)
 		}
-		lines = append(lines, Fit(mark+" "+RowLine(cols, r, &st), w))
+		lines = append(lines, Fit(cursorMark(false)+mark+" "+RowLine(cols, r, &st), w))
 	}
 	for len(lines) < h-1 {
 		lines = append(lines, "")

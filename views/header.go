@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -178,13 +179,13 @@ func countsLine(d HeaderData, st Styles) string {
 	b.WriteString(st.Bold.Render(Count(d.Sum.Total)) + st.Dim.Render(" ids"))
 	for _, c := range d.Sum.Counts {
 		b.WriteString(st.Dim.Render(" · "))
-		name := string(c.State)
+		label := stateName(c.State) // a state this version does not know is the broker's word
 		if c.N > 0 {
-			name = StateStyle(c.State, &st).Render(name)
+			label = StateStyle(c.State, &st).Render(label)
 		} else {
-			name = st.Dim.Render(name)
+			label = st.Dim.Render(label)
 		}
-		b.WriteString(name + " " + Count(c.N))
+		b.WriteString(label + " " + Count(c.N))
 	}
 	if ps := d.Pins; ps.Pinned > 0 {
 		b.WriteString(st.Dim.Render(" · ") + st.Warn.Render(Count(ps.Pinned)+" pinned"))
@@ -210,12 +211,14 @@ func oldestText(d HeaderData, st Styles) string {
 		hanging += st.Dim.Render(" · ")
 	}
 	return hanging + st.Dim.Render("oldest open ") + st.Bold.Render(Dur(d.Now.Sub(d.Sum.OldestStart))) +
-		st.Dim.Render(" "+ClipMiddle(d.Sum.OldestID, 24))
+		st.Dim.Render(" "+ClipMiddle(name(d.Sum.OldestID), 24))
 }
 
-// oneLine keeps a multi-line error on one line.
+// oneLine keeps an error or a note, which may quote the cluster, on one line
+// and harmless: whitespace runs become one space, anything else a terminal
+// could act on is written out (escape.Text).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return escape.Text(strings.Join(strings.Fields(s), " "))
 }
 
 func plural(n int, one, many string) string {

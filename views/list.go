@@ -30,8 +30,22 @@ type ListData struct {
 // ListChrome is how many of its lines List spends on other things than rows.
 const ListChrome = 2
 
-// markerWidth is the severity sign plus a space in front of each row.
-const markerWidth = 3
+// markerWidth is what comes before each row's cells: the cursor, the
+// two-cell severity sign and a space.
+const markerWidth = 4
+
+// markerPad stands in for the marker over the column titles.
+const markerPad = "    "
+
+// cursorMark is a row's first cell: > on the selected row. Colour and reverse
+// video alone do not do: TERM=dumb (or no TERM) strips every attribute, and
+// the operator must still see what a would act on.
+func cursorMark(selected bool) string {
+	if selected {
+		return ">"
+	}
+	return " "
+}
 
 // ListRows is how many rows List shows in h lines.
 func ListRows(h int) int { return max(0, h-ListChrome) }
@@ -50,7 +64,7 @@ func List(d ListData, w, h int, st Styles) string {
 	}
 	cols := Layout(all, w-markerWidth)
 	lines := make([]string, 0, h)
-	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
+	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
 	n := ListRows(h)
 	if len(d.Rows) == 0 && n > 0 {
 		msg := []string{st.Dim.Render(d.Empty)}
@@ -84,7 +98,7 @@ func listRow(cols []Column[Row], r Row, selected bool, w int, st *Styles) string
 	}
 	var line string
 	if selected {
-		line = Fit(mark+" "+rowCells(cols, r, nil), w)
+		line = Fit(cursorMark(true)+mark+" "+rowCells(cols, r, nil), w)
 		return st.Selected.Render(line)
 	}
 	switch mark {
@@ -95,7 +109,7 @@ func listRow(cols []Column[Row], r Row, selected bool, w int, st *Styles) string
 	case "? ":
 		mark = st.Error.Render(mark)
 	}
-	return Fit(mark+" "+rowCells(cols, r, st), w)
+	return Fit(cursorMark(false)+mark+" "+rowCells(cols, r, st), w)
 }
 
 // rowCells draws the cells; an id the cluster would not describe shows its

@@ -35,7 +35,7 @@ func partColumns() []Column[DetailPart] {
 	}
 	return []Column[DetailPart]{
 		{Name: "PARTITION", Width: 14, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(p DetailPart) string {
-			return fmt.Sprintf("%s-%d", p.Topic, p.Partition)
+			return partName(p.Topic, p.Partition)
 		}},
 		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(p DetailPart) string {
 			if p.Part.Leader < 0 {
@@ -76,7 +76,7 @@ func partColumns() []Column[DetailPart] {
 			}
 			return st.Danger
 		}},
-		{Name: "LSO PINNED BY", Width: 15, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) Ink {
+		{Name: "LSO PINNED BY", Width: 14, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) Ink {
 			switch {
 			case model.Denied(p.Part.Err), p.Abortable() && p.MaybeOnly():
 				return st.Warn
@@ -112,7 +112,7 @@ func pinnedBy(p DetailPart) string {
 	case p.HasPinner && orphan[p.Pinner.ProducerID]:
 		s = fmt.Sprintf("pid %d, HANGING", p.Pinner.ProducerID)
 	case p.HasPinner && p.PinnerID != "":
-		s = fmt.Sprintf("pid %d (%s)", p.Pinner.ProducerID, p.PinnerID)
+		s = fmt.Sprintf("pid %d (%s)", p.Pinner.ProducerID, name(p.PinnerID))
 	case p.HasPinner:
 		s = fmt.Sprintf("pid %d", p.Pinner.ProducerID)
 	case p.Part.Pinned():
@@ -173,7 +173,7 @@ func partLine(cols []Column[DetailPart], p DetailPart, selected bool, w int, st 
 		mark = "!  "
 	}
 	if selected {
-		return st.Selected.Render(Fit(mark+RowLine(cols, p, nil), w))
+		return st.Selected.Render(Fit(cursorMark(true)+mark+RowLine(cols, p, nil), w))
 	}
 	switch {
 	case p.Abortable() && !p.MaybeOnly():
@@ -181,5 +181,5 @@ func partLine(cols []Column[DetailPart], p DetailPart, selected bool, w int, st 
 	case p.Abortable(), p.PinsLSO:
 		mark = st.Warn.Render(mark)
 	}
-	return mark + RowLine(cols, p, &st)
+	return cursorMark(false) + mark + RowLine(cols, p, &st)
 }

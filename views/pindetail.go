@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -33,7 +34,7 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	var lines []string
 	add := func(s string) { lines = append(lines, s) }
 
-	title := " " + st.Bold.Render(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition))
+	title := " " + st.Bold.Render(partName(p.Topic, p.TopicPartition.Partition))
 	switch {
 	case p.Hanging:
 		title += "  " + st.Danger.Render("HANGING")
@@ -73,7 +74,7 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	}
 	reasons := func(lines []string, sign string, ink Ink) {
 		for _, why := range lines {
-			for i, l := range Wrap(why, max(w-5, 10)) {
+			for i, l := range Wrap(escape.Text(why), max(w-5, 10)) {
 				prefix := "   " + sign + " "
 				if i > 0 {
 					prefix = "     "
@@ -105,7 +106,7 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 		orphan[o.ProducerID] = true
 	}
 	for _, pr := range prs {
-		r := paneRow{pr: pr, loc: d.Loc, who: d.Owners[pr.ProducerID]}
+		r := paneRow{pr: pr, loc: d.Loc, who: name(d.Owners[pr.ProducerID])}
 		switch {
 		case orphan[pr.ProducerID] && r.who == "" && p.OwnersHidden:
 			r.who, r.maybe = possiblyHanging, true
@@ -170,15 +171,15 @@ func ownerText(p *model.Pin) string {
 	case !p.HasOwner:
 		return "no transactional id owns this producer"
 	case !p.Blocking:
-		return fmt.Sprintf("%s (%s, epoch %d) does not hold this partition", p.Owner.ID, p.Owner.State, p.Owner.ProducerEpoch)
+		return fmt.Sprintf("%s (%s, epoch %d) does not hold this partition", name(p.Owner.ID), stateName(p.Owner.State), p.Owner.ProducerEpoch)
 	}
-	return fmt.Sprintf("%s (%s)", p.Owner.ID, p.Owner.State)
+	return fmt.Sprintf("%s (%s)", name(p.Owner.ID), stateName(p.Owner.State))
 }
 
 func stuckColumns() []Column[model.StuckGroup] {
 	return []Column[model.StuckGroup]{
-		{Name: "GROUP", Width: 16, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(g model.StuckGroup) string { return g.Group }},
-		{Name: "STATE", Width: 11, Drop: 1, Text: func(g model.StuckGroup) string { return g.State }},
+		{Name: "GROUP", Width: 16, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(g model.StuckGroup) string { return name(g.Group) }},
+		{Name: "STATE", Width: 11, Drop: 1, Text: func(g model.StuckGroup) string { return name(g.State) }},
 		{Name: "COMMITTED", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Offset(g.Committed) }},
 		{Name: "LAG TO LSO", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Count(int(g.LagLSO)) }},
 		{Name: "LAG TO HWM", Width: 10, Right: true, Text: func(g model.StuckGroup) string { return Count(int(g.LagHWM)) },

@@ -58,16 +58,16 @@ func PinOwner(p *model.Pin) string {
 	case !p.HasOwner:
 		return "no transactional id"
 	case !p.Blocking:
-		return p.Owner.ID + " (not holding)"
+		return name(p.Owner.ID) + " (not holding)"
 	}
-	return p.Owner.ID
+	return name(p.Owner.ID)
 }
 
 // PinColumns are the partitions view's columns, in order.
 func PinColumns() []Column[PinRow] {
 	return []Column[PinRow]{
 		{Name: "PARTITION", Width: 14, Flex: true, Max: 36, Clip: ClipMiddle, Text: func(r PinRow) string {
-			return fmt.Sprintf("%s-%d", r.Pin.Topic, r.Pin.TopicPartition.Partition)
+			return partName(r.Pin.Topic, r.Pin.TopicPartition.Partition)
 		}},
 		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(r PinRow) string { return strconv.Itoa(int(r.Pin.Leader)) }},
 		{Name: "HIGH WM", Width: 9, Right: true, Drop: 5, Text: func(r PinRow) string { return Offset(r.Pin.HighWatermark) }},
@@ -95,7 +95,7 @@ func PinColumns() []Column[PinRow] {
 			if !r.Pin.HasOwner {
 				return "–"
 			}
-			return string(r.Pin.Owner.State)
+			return stateName(r.Pin.Owner.State)
 		}, Style: func(r PinRow, st *Styles) Ink { return StateStyle(r.Pin.Owner.State, st) }},
 		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 22, Drop: 4, Text: func(r PinRow) string {
 			if !r.Pin.Blocking {
@@ -157,7 +157,7 @@ func Pins(d PinsData, w, h int, st Styles) string {
 	}
 	cols := Layout(all, w-markerWidth)
 	lines := make([]string, 0, h)
-	lines = append(lines, st.Section.Render(Fit("   "+HeaderLine(cols), w)))
+	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
 	n := ListRows(h)
 	if len(d.Rows) == 0 && n > 0 {
 		lines = append(lines, Lines(Center([]string{st.Dim.Render(d.Empty)}, w, n))...)
@@ -176,7 +176,7 @@ func Pins(d PinsData, w, h int, st Styles) string {
 func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) string {
 	mark := PinMarker(r.Pin)
 	if selected {
-		return st.Selected.Render(Fit(mark+" "+RowLine(cols, r, nil), w))
+		return st.Selected.Render(Fit(cursorMark(true)+mark+" "+RowLine(cols, r, nil), w))
 	}
 	switch mark {
 	case "H!", "!!":
@@ -184,13 +184,13 @@ func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) 
 	case "! ", "H?", "? ":
 		mark = st.Warn.Render(mark)
 	}
-	return Fit(mark+" "+RowLine(cols, r, st), w)
+	return Fit(cursorMark(false)+mark+" "+RowLine(cols, r, st), w)
 }
 
 func pinsStatus(d PinsData, w int, st Styles) string {
 	left := st.Dim.Render("sort ") + st.Text.Render("pinned longest")
 	if d.Group != "" {
-		left = st.Dim.Render("blocking group ") + st.Text.Render(d.Group) + st.Dim.Render(" · esc shows all")
+		left = st.Dim.Render("blocking group ") + st.Text.Render(name(d.Group)) + st.Dim.Render(" · esc shows all")
 	}
 	if d.Text != "" {
 		left += st.Dim.Render(" · filter ") + st.Text.Render("/"+d.Text)

@@ -1,13 +1,15 @@
 package views
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -25,36 +27,60 @@ func PlainTable(w io.Writer, s *model.Snapshot, h *model.History, now time.Time)
 // CheckpointInterval); q's filter and sort are not used.
 func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
 	q = model.Query{CheckpointInterval: q.CheckpointInterval}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRANSACTIONAL ID\tSTATE\tPRODUCER\tPARTS\tAGE\tTIMEOUT\t%\tLAST\tCOMMITS\tABORTS\tCOORD\tPROBLEMS")
+	rows := [][]string{{"TRANSACTIONAL ID", "STATE", "PRODUCER", "PARTS", "AGE", "TIMEOUT", "%", "LAST", "COMMITS", "ABORTS", "COORD", "PROBLEMS"}}
 	for _, i := range model.Rows(s, h, q, now) {
 		t := &s.Txns[i]
 		st := h.Stats(t.ID)
-		fmt.Fprintf(tw, "%s\t%s\t%d/%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n",
-			plainID(t.ID), t.State, t.ProducerID, plainEpoch(t), plainParts(t), plainAge(t, now),
-			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), st.Commits, st.Aborts, plainCoord(t.Coordinator),
-			plainProblems(model.Problems(*t, st, s, q, now)))
+		rows = append(rows, []string{
+			plainID(t.ID), plainID(string(t.State)), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
+			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
+			plainProblems(model.Problems(*t, st, s, q, now)),
+		})
 	}
-	return tw.Flush()
+	return alignTable(w, rows, 2)
 }
 
-// plainProblems keeps the cell on one line: a problem can quote a per-id error
-// from the cluster.
+// alignTable writes rows as columns, each padded to its widest cell plus gap
+// spaces; the last cell of a row is not padded. Widths are display cells:
+// text/tabwriter counts runes, and a wide (CJK) id would push its row out of
+// line.
+func alignTable(w io.Writer, rows [][]string, gap int) error {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			bw.WriteString(c)
+			bw.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+gap))
+		}
+		bw.WriteString(r[len(r)-1])
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// plainProblems keeps the cell on one line and harmless: a problem can quote
+// a per-id error from the cluster.
 func plainProblems(ps []string) string {
 	if len(ps) == 0 {
 		return "-"
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, strings.Join(ps, "; "))
+	return oneLine(strings.Join(ps, "; "))
 }
 
-// plainID quotes ids that would break the columns (Kafka allows any string).
+// plainID quotes ids that would break the columns or act on a terminal
+// (Kafka allows any string, control characters included); strconv.Quote
+// writes those characters out. An id that starts with a quote is quoted too,
+// so that no id prints as another's quoted form.
 func plainID(id string) string {
-	if id == "" || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+	if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
 		return strconv.Quote(id)
 	}
 	return id

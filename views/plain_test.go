@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -111,5 +113,31 @@ func TestPlainTableCheckpointInterval(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "checkpoint") {
 		t.Errorf("without the interval nothing is judged against it:\n%s", b.String())
+	}
+}
+
+// TestPlainTableDisplayWidth: the columns line up in terminal cells, wide
+// (CJK) and combining characters included, and ids that could be taken for
+// another's quoted form are quoted themselves.
+func TestPlainTableDisplayWidth(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := &model.Snapshot{Txns: []model.Txn{
+		{ID: "注文処理-0-1", State: model.Empty}, {ID: "e\u0301te\u0301-0-1", State: model.Empty},
+		{ID: "orders-0-1", State: model.Empty}, {ID: `"a\tb"`, State: model.Empty}, {ID: "a\tb", State: model.Empty},
+	}}
+	s.Sort()
+	var b bytes.Buffer
+	if err := PlainTable(&b, s, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	at := func(l, word string) int { return ansi.StringWidth(l[:strings.Index(l, word)]) }
+	for _, l := range lines[1:] {
+		if at(l, " Empty ")+1 != at(lines[0], "STATE") {
+			t.Errorf("STATE at cell %d, Empty at %d: %q", at(lines[0], "STATE"), at(l, " Empty ")+1, l)
+		}
+	}
+	if !strings.Contains(b.String(), `"\"a\\tb\""`) || !strings.Contains(b.String(), `"a\tb" `) {
+		t.Errorf("a quoted-looking id is not quoted itself:\n%s", b.String())
 	}
 }

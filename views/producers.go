@@ -60,7 +60,7 @@ func paneColumns(pidWidth int) []Column[paneRow] {
 
 func producerPane(d DetailData, w, h int, st Styles) string {
 	p := d.Parts[min(max(d.Cursor, 0), len(d.Parts)-1)]
-	title := fmt.Sprintf("── %s-%d", p.Topic, p.Partition)
+	title := "── " + partName(p.Topic, p.Partition)
 	switch {
 	case p.Known && p.Part.Leader >= 0:
 		title += fmt.Sprintf(" · leader %d · producers (DescribeProducers) ", p.Part.Leader)
@@ -107,12 +107,12 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 			if r.mine {
 				r.who = "HANGING (this producer)"
 			} else if id := p.Owners[pr.ProducerID]; id != "" {
-				r.who = "HANGING (" + id + ")"
+				r.who = "HANGING (" + name(id) + ")"
 			}
 		case r.mine:
 			r.who = "this transaction"
 		case p.Owners[pr.ProducerID] != "":
-			r.who = p.Owners[pr.ProducerID]
+			r.who = name(p.Owners[pr.ProducerID])
 		default:
 			r.who = "unknown id"
 		}

@@ -237,3 +237,48 @@ func TestRenderersAreExactlyTheirSize(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesFitTheNarrowestTerminal: at 80 columns, the narrowest the TUI
+// draws, every table's columns fit beside the row marker (cursor, sign), so
+// no row is cut short without its ellipsis.
+func TestTablesFitTheNarrowestTerminal(t *testing.T) {
+	const w = 80
+	for name, got := range map[string]int{
+		"list":       width(Layout(ListColumns(), w-markerWidth)),
+		"partitions": width(Layout(PinColumns(), w-markerWidth)),
+		"groups":     width(Layout(GroupColumns(), w-markerWidth)),
+		"detail":     width(Layout(partColumns(), w-markerWidth)),
+		"producers":  width(Layout(paneColumns(19), w-4)),
+		"groups at":  width(Layout(stuckColumns(), w-4)),
+	} {
+		if got > w-markerWidth {
+			t.Errorf("%s: %d cells of columns, room for %d", name, got, w-markerWidth)
+		}
+	}
+}
+
+// TestCellsInDisplayWidth: ids of wide (CJK) and combining characters are
+// clipped and padded in terminal cells, so every cell is exactly its
+// column's width and the columns after it stay in line.
+func TestCellsInDisplayWidth(t *testing.T) {
+	for _, id := range []string{
+		"注文処理-決済-0-1",
+		"e\u0301te\u0301-cafe\u0301-0-1",
+		"mix-注a文b処c理-0-1",
+		"\U0001F600-job-\U0001F600\u200d\U0001F600-0-1", // the joiner is written out
+		"orders-enricher-v1-0-41",
+	} {
+		s := name(id)
+		for w := 1; w <= 30; w++ {
+			for _, clip := range []func(string, int) string{Clip, ClipMiddle} {
+				got := clip(s, w)
+				if cw := ansi.StringWidth(got); cw > w {
+					t.Errorf("clip(%q, %d) = %q is %d cells", s, w, got, cw)
+				}
+				if cw := ansi.StringWidth(pad(got, w, false)); cw != w {
+					t.Errorf("pad(clip(%q, %d)) is %d cells", s, w, cw)
+				}
+			}
+		}
+	}
+}
