@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -174,6 +175,8 @@ func (l *Log) write(e Entry) error {
 	if err != nil {
 		return err
 	}
+	// Read with cat or tail at 3 a.m.: nothing in it may act on a terminal.
+	line = escape.JSON(line)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -145,13 +145,13 @@ func TestHostileIDsStayOneLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	l := openLog(t, path)
 	a := terminate(1)
-	a.TransactionalID = "x\n{\"phase\":\"result\"}\r\x1b]0;pwned\x07\u2028"
+	a.TransactionalID = "x\n{\"phase\":\"result\"}\r\x1b]0;pwned\x07\u2028\u009b31m\u202e"
 	at := l.Begin("b", a)
 	if err := at.Sending(1); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
-	if strings.Count(string(b), "\n") != 1 || strings.ContainsAny(string(b), "\r\x1b\x07") {
+	if strings.Count(string(b), "\n") != 1 || strings.ContainsAny(string(b), "\r\x1b\x07\u009b\u202e\u2028") {
 		t.Fatalf("line = %q", b)
 	}
 	if got := readLines(t, path)[0]["transactional_id"]; got != a.TransactionalID {
