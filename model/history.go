@@ -255,10 +255,10 @@ func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 	}
 	if !tv2 {
 		// Version 1 bumps only for an InitProducerId (or the timeout, told
-		// apart before): any bump is one, except the fence's own abort seen
-		// complete one epoch up, which fence.go relabels once the new
-		// producer's InitProducerId shows.
-		return bump >= 2 || (bump >= 1 && n.State != CompleteAbort)
+		// apart before): any bump is one, the fence's own abort seen
+		// complete one epoch up included (txnscope's force-terminate stops
+		// there; a new producer's InitProducerId after it is then no news).
+		return bump >= 1
 	}
 	// Every end bumps the epoch, and a busy producer ends many transactions
 	// between two polls: only the id back in Empty (an InitProducerId came in,

@@ -122,8 +122,17 @@ func TestDiff(t *testing.T) {
 			},
 			[]string{"a:committed", "a:began", "a:committed"}},
 		{"transaction version 2: epoch +1 on abort is a plain abort",
-			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", CompleteAbort, 1, 6, time.Time{}))},
+			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 5, start))), tv2(snap(p2, tx("a", CompleteAbort, 1, 6, time.Time{})))},
 			[]string{"a:aborted"}},
+		{"transaction version 1: aborted one epoch up is a fence (force-terminate stops there)",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", CompleteAbort, 1, 6, time.Time{}))},
+			[]string{"a:fenced"}},
+		// The second is a revision of the first (Event.Revises): History
+		// keeps one fence (TestHistoryOneFenceAfterForceTerminate).
+		{"transaction version 1: the fence's abort, then the new producer's InitProducerId",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 5, start)), snap(p2, tx("a", CompleteAbort, 1, 6, time.Time{})),
+				snap(p2.Add(2*time.Second), tx("a", Empty, 1, 7, time.Time{}))},
+			[]string{"a:fenced", "a:fenced"}},
 		{"Ongoing, PrepareCommit with epoch bump, CompleteCommit: one commit",
 			[]*Snapshot{
 				snap(p1, tx("a", Ongoing, 1, 5, start)),
@@ -485,5 +494,24 @@ func TestHistoryNil(t *testing.T) {
 	}
 	if h.Latest(3) != nil || h.Len() != 0 {
 		t.Error("nil history has events")
+	}
+}
+
+// txnscope's force-terminate leaves the id aborted one epoch up (version 1);
+// the job's restart then initializes it again: one fence, one abort counted.
+func TestHistoryOneFenceAfterForceTerminate(t *testing.T) {
+	p1 := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
+	polls := []*Snapshot{
+		snap(p1, tx("a", Ongoing, 1, 5, p1.Add(-time.Second))),
+		snap(p1.Add(2*time.Second), tx("a", CompleteAbort, 1, 6, time.Time{})),
+		snap(p1.Add(4*time.Second), tx("a", Empty, 1, 7, time.Time{})),
+	}
+	h := NewHistory(10)
+	for i := 1; i < len(polls); i++ {
+		h.Add(Diff(polls[i-1], polls[i]))
+	}
+	st := h.Stats("a")
+	if st.Last != Fenced || st.Aborts != 1 || st.Commits != 0 || len(st.Recent) != 1 || h.Len() != 1 {
+		t.Errorf("stats %+v, %d events; want one fence", st, h.Len())
 	}
 }
