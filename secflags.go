@@ -47,16 +47,6 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 	fs.StringVar(&s.commandConfig, "command-config", "", "Java client properties file, as for kafka-transactions.sh")
 }
 
-// securityGiven reports whether any flag about connecting securely was given.
-func securityGiven(fs *pflag.FlagSet) (string, bool) {
-	for _, n := range append(append(append([]string{}, tlsFlagNames...), saslFlagNames...), "command-config") {
-		if fs.Changed(n) {
-			return n, true
-		}
-	}
-	return "", false
-}
-
 // resolveSecurity merges the command config, the flags and the environment
 // (flags win over the file) into c.security; it also returns the file's
 // bootstrap servers. Files are read here, so that a bad one is a usage error
