@@ -44,6 +44,8 @@ type config struct {
 	// --command-config file resolve to (secflags.go).
 	sec      secFlags
 	security kafkaadmin.Security
+	// warnings are printed on stderr before the command runs.
+	warnings []string
 }
 
 // usageError is bad input on the command line: exit status 2, with the usage.
