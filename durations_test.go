@@ -63,3 +63,21 @@ func TestMaxTransactionTimeoutConverts(t *testing.T) {
 		t.Errorf("153722867 minutes became %s", d)
 	}
 }
+
+// A value pasted by mistake is clipped in the message, which stays one short line.
+func TestLongValuesClipped(t *testing.T) {
+	long := strings.Repeat("x", 20000)
+	for _, args := range [][]string{{long}, {"snapshot", long}, {"-b", "a b" + long}, {"snapshot", "-o", long}, {"--sasl-mechanism", long}} {
+		_, err := parse(args)
+		if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "…") {
+			t.Errorf("%.20q...: error of %d bytes", args, len(fmtErr(err)))
+		}
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

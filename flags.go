@@ -163,10 +163,10 @@ func parse(args []string) (config, error) {
 			c.cmd = alias
 		}
 		if len(rest) > 1 {
-			return c, usagef("unexpected argument %q after %s", rest[1], rest[0])
+			return c, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
 		}
 	default:
-		return c, usagef("unknown command %q (want demo, snapshot, %s)", rest[0], describeOneShot())
+		return c, usagef("unknown command %q (want demo, snapshot, %s)", clip(rest[0]), describeOneShot())
 	}
 
 	if err := notApplying(fs, c); err != nil {
@@ -180,7 +180,7 @@ func parse(args []string) (config, error) {
 		case s == "":
 			continue
 		case strings.ContainsAny(s, " \t\r\n"):
-			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", s)
+			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(s))
 		}
 		c.bootstrap = append(c.bootstrap, s)
 	}
@@ -194,7 +194,7 @@ func parse(args []string) (config, error) {
 		return c, usagef("--audit-log is empty")
 	}
 	if c.output != "table" && c.output != "json" {
-		return c, usagef("bad --output %q: want table or json", c.output)
+		return c, usagef("bad --output %q: want table or json", clip(c.output))
 	}
 	if c.cmd != cmdDemo {
 		boot, err := resolveSecurity(fs, &c, os.Getenv)
@@ -271,6 +271,16 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
 	}
 	return nil
+}
+
+// clip shortens a value quoted in an error: an argument pasted by mistake
+// may be kilobytes long, and the message is one line.
+func clip(s string) string {
+	const most = 64
+	if r := []rune(s); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return s
 }
 
 // oneLine keeps an error message to one line of stderr.

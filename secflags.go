@@ -125,7 +125,7 @@ func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) (
 		case "GSSAPI":
 			return nil, usagef("--sasl-mechanism GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
 		default:
-			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", s.saslMechanism)
+			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", clip(s.saslMechanism))
 		}
 		if sec.SASL == nil {
 			sec.SASL = &kafkaadmin.SASL{}
