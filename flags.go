@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -43,6 +44,8 @@ type config struct {
 	// --command-config file resolve to (secflags.go).
 	sec      secFlags
 	security kafkaadmin.Security
+	// warnings are printed on stderr before the command runs.
+	warnings []string
 }
 
 // usageError is bad input on the command line: exit status 2, with the usage.
@@ -69,15 +72,17 @@ Usage:
 Flags:
   -b, --bootstrap-server HOST:PORT[,HOST:PORT...]
                                    brokers to start from (default localhost:9092; not with demo)
-      --refresh DURATION           how often the UI polls the cluster (default 2s)
-      --timeout DURATION           deadline of every request to the cluster (default 10s)
+      --refresh DURATION           how often the UI polls the cluster (default 2s; 500ms to 1h:
+                                   every refresh scans the whole cluster)
+      --timeout DURATION           deadline of every request to the cluster (default 10s; at
+                                   most 10m); dead bootstrap servers are skipped within it
       --read-only                  no abort keys and no abort dialogs
       --audit-log PATH             file every abort attempt is appended to
                                    (default %s)
   -o, --output table|json          output of snapshot and the one-shot commands (default table)
       --checkpoint-interval DURATION
-                                   the Flink jobs' checkpoint interval: transaction timeouts
-                                   shorter than twice it are flagged as problems
+                                   the Flink jobs' checkpoint interval (at most 24h): transaction
+                                   timeouts shorter than twice it are flagged as problems
       --headless                   demo only: no UI (see above)
       --version                    print the version and exit
   -h, --help                       print this help and exit
@@ -101,8 +106,11 @@ Connecting to a secured cluster (not with demo; flags win over --command-config)
                                    password itself: command lines are visible to all users
 
 %s
-DURATION is like 500ms, 2s, 1m30s. Exit status: 0 success, 1 the cluster could not be
-read or an abort was refused or failed, 2 bad usage.
+DURATION is like 500ms, 2s, 1m30s. A flag the command does not take is refused, never
+ignored. Files (--command-config, --sasl-password-file, --tls-*, and the files a properties
+file names) must be regular files of at most 4 MiB; one holding a secret that other users
+can read is warned about. Exit status: 0 success, 1 the cluster could not be read or an
+abort was refused or failed, 2 bad usage.
 `
 
 // flagSet declares every flag into c. Subcommands share one set: which flags
@@ -155,10 +163,14 @@ func parse(args []string) (config, error) {
 			c.cmd = alias
 		}
 		if len(rest) > 1 {
-			return c, usagef("unexpected argument %q after %s", rest[1], rest[0])
+			return c, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
 		}
 	default:
-		return c, usagef("unknown command %q (want demo, snapshot, %s)", rest[0], describeOneShot())
+		return c, usagef("unknown command %q (want demo, snapshot, %s)", clip(rest[0]), describeOneShot())
+	}
+
+	if err := notApplying(fs, c); err != nil {
+		return c, err
 	}
 
 	raw, _ := fs.GetString("bootstrap-server")
@@ -168,45 +180,25 @@ func parse(args []string) (config, error) {
 		case s == "":
 			continue
 		case strings.ContainsAny(s, " \t\r\n"):
-			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", s)
+			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(s))
 		}
 		c.bootstrap = append(c.bootstrap, s)
 	}
 	if len(c.bootstrap) == 0 {
 		return c, usagef("--bootstrap-server is empty: give at least one host:port")
 	}
-
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"refresh", c.refresh}, {"timeout", c.timeout}, {"checkpoint-interval", c.checkpointInterval}} {
-		if fs.Changed(d.name) && d.v <= 0 {
-			return c, usagef("--%s must be positive, got %s", d.name, d.v)
-		}
+	if err := checkDurations(fs, c); err != nil {
+		return c, err
 	}
-	if c.auditLog == "" {
+	// Without HOME or XDG_STATE_HOME there is no default: the commands that
+	// abort say so when they open it (audit.Log.Open); the others need none.
+	if fs.Changed("audit-log") && c.auditLog == "" {
 		return c, usagef("--audit-log is empty")
 	}
 	if c.output != "table" && c.output != "json" {
-		return c, usagef("bad --output %q: want table or json", c.output)
+		return c, usagef("bad --output %q: want table or json", clip(c.output))
 	}
-
-	// Flags that would be silently ignored are refused, so that a typo'd
-	// command does not run with a meaning nobody asked for.
-	if fs.Changed("output") && c.cmd != cmdSnapshot && !isOneShot(c.cmd) {
-		return c, usagef("--output applies to txnscope snapshot and the one-shot commands only")
-	}
-	if c.headless && c.cmd != cmdDemo {
-		return c, usagef("--headless applies to txnscope demo only")
-	}
-	if fs.Changed("bootstrap-server") && c.cmd == cmdDemo {
-		return c, usagef("demo runs its own cluster: --bootstrap-server does not apply")
-	}
-	if c.cmd == cmdDemo {
-		if name, ok := securityGiven(fs); ok {
-			return c, usagef("demo runs its own plaintext cluster: --%s does not apply", name)
-		}
-	} else {
+	if c.cmd != cmdDemo {
 		boot, err := resolveSecurity(fs, &c, os.Getenv)
 		if err != nil {
 			return c, err
@@ -220,6 +212,77 @@ func parse(args []string) (config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// Bounds of the durations given on the command line, besides --timeout's
+// (kafkaadmin.MinTimeout, MaxTimeout).
+const (
+	// minRefresh: every refresh scans the whole cluster (ListTransactions on
+	// every broker, DescribeTransactions of every id, the offsets of every
+	// partition), and one that falls due while another runs starts the moment
+	// it returns, so a shorter interval only means scans back to back with
+	// nothing new to see: ages are shown to the second. Two scans a second
+	// is the most one UI asks of a cluster.
+	minRefresh = 500 * time.Millisecond
+	// maxRefresh: a view refreshed less than hourly is not live any more.
+	maxRefresh = time.Hour
+	// maxCheckpointInterval: no Flink job checkpoints less than daily, and
+	// transaction timeouts are compared with twice the interval.
+	maxCheckpointInterval = 24 * time.Hour
+)
+
+// checkDurations refuses a duration out of its flag's bounds, and a number
+// of minutes or milliseconds that would overflow once turned into time (a
+// --max-transaction-timeout of 153722867280913 minutes is 4 s after the
+// overflow).
+func checkDurations(fs *pflag.FlagSet, c config) error {
+	for _, d := range []struct {
+		name     string
+		v        time.Duration
+		min, max time.Duration
+		why      string
+	}{
+		{"refresh", c.refresh, minRefresh, maxRefresh, ": every refresh scans the whole cluster"},
+		{"timeout", c.timeout, kafkaadmin.MinTimeout, kafkaadmin.MaxTimeout, ""},
+		{"checkpoint-interval", c.checkpointInterval, time.Nanosecond, maxCheckpointInterval, ""},
+	} {
+		switch {
+		case !fs.Changed(d.name):
+		case d.v <= 0:
+			return usagef("--%s must be positive, got %s", d.name, d.v)
+		case d.v < d.min:
+			return usagef("--%s %s is shorter than the least allowed, %s%s", d.name, d.v, d.min, d.why)
+		case d.v > d.max:
+			return usagef("--%s %s is longer than the most allowed, %s", d.name, d.v, d.max)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+		unit time.Duration
+		what string
+	}{
+		{"max-transaction-timeout", int64(c.one.maxTxnTimeoutMin), time.Minute, "minutes"},
+		{"duration-filter", c.one.durationFilterMs, time.Millisecond, "ms"},
+	} {
+		if most := int64(math.MaxInt64 / n.unit); fs.Changed(n.name) && n.v > most {
+			return usagef("--%s %d is too large: at most %d %s", n.name, n.v, most, n.what)
+		}
+	}
+	if c.one.durationFilterMs < -1 {
+		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
+	}
+	return nil
+}
+
+// clip shortens a value quoted in an error: an argument pasted by mistake
+// may be kilobytes long, and the message is one line.
+func clip(s string) string {
+	const most = 64
+	if r := []rune(s); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return s
 }
 
 // oneLine keeps an error message to one line of stderr.

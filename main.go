@@ -50,6 +50,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 
+	for _, w := range c.warnings {
+		fmt.Fprintf(stderr, "txnscope: warning: %s\n", w)
+	}
 	if c.insecure() && (c.cmd == cmdSnapshot || isOneShot(c.cmd)) {
 		fmt.Fprintf(stderr, "txnscope: warning: %s\n", insecureWarning)
 	}

@@ -97,11 +97,11 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--audit-log", ""}, "--audit-log is empty"},
 		{[]string{"snapshot", "-o", "yaml"}, `bad --output "yaml": want table or json`},
 		{[]string{"snapshot", "-o", ""}, `bad --output ""`},
-		{[]string{"-o", "json"}, "--output applies to txnscope snapshot and the one-shot commands only"},
-		{[]string{"demo", "-o", "table"}, "--output applies to txnscope snapshot and the one-shot commands only"},
-		{[]string{"--headless"}, "--headless applies to txnscope demo only"},
-		{[]string{"snapshot", "--headless"}, "--headless applies to txnscope demo only"},
-		{[]string{"demo", "-b", "k:9092"}, "demo runs its own cluster: --bootstrap-server does not apply"},
+		{[]string{"-o", "json"}, "--output does not apply to the UI (it goes with snapshot, list, describe, describe-producers, find-hanging, abort, force-terminate)"},
+		{[]string{"demo", "-o", "table"}, "--output does not apply to demo (it goes with snapshot,"},
+		{[]string{"--headless"}, "--headless does not apply to the UI (it goes with demo, demo --headless)"},
+		{[]string{"snapshot", "--headless"}, "--headless does not apply to snapshot"},
+		{[]string{"demo", "-b", "k:9092"}, "--bootstrap-server does not apply to demo: it runs its own plaintext cluster (it goes with every other command)"},
 		{[]string{"status"}, `unknown command "status" (want demo, snapshot, list, describe, describe-producers, find-hanging, abort, force-terminate)`},
 		{[]string{"snapshot", "json"}, `unexpected argument "json" after snapshot`},
 		{[]string{"demo", "snapshot"}, `unexpected argument "snapshot" after demo`},
@@ -185,9 +185,11 @@ func TestRunSnapshotUnreachable(t *testing.T) {
 }
 
 func TestRunBadTimeoutForClient(t *testing.T) {
-	// kafkaadmin refuses absurd timeouts; that is bad usage, not a cluster failure.
+	// Absurd timeouts are bad usage, not a cluster failure, and the message
+	// names the flag.
 	code, _, errs := runArgs(t, "snapshot", "--timeout", "3h")
-	if code != 2 || strings.Count(errs, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q", code, errs)
+	first, _, _ := strings.Cut(errs, "\n")
+	if code != 2 || first != "txnscope: --timeout 3h0m0s is longer than the most allowed, 10m0s" {
+		t.Errorf("exit %d, first line %q", code, first)
 	}
 }

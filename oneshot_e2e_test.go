@@ -494,3 +494,37 @@ func TestE2EOneShotUsage(t *testing.T) {
 		t.Errorf("list of an unreachable cluster: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// With neither HOME nor XDG_STATE_HOME there is no default audit log (never a
+// shared temporary directory): reading works, an abort is refused before
+// anything is read or sent, and says to pass --audit-log; a world-writable
+// directory is refused the same way.
+func TestE2ENoDefaultAuditLog(t *testing.T) {
+	quickExit(t)
+	_, bs := kafkatest.NewCluster(t)
+	b := strings.Join(bs, ",")
+	kafkatest.OpenTxn(t, bs, "stuck-3-1", "orders", time.Minute)
+	env := []string{"HOME=", "XDG_STATE_HOME="}
+	if r := runProgramEnv(t, env, "list", "-b", b); r.code != 0 || !strings.Contains(r.stdout, "stuck-3-1") {
+		t.Errorf("list without HOME: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	r := runProgramEnv(t, env, "force-terminate", "-b", b, "--transactional-id", "stuck-3-1", "--yes")
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "pass --audit-log PATH") ||
+		!strings.Contains(r.stderr, "nothing sent") {
+		t.Errorf("force-terminate without HOME: exit %d, stderr %q", r.code, r.stderr)
+	}
+	open := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	for _, path := range []string{filepath.Join(open, "audit.log"), "/dev/full", t.TempDir()} {
+		r := run1(t, "force-terminate", "-b", b, "--transactional-id", "stuck-3-1", "--yes", "--audit-log", path, "-o", "json")
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "audit log: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("--audit-log %s: exit %d, stdout %q, stderr %q", path, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := run1(t, "describe", "-b", b, "--transactional-id", "stuck-3-1"); !strings.Contains(r.stdout, "Ongoing") {
+		t.Errorf("the refusals changed the transaction: %s", r.stdout)
+	}
+}

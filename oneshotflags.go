@@ -82,48 +82,10 @@ func oneShotFlags(fs *pflag.FlagSet, o *oneShot) {
 	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate: do not ask for confirmation")
 }
 
-// oneShotApplies says which one-shot flags each command takes; any other
-// given is refused, as txnscope refuses every flag it would ignore.
-var oneShotApplies = map[string][]command{
-	"transactional-id":         {cmdDescribe, cmdForceTerminate},
-	"transactionalId":          {cmdDescribe, cmdForceTerminate},
-	"topic":                    {cmdDescribeProducers, cmdFindHanging, cmdAbort},
-	"partition":                {cmdDescribeProducers, cmdFindHanging, cmdAbort},
-	"broker-id":                {cmdDescribeProducers, cmdFindHanging},
-	"start-offset":             {cmdAbort},
-	"producer-id":              {cmdAbort},
-	"producer-epoch":           {cmdAbort},
-	"coordinator-epoch":        {cmdAbort},
-	"max-transaction-timeout":  {cmdFindHanging, cmdAbort},
-	"duration-filter":          {cmdList},
-	"transactional-id-pattern": {cmdList},
-	"yes":                      {cmdAbort, cmdForceTerminate},
-}
-
-// validateOneShot checks the one-shot flags against the command, with
-// kafka-transactions.sh's requirements.
+// validateOneShot checks the one-shot flags with kafka-transactions.sh's
+// requirements (which command takes which is the table's: commands.go).
 func validateOneShot(fs *pflag.FlagSet, c *config) error {
 	o := &c.one
-	var bad error
-	fs.Visit(func(f *pflag.Flag) {
-		cmds, ok := oneShotApplies[f.Name]
-		if !ok || bad != nil {
-			return
-		}
-		for _, x := range cmds {
-			if x == c.cmd {
-				return
-			}
-		}
-		names := make([]string, len(cmds))
-		for i, x := range cmds {
-			names[i] = string(x)
-		}
-		bad = usagef("--%s applies to txnscope %s only", f.Name, strings.Join(names, ", "))
-	})
-	if bad != nil {
-		return bad
-	}
 	if !isOneShot(c.cmd) {
 		return nil
 	}

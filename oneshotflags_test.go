@@ -84,10 +84,10 @@ func TestParseOneShotErrors(t *testing.T) {
 		{[]string{"--read-only", "abort", "--topic", "t", "--partition", "0", "--start-offset", "3", "--yes"}, "--read-only forbids it"},
 		{[]string{"force-terminate", "--read-only", "--transactional-id", "x"}, "--read-only forbids it"},
 		// Flags of another command are refused, never ignored.
-		{[]string{"list", "--topic", "t"}, "--topic applies to txnscope describe-producers, find-hanging, abort only"},
-		{[]string{"describe", "--transactional-id", "x", "--yes"}, "--yes applies to txnscope abort, force-terminate only"},
-		{[]string{"snapshot", "--duration-filter", "5"}, "--duration-filter applies to txnscope list only"},
-		{[]string{"--start-offset", "5"}, "--start-offset applies to txnscope abort only"},
+		{[]string{"list", "--topic", "t"}, "--topic does not apply to list (it goes with describe-producers, find-hanging, abort)"},
+		{[]string{"describe", "--transactional-id", "x", "--yes"}, "--yes does not apply to describe (it goes with abort, force-terminate)"},
+		{[]string{"snapshot", "--duration-filter", "5"}, "--duration-filter does not apply to snapshot (it goes with list)"},
+		{[]string{"--start-offset", "5"}, "--start-offset does not apply to the UI (it goes with abort)"},
 		{[]string{"list", "extra"}, `unexpected argument "extra" after list`},
 		{[]string{"find_hanging"}, `unknown command "find_hanging"`},
 	}

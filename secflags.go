@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/txnscope/txnscope/clientprops"
+	"github.com/txnscope/txnscope/internal/inputfile"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
@@ -47,16 +48,6 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 	fs.StringVar(&s.commandConfig, "command-config", "", "Java client properties file, as for kafka-transactions.sh")
 }
 
-// securityGiven reports whether any flag about connecting securely was given.
-func securityGiven(fs *pflag.FlagSet) (string, bool) {
-	for _, n := range append(append(append([]string{}, tlsFlagNames...), saslFlagNames...), "command-config") {
-		if fs.Changed(n) {
-			return n, true
-		}
-	}
-	return "", false
-}
-
 // resolveSecurity merges the command config, the flags and the environment
 // (flags win over the file) into c.security; it also returns the file's
 // bootstrap servers. Files are read here, so that a bad one is a usage error
@@ -66,16 +57,20 @@ func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) (
 	var (
 		sec  kafkaadmin.Security
 		boot []string
+		file clientprops.File
 	)
 	if fs.Changed("command-config") {
 		if strings.TrimSpace(s.commandConfig) == "" {
 			return nil, usagef("--command-config is empty")
 		}
-		f, err := clientprops.ParseFile(s.commandConfig)
-		if err != nil {
+		var err error
+		if file, err = clientprops.ParseFile(s.commandConfig); err != nil {
 			return nil, usagef("--command-config %v", err)
 		}
-		boot, sec = f.Bootstrap, f.Security
+		boot, sec = file.Bootstrap, file.Security
+		if perm, open := inputfile.Exposed(s.commandConfig); open && file.Secret != "" {
+			c.warnings = append(c.warnings, fmt.Sprintf("--command-config %s holds %s and %s", s.commandConfig, file.Secret, exposedNote(s.commandConfig, perm)))
+		}
 		// Copies: the flags below must not write into the file's values.
 		if sec.TLS != nil {
 			t := *sec.TLS
@@ -118,6 +113,9 @@ func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) (
 		if fs.Changed("tls-insecure-skip-verify") {
 			t.InsecureSkipVerify = s.tlsInsecure
 		}
+		if err := checkTLSFiles(fs, c, file, t); err != nil {
+			return nil, err
+		}
 	}
 
 	if fs.Changed("sasl-mechanism") {
@@ -127,7 +125,7 @@ func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) (
 		case "GSSAPI":
 			return nil, usagef("--sasl-mechanism GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
 		default:
-			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", s.saslMechanism)
+			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", clip(s.saslMechanism))
 		}
 		if sec.SASL == nil {
 			sec.SASL = &kafkaadmin.SASL{}
@@ -152,6 +150,9 @@ func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) (
 				return nil, err
 			}
 			a.Password = pw
+			if perm, open := inputfile.Exposed(s.saslPasswordFile); open {
+				c.warnings = append(c.warnings, "--sasl-password-file "+s.saslPasswordFile+" "+exposedNote(s.saslPasswordFile, perm))
+			}
 		case getenv(passwordEnv) != "":
 			a.Password = kafkaadmin.Secret(trimNewline(getenv(passwordEnv)))
 		}
@@ -175,12 +176,8 @@ func readSecretFile(path string) (kafkaadmin.Secret, error) {
 	if path == "" {
 		return "", usagef("--sasl-password-file is empty")
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return "", usagef("--sasl-password-file %s: %v", path, err)
 	}
 	pw := trimNewline(string(data))
@@ -188,6 +185,72 @@ func readSecretFile(path string) (kafkaadmin.Secret, error) {
 		return "", usagef("--sasl-password-file %s is empty", path)
 	}
 	return kafkaadmin.Secret(pw), nil
+}
+
+// tlsFile is a file the TLS settings read, with where it was named.
+type tlsFile struct {
+	path, from string
+	// holdsKey: other users must not read it.
+	holdsKey bool
+}
+
+// checkTLSFiles refuses a TLS file that cannot be read or holds no usable
+// PEM now, naming the flag or setting that named it, rather than when the
+// client starts; and warns about a private key others can read.
+func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *kafkaadmin.TLS) error {
+	from := func(flag, key string) string {
+		if fs.Changed(flag) {
+			return "--" + flag
+		}
+		for _, n := range file.Named {
+			if n.Key == key {
+				return fmt.Sprintf("--command-config %s: line %d: %s", c.sec.commandConfig, n.Line, n.Key)
+			}
+		}
+		return "--" + flag // not reached: a file path comes from a flag or a setting
+	}
+	ca := tlsFile{t.CAFile, from("tls-ca", "ssl.truststore.location"), false}
+	cert := tlsFile{t.CertFile, from("tls-cert", "ssl.keystore.location"), t.CertFile == t.KeyFile}
+	key := tlsFile{t.KeyFile, from("tls-key", "ssl.keystore.location"), true}
+	files := []tlsFile{ca, cert}
+	if key.path != cert.path {
+		files = append(files, key)
+	}
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		if err := inputfile.Check(f.path); err != nil {
+			return usagef("%s %s: %v", f.from, f.path, err)
+		}
+		if perm, open := inputfile.Exposed(f.path); open && f.holdsKey {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s %s holds a private key and %s", f.from, f.path, exposedNote(f.path, perm)))
+		}
+	}
+
+	// The contents, one part at a time so that a message names its flag.
+	if err := (&kafkaadmin.TLS{CAFile: t.CAFile}).Check(); err != nil {
+		return usagef("%s: %v", ca.from, err)
+	}
+	if err := (&kafkaadmin.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile}).Check(); err != nil {
+		names := cert.from
+		if key.from != cert.from {
+			names += ", " + key.from
+		}
+		return usagef("%s: %v", names, err)
+	}
+	// What is left is PEM text inline in the properties file.
+	if err := t.Check(); err != nil {
+		return usagef("--command-config %s: %v", c.sec.commandConfig, err)
+	}
+	return nil
+}
+
+// exposedNote says, as ssh does of a private key, that a file holding a
+// secret is readable by others: a warning, since txnscope cannot know who
+// those others are.
+func exposedNote(path string, perm os.FileMode) string {
+	return fmt.Sprintf("is readable by other users (mode %04o): chmod 600 %s", perm, path)
 }
 
 func trimNewline(s string) string {

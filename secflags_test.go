@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 const testPassword = "Tr0ub4dor-and-3"
@@ -26,18 +27,20 @@ func TestParseSecurity(t *testing.T) {
 	pwFile := writeFile(t, "pw", testPassword+"\n")
 	crlfFile := writeFile(t, "pw-crlf", testPassword+"\r\n")
 	spaceFile := writeFile(t, "pw-space", " "+testPassword+" \n")
+	certs := kafkatest.WriteCerts(t)
+	ca, cert, key, mine := certs.CAFile, certs.ClientCertFile, certs.ClientKeyFile, certs.ServerCertFile
 	props := writeFile(t, "client.properties", strings.Join([]string{
 		"bootstrap.servers=f1:9093,f2:9093",
 		"security.protocol=SASL_SSL",
 		"sasl.mechanism=SCRAM-SHA-512",
 		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="file-user" password="` + testPassword + `";`,
 		"ssl.truststore.type=PEM",
-		"ssl.truststore.location=/etc/kafka/ca.pem",
+		"ssl.truststore.location=" + ca,
 		"client.id=ops",
 	}, "\n"))
 	noCreds := writeFile(t, "nocreds.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n")
 	fileSec := kafkaadmin.Security{
-		TLS:  &kafkaadmin.TLS{CAFile: "/etc/kafka/ca.pem"},
+		TLS:  &kafkaadmin.TLS{CAFile: ca},
 		SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-512", Username: "file-user", Password: testPassword},
 	}
 
@@ -51,9 +54,9 @@ func TestParseSecurity(t *testing.T) {
 		{"plaintext", nil, "", nil, kafkaadmin.Security{}},
 		{"env alone does nothing", nil, testPassword, nil, kafkaadmin.Security{}},
 		{"tls", []string{"--tls"}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}},
-		{"tls-ca implies tls", []string{"--tls-ca", "ca.pem"}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: "ca.pem"}}},
-		{"every tls flag", []string{"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-server-name", "kafka.internal", "--tls-insecure-skip-verify"}, "", nil,
-			kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: "c.pem", KeyFile: "k.pem", ServerName: "kafka.internal", InsecureSkipVerify: true}}},
+		{"tls-ca implies tls", []string{"--tls-ca", ca}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: ca}}},
+		{"every tls flag", []string{"--tls-cert", cert, "--tls-key", key, "--tls-server-name", "kafka.internal", "--tls-insecure-skip-verify"}, "", nil,
+			kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: cert, KeyFile: key, ServerName: "kafka.internal", InsecureSkipVerify: true}}},
 		{"sasl with a password file", []string{"--sasl-mechanism", "scram-sha-256", "--sasl-username", "u", "--sasl-password-file", pwFile}, "", nil,
 			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256", Username: "u", Password: testPassword}}},
 		{"CRLF dropped", []string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", crlfFile}, "", nil,
@@ -68,9 +71,9 @@ func TestParseSecurity(t *testing.T) {
 			kafkaadmin.Security{TLS: &kafkaadmin.TLS{}, SASL: &kafkaadmin.SASL{Mechanism: "OAUTHBEARER", Password: "eyJ.token"}}},
 		{"command config", []string{"--command-config", props}, "", []string{"f1:9093", "f2:9093"}, fileSec},
 		{"-b wins over bootstrap.servers", []string{"--command-config", props, "-b", "x:1"}, "", []string{"x:1"}, fileSec},
-		{"flags win over the file", []string{"--command-config", props, "--tls-ca", "mine.pem", "--sasl-username", "me", "--sasl-mechanism", "SCRAM-SHA-256", "--tls-server-name", "k"}, "", []string{"f1:9093", "f2:9093"},
+		{"flags win over the file", []string{"--command-config", props, "--tls-ca", mine, "--sasl-username", "me", "--sasl-mechanism", "SCRAM-SHA-256", "--tls-server-name", "k"}, "", []string{"f1:9093", "f2:9093"},
 			kafkaadmin.Security{
-				TLS:  &kafkaadmin.TLS{CAFile: "mine.pem", ServerName: "k"},
+				TLS:  &kafkaadmin.TLS{CAFile: mine, ServerName: "k"},
 				SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256", Username: "me", Password: testPassword},
 			}},
 		{"the environment wins over the file", []string{"--command-config", props}, "from-env", []string{"f1:9093", "f2:9093"},
@@ -127,9 +130,9 @@ func TestParseSecurityErrors(t *testing.T) {
 		{[]string{"--sasl-mechanism", "SCRAM-SHA-1"}, "", `bad --sasl-mechanism "SCRAM-SHA-1"`},
 		{[]string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", missing}, "", "--sasl-password-file " + missing + ": no such file or directory"},
 		{[]string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", empty}, "", "--sasl-password-file " + empty + " is empty"},
-		{[]string{"demo", "--tls"}, "", "demo runs its own plaintext cluster: --tls does not apply"},
-		{[]string{"demo", "--command-config", jks}, "", "demo runs its own plaintext cluster: --command-config does not apply"},
-		{[]string{"demo", "--sasl-mechanism", "PLAIN"}, "", "--sasl-mechanism does not apply"},
+		{[]string{"demo", "--tls"}, "", "--tls does not apply to demo: it runs its own plaintext cluster"},
+		{[]string{"demo", "--command-config", jks}, "", "--command-config does not apply to demo: it runs its own plaintext cluster"},
+		{[]string{"demo", "--sasl-mechanism", "PLAIN"}, "", "--sasl-mechanism does not apply to demo"},
 		{[]string{"--command-config", jks}, "", "--command-config " + jks + ": line 4: a truststore without ssl.truststore.type is a JKS store, which is not supported: convert it to PEM"},
 		{[]string{"snapshot", "--command-config", kerberos}, "", "line 1: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos)"},
 		{[]string{"--command-config", missing}, "", "--command-config " + missing + ": no such file or directory"},
@@ -175,8 +178,9 @@ func TestRunSecurityFileErrors(t *testing.T) {
 	t.Setenv(passwordEnv, "")
 	missing := filepath.Join(t.TempDir(), "ca.pem")
 	code, out, errs := runArgs(t, "snapshot", "-b", "127.0.0.1:1", "--tls-ca", missing)
-	if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, missing) {
-		t.Errorf("missing CA: exit %d, stdout %q, stderr %q; want 2 and one line naming the file", code, out, errs)
+	first, _, _ := strings.Cut(errs, "\n")
+	if code != 2 || out != "" || first != "txnscope: --tls-ca "+missing+": no such file or directory" {
+		t.Errorf("missing CA: exit %d, stdout %q, first line %q; want 2 and one line naming the flag and the file", code, out, first)
 	}
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/summary"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
@@ -22,7 +22,7 @@ func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error 
 	defer cl.Close()
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", strings.Join(c.bootstrap, ","), err)
+		return fmt.Errorf("%s: %w", summary.List(c.bootstrap, ",", "bootstrap servers"), err)
 	}
 	// JSON carries it as "hidden"; the table has no place for it.
 	if s.Hidden != "" && c.output != "json" {

@@ -1,11 +1,10 @@
 package clientprops
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/inputfile"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
@@ -19,21 +18,75 @@ type Config struct {
 	Security kafkaadmin.Security
 }
 
-// ParseFile reads a properties file; its errors start with the path.
-func ParseFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+// File is a properties file as ParseFile read it: what it says, plus what
+// the command line needs to name its settings in messages and to warn about
+// its permissions.
+type File struct {
+	Config
+	// Named lists the files Config reads (a PEM truststore or keystore),
+	// each with the setting and line that named it.
+	Named []Named
+	// Secret is the first setting holding a credential, as "sasl.jaas.config
+	// (line 4)"; empty when none does. Such a file should be private.
+	Secret string
+}
+
+// Named is a file a setting names.
+type Named struct {
+	Key  string
+	Line int
+	Path string
+}
+
+// ParseFile reads a properties file (a regular file of at most a few MiB:
+// see internal/inputfile); its errors start with the path.
+func ParseFile(path string) (File, error) {
+	data, err := inputfile.Read(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return Config{}, fmt.Errorf("%s: %v", path, pe.Err)
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	entries, err := Parse(string(data))
+	if err == nil {
+		var c Config
+		if c, err = FromEntries(entries); err == nil {
+			return File{Config: c, Named: named(entries, c), Secret: secretIn(entries)}, nil
 		}
-		return Config{}, err
 	}
-	c, err := ParseText(string(data))
-	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
+	return File{}, fmt.Errorf("%s: %w", path, err)
+}
+
+// named finds the settings c's file paths came from (the last of a key
+// wins, as in FromEntries).
+func named(entries []Entry, c Config) []Named {
+	t := c.Security.TLS
+	if t == nil {
+		return nil
 	}
-	return c, nil
+	last := map[string]Entry{}
+	for _, e := range entries {
+		last[e.Key] = e
+	}
+	var out []Named
+	for _, f := range []struct{ key, path string }{{"ssl.truststore.location", t.CAFile}, {"ssl.keystore.location", t.KeyFile}} {
+		if e, ok := last[f.key]; ok && f.path != "" {
+			out = append(out, Named{Key: f.key, Line: e.Line, Path: f.path})
+		}
+	}
+	return out
+}
+
+// secretIn names the first setting that holds a credential, whether or not
+// txnscope uses it: the file on disk holds it either way. A truststore's
+// password is left out: it guards public certificates.
+func secretIn(entries []Entry) string {
+	for _, e := range entries {
+		switch k := e.Key; {
+		case k == "sasl.jaas.config", k == "ssl.keystore.key", k == "ssl.key.password", k == "ssl.keystore.password",
+			strings.Contains(k, "secret"):
+			return fmt.Sprintf("%s (line %d)", k, e.Line)
+		}
+	}
+	return ""
 }
 
 // ParseText parses properties text and maps it.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
@@ -170,5 +171,69 @@ func TestParseFile(t *testing.T) {
 	_, err = ParseFile(filepath.Join(dir, "missing.properties"))
 	if err == nil || err.Error() != filepath.Join(dir, "missing.properties")+": no such file or directory" {
 		t.Errorf("error = %v", err)
+	}
+}
+
+func TestParseFileNamesAndSecrets(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := write("full.properties", "security.protocol=SASL_SSL", "sasl.mechanism=PLAIN",
+		`sasl.jaas.config=`+plainModule+` required username="u" password="`+secret+`";`,
+		"ssl.truststore.type=PEM", "ssl.truststore.location=/a.pem", "ssl.truststore.location=/ca.pem",
+		"ssl.keystore.type=PEM", "ssl.keystore.location=/client.pem")
+	f, err := ParseFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Named{{"ssl.truststore.location", 6, "/ca.pem"}, {"ssl.keystore.location", 8, "/client.pem"}}
+	if !reflect.DeepEqual(f.Named, want) || f.Secret != "sasl.jaas.config (line 3)" {
+		t.Errorf("Named %+v, Secret %q; want %+v and sasl.jaas.config (line 3)", f.Named, f.Secret, want)
+	}
+
+	// Settings txnscope ignores still hold their secret on disk; a
+	// truststore password guards nothing secret.
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"bootstrap.servers=b:1"}, ""},
+		{[]string{"security.protocol=SSL", "ssl.truststore.password=changeit"}, ""},
+		{[]string{"security.protocol=PLAINTEXT", "sasl.jaas.config=x"}, "sasl.jaas.config (line 2)"},
+		{[]string{"ssl.keystore.password=" + secret}, "ssl.keystore.password (line 1)"},
+		{[]string{"a=1", "sasl.oauthbearer.client.credentials.client.secret=" + secret}, "sasl.oauthbearer.client.credentials.client.secret (line 2)"},
+	} {
+		f, err := ParseFile(write("x.properties", tc.lines...))
+		if err != nil || f.Secret != tc.want || f.Named != nil {
+			t.Errorf("%q: Secret %q, Named %v, %v; want %q", tc.lines, f.Secret, f.Named, err, tc.want)
+		}
+	}
+}
+
+func TestParseFileOnlyRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: a character device, not a regular file"},
+		{fifo, fifo + ": a named pipe (FIFO), not a regular file"},
+		{t.TempDir(), ": a directory, not a regular file"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := ParseFile(tc.path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+				t.Errorf("ParseFile(%s) = %v, want %q", tc.path, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ParseFile(%s) still reading after 5s", tc.path)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/txnscope/txnscope/model"
@@ -21,8 +22,12 @@ import (
 // DefaultTimeout is used when Config.Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
-// maxTimeout keeps a typo like --timeout 10h from turning every failure into a hang.
-const maxTimeout = 10 * time.Minute
+// The bounds of Config.Timeout. MaxTimeout keeps a typo like --timeout 10h
+// from turning every failure into a hang.
+const (
+	MinTimeout = time.Millisecond
+	MaxTimeout = 10 * time.Minute
+)
 
 // Config says where the cluster is and how long to wait for it.
 type Config struct {
@@ -61,6 +66,12 @@ type Client struct {
 
 	mu       sync.Mutex
 	settings brokerSettings
+
+	// seeds are the bootstrap servers as given. reach is held by the one
+	// reachSeeds at work; narrowedAt is when it last left kgo a single seed.
+	seeds      []string
+	reach      chan struct{}
+	narrowedAt time.Time
 }
 
 // New connects lazily: it fails only on bad configuration, never because the
@@ -87,10 +98,10 @@ func New(cfg Config) (*Client, error) {
 		cfg.Timeout = DefaultTimeout
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("timeout must be positive, got %s", cfg.Timeout)
-	case cfg.Timeout < time.Millisecond:
+	case cfg.Timeout < MinTimeout:
 		return nil, fmt.Errorf("timeout %s is too short", cfg.Timeout)
-	case cfg.Timeout > maxTimeout:
-		return nil, fmt.Errorf("timeout %s is longer than %s", cfg.Timeout, maxTimeout)
+	case cfg.Timeout > MaxTimeout:
+		return nil, fmt.Errorf("timeout %s is longer than %s", cfg.Timeout, MaxTimeout)
 	}
 	if cfg.ConfigEvery <= 0 {
 		cfg.ConfigEvery = 5 * time.Minute
@@ -131,7 +142,8 @@ func New(cfg Config) (*Client, error) {
 		stop()
 		return nil, err
 	}
-	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, life: life, stop: stop}, nil
+	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, life: life, stop: stop,
+		seeds: seeds, reach: make(chan struct{}, 1)}, nil
 }
 
 // Close cancels everything in flight.
@@ -152,9 +164,99 @@ func (c *Client) scope(ctx context.Context) (context.Context, context.CancelFunc
 	}
 }
 
-// deadline gives one request its cfg.Timeout.
+// deadline gives one request its cfg.Timeout. Every request starts here, so
+// this is also where the client first finds a seed that answers.
 func (c *Client) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	c.reachSeeds(ctx)
+	return ctx, cancel
+}
+
+// seedStagger is how long a seed is given to answer before the next one is
+// asked as well (as RFC 8305 staggers connection attempts).
+const seedStagger = 250 * time.Millisecond
+
+// reachSeeds leaves kgo with one seed that answers before its first
+// request. On its own, kgo sends the first metadata request to a seed picked
+// at random and waits on it for the whole request timeout, retrying twice:
+// a seed that accepts connections but never answers (a stopped broker, a
+// blackholed address) failed the command whenever it was picked first (4 in
+// 10 runs of `list` with it among two seeds), and three seeds that refuse
+// connections used up the retries before the good one was tried (7 in 20).
+// So all seeds are asked, staggered, within the request's deadline; the
+// first to answer becomes kgo's only seed, from which it learns the brokers.
+// If none answers, nothing changes and kgo's request reports the failure.
+func (c *Client) reachSeeds(ctx context.Context) {
+	if len(c.seeds) < 2 || len(c.kgo.DiscoveredBrokers()) > 0 {
+		return
+	}
+	select {
+	case c.reach <- struct{}{}:
+		defer func() { <-c.reach }()
+	case <-ctx.Done():
+		return
+	}
+	// A request started since the last narrowing is still learning the
+	// brokers from that seed: give it its timeout before starting over.
+	if len(c.kgo.DiscoveredBrokers()) > 0 || time.Since(c.narrowedAt) < c.cfg.Timeout {
+		return
+	}
+	if !c.narrowedAt.IsZero() {
+		// The seed that answered last time no longer leads anywhere.
+		if err := c.kgo.UpdateSeedBrokers(c.seeds...); err != nil {
+			return
+		}
+	}
+	if i := c.firstToAnswer(ctx, c.kgo.SeedBrokers()); i >= 0 {
+		if c.kgo.UpdateSeedBrokers(c.seeds[i]) == nil {
+			c.narrowedAt = time.Now()
+		}
+	}
+}
+
+// firstToAnswer asks each seed for the cluster's brokers, in the order
+// given: the next one as soon as one fails, or after a stagger short enough
+// that every seed is asked within half the timeout. It returns the index of
+// the first to answer, or -1 when none did before ctx ended.
+func (c *Client) firstToAnswer(ctx context.Context, seeds []*kgo.Broker) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the slower attempts end with it
+	stagger := min(seedStagger, c.cfg.Timeout/time.Duration(2*len(seeds)))
+	type answer struct {
+		i   int
+		err error
+	}
+	answers := make(chan answer, len(seeds)) // no sender ever waits
+	ask := func(i int) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{} // brokers only
+		_, err := seeds[i].Request(ctx, req)
+		answers <- answer{i, err}
+	}
+	next, waiting := 0, 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case a := <-answers:
+			waiting--
+			if a.err == nil {
+				return a.i
+			}
+			if next == len(seeds) && waiting == 0 {
+				return -1
+			}
+		case <-timer.C:
+		case <-ctx.Done():
+			return -1
+		}
+		if next < len(seeds) {
+			go ask(next)
+			next++
+			waiting++
+			timer.Reset(stagger)
+		}
+	}
 }
 
 // Interface check: the ui depends on exactly these two methods.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/txnscope/txnscope/internal/inputfile"
 )
 
 // Security says how to encrypt and authenticate; the zero value is PLAINTEXT
@@ -28,7 +29,8 @@ type Security struct {
 	SASL *SASL
 }
 
-// TLS holds PEM file paths, read when the client is created.
+// TLS holds PEM file paths, read when the client is created (regular files
+// of at most a few MiB: see internal/inputfile).
 type TLS struct {
 	CAFile   string // empty: the system roots
 	CertFile string // client certificate for mutual TLS (with KeyFile)
@@ -125,6 +127,13 @@ func (s Security) options(dialTimeout time.Duration) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
+// Check reads and parses t's files and PEM text as creating a client will,
+// so that a command line can refuse a bad one before anything connects.
+func (t *TLS) Check() error {
+	_, err := t.config()
+	return err
+}
+
 // config builds the client side of the handshake. The broker's name is set
 // per broker by the Kafka client when ServerName is empty.
 func (t *TLS) config() (*tls.Config, error) {
@@ -135,9 +144,9 @@ func (t *TLS) config() (*tls.Config, error) {
 	}
 	switch {
 	case t.CAFile != "":
-		data, err := os.ReadFile(t.CAFile)
+		data, err := inputfile.Read(t.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("TLS CA file %s: %w", t.CAFile, errors.Unwrap(err))
+			return nil, fmt.Errorf("TLS CA file %s: %w", t.CAFile, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(data) {
@@ -237,13 +246,13 @@ func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
 // in a Java client's PEM keystore). The messages never quote the files'
 // contents.
 func keyPair(certFile, keyFile string) (tls.Certificate, error) {
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := inputfile.Read(certFile)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("TLS client certificate %s: %w", certFile, errors.Unwrap(err))
+		return tls.Certificate{}, fmt.Errorf("TLS client certificate %s: %w", certFile, err)
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := inputfile.Read(keyFile)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("TLS client key %s: %w", keyFile, errors.Unwrap(err))
+		return tls.Certificate{}, fmt.Errorf("TLS client key %s: %w", keyFile, err)
 	}
 	if encryptedKey(keyPEM) {
 		return tls.Certificate{}, fmt.Errorf("TLS client key %s is encrypted, which txnscope does not read: "+

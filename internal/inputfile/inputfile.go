@@ -1,0 +1,126 @@
+// Package inputfile reads the small files an operator points txnscope at
+// (a properties file, a password, PEM certificates and keys) without letting
+// a wrong path hang or kill the process: /dev/zero never ends, a named pipe
+// blocks until someone writes to it, a directory or a log file is not what
+// was meant. Only regular files of at most MaxSize bytes are read.
+package inputfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// MaxSize bounds every file read. The largest honest input is a CA bundle:
+// the system's whole trust store is about 200 KiB.
+const MaxSize = 4 << 20
+
+// Read returns the contents of the regular file at path. Its errors say what
+// is wrong with the file ("a named pipe (FIFO), not a regular file") without
+// the path, so that the caller puts the flag or setting that named it and
+// the path in front.
+func Read(path string) ([]byte, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, reason(err)
+	}
+	// The size was checked at open; a file that grew since, or a /proc file
+	// that claims size 0, is caught here.
+	if len(data) > MaxSize {
+		return nil, tooLarge()
+	}
+	return data, nil
+}
+
+// Check opens path as Read would, without reading it: a flag can be refused
+// while the command line is parsed, before anything connects.
+func Check(path string) error {
+	f, err := open(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// open refuses anything but a regular file of at most MaxSize bytes. It
+// stats the path first, so that a device or a FIFO is never opened at all,
+// and opens without blocking (openFlags), so that one swapped in after the
+// stat cannot block the open either; the open file is checked again.
+func open(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, reason(err)
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, reason(err)
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = regular(fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, reason(err)
+	}
+	return f, nil
+}
+
+func regular(fi fs.FileInfo) error {
+	m := fi.Mode()
+	var what string
+	switch {
+	case m.IsRegular():
+		if fi.Size() > MaxSize {
+			return tooLarge()
+		}
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		return errors.New("not a regular file")
+	}
+	return fmt.Errorf("%s, not a regular file", what)
+}
+
+func tooLarge() error {
+	return fmt.Errorf("larger than %d MiB, more than any key, certificate or settings file holds", MaxSize>>20)
+}
+
+// reason drops the operation and path os puts in front of its errors.
+func reason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Exposed reports whether users other than the owner may read the file at
+// path (its group or others have the read bit), with its permission bits.
+// It says false where permissions do not work that way (Windows).
+func Exposed(path string) (fs.FileMode, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !permsMeanSomething {
+		return 0, false
+	}
+	perm := fi.Mode().Perm()
+	return perm, perm&0o044 != 0
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package inputfile
+
+const openFlags = 0
+
+const permsMeanSomething = false
