@@ -33,7 +33,7 @@ const (
 
 // securedRefresh reads the cluster once with sec and returns the error and
 // how long it took to come back.
-func securedRefresh(t *testing.T, boot []string, sec kafkaadmin.Security) (error, time.Duration) {
+func securedRefresh(t *testing.T, boot []string, sec kafkaadmin.Security) (time.Duration, error) {
 	t.Helper()
 	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, Security: sec})
 	if err != nil {
@@ -44,7 +44,7 @@ func securedRefresh(t *testing.T, boot []string, sec kafkaadmin.Security) (error
 	defer cancel()
 	start := time.Now()
 	_, err = a.Refresh(ctx, nil)
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 // refused checks a failure: one line, quick (not the timeout), naming want,
@@ -77,15 +77,15 @@ func TestSASLMechanisms(t *testing.T) {
 		kfake.Superuser(kafkaadmin.ScramSHA512, secUser, secPass))
 	for _, mech := range []string{kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, "scram-sha-512"} {
 		t.Run(mech, func(t *testing.T) {
-			err, _ := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: secUser, Password: secPass}})
+			_, err := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: secUser, Password: secPass}})
 			if err != nil {
 				t.Fatalf("right credentials: %v", err)
 			}
 			// kfake hangs up on bad credentials where a real broker answers
 			// SASL_AUTHENTICATION_FAILED first (TestSASLRefusalReason).
-			err, took := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: secUser, Password: "wrong-" + secPass}})
+			took, err := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: secUser, Password: "wrong-" + secPass}})
 			refused(t, err, took, "cannot reach the cluster")
-			err, took = securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: "mallory", Password: secPass}})
+			took, err = securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: mech, Username: "mallory", Password: secPass}})
 			refused(t, err, took, "cannot reach the cluster")
 		})
 	}
@@ -110,7 +110,7 @@ func brokerRefuses(c *kfake.Cluster, seen func([]byte)) {
 func TestSASLRefusalReason(t *testing.T) {
 	c, boot := kafkatest.NewCluster(t, kfake.EnableSASL(), kfake.Superuser(kafkaadmin.ScramSHA256, secUser, secPass))
 	brokerRefuses(c, nil)
-	err, took := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.ScramSHA256, Username: secUser, Password: secPass}})
+	took, err := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.ScramSHA256, Username: secUser, Password: secPass}})
 	refused(t, err, took, "SASL_AUTHENTICATION_FAILED")
 }
 
@@ -137,7 +137,7 @@ func TestSASLOAuthBearer(t *testing.T) {
 		sent = append(sent, bytes.Clone(b))
 	})
 	token := "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ0eG5zY29wZSJ9." + secPass
-	err, took := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.OAuthBearer, Password: kafkaadmin.Secret(token)}})
+	took, err := securedRefresh(t, boot, kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.OAuthBearer, Password: kafkaadmin.Secret(token)}})
 	refused(t, err, took, "SASL_AUTHENTICATION_FAILED")
 	if strings.Contains(err.Error(), token) {
 		t.Errorf("error shows the token: %v", err)
@@ -181,7 +181,7 @@ func TestTLS(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tc := c.tls
-			err, took := securedRefresh(t, c.boot, kafkaadmin.Security{TLS: &tc})
+			took, err := securedRefresh(t, c.boot, kafkaadmin.Security{TLS: &tc})
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("refresh: %v", err)
@@ -207,12 +207,12 @@ func TestTLSWithSASL(t *testing.T) {
 	_, boot := kafkatest.NewCluster(t, kfake.TLS(certs.ServerTLS), kfake.EnableSASL(),
 		kfake.Superuser(kafkaadmin.ScramSHA512, secUser, secPass))
 	sasl := &kafkaadmin.SASL{Mechanism: kafkaadmin.ScramSHA512, Username: secUser, Password: secPass}
-	if err, _ := securedRefresh(t, boot, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}, SASL: sasl}); err != nil {
+	if _, err := securedRefresh(t, boot, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}, SASL: sasl}); err != nil {
 		t.Fatalf("SASL_SSL: %v", err)
 	}
-	err, took := securedRefresh(t, boot, kafkaadmin.Security{SASL: sasl})
+	took, err := securedRefresh(t, boot, kafkaadmin.Security{SASL: sasl})
 	refused(t, err, took, "TLS")
-	err, took = securedRefresh(t, boot, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}})
+	took, err = securedRefresh(t, boot, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}})
 	refused(t, err, took, "SASL")
 }
 
@@ -237,7 +237,7 @@ func TestTLSToPlaintextListener(t *testing.T) {
 		}
 	})
 	certs := kafkatest.WriteCerts(t)
-	err, took := securedRefresh(t, []string{ln.Addr().String()}, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}})
+	took, err := securedRefresh(t, []string{ln.Addr().String()}, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: certs.CAFile}})
 	refused(t, err, took, "TLS")
 }
 
