@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // txnStateView is __transaction_state as one broker's own metadata shows it:
@@ -105,12 +107,19 @@ func (c *Client) txnStatePartitions(ctx context.Context, brokers []int32, meta m
 		return defaultTxnStatePartitions, nil
 	}
 	n, err := c.txnStatePartitionsSetting(ctx, brokers)
-	if err != nil {
+	switch {
+	case err != nil && authErr(err):
+		return 0, fmt.Errorf("%s to tell how many partitions %s has, so whether every coordinator has loaded cannot be checked (%s; %s)",
+			model.NoPermission, txnStateTopic, errText(denied), needTxnStateLayout)
+	case err != nil:
 		return 0, fmt.Errorf("%s: cannot tell how many partitions %s has (its metadata: %s; %s: %s)",
 			notLoaded, txnStateTopic, errText(denied), txnStatePartitionsKey, errText(err))
 	}
 	return n, nil
 }
+
+// needTxnStateLayout names the ACLs that tell how __transaction_state is laid out.
+const needTxnStateLayout = "Metadata needs DESCRIBE on the topic " + txnStateTopic + ", or DescribeConfigs DESCRIBE_CONFIGS on the cluster"
 
 // txnStatePartitionsSetting reads the brokers' transaction.state.log.num.partitions;
 // they must all say the same.

@@ -315,3 +315,26 @@ func TestRefreshProbesOnlyOwnerless(t *testing.T) {
 		t.Fatalf("note %q", s.Hidden)
 	}
 }
+
+// TestOwnersUnknownWithoutTxnStateACL: a principal that may neither DESCRIBE __transaction_state
+// nor read the brokers' configs cannot tell how many partitions the coordinators' log has, so it
+// cannot check them all: the abort is refused, saying which ACL would do.
+func TestOwnersUnknownWithoutTxnStateACL(t *testing.T) {
+	t.Parallel()
+	c, boot := aclCluster(t,
+		aclUser("narrow", aclAllow(onTxnID, "*", kmsg.ACLOperationDescribe), aclAllow(onTopic, "orders", kmsg.ACLOperationRead),
+			aclAllow(onCluster, "kafka-cluster", kmsg.ACLOperationClusterAction)))
+	aclOpen(t, boot, "live-0-2", aclTP("orders", 0))
+	markers := countRequests(c, kmsg.WriteTxnMarkers)
+	narrow := aclAs(t, boot, "narrow")
+	s := refresh(t, narrow, nil)
+	p0 := partOf(t, s, "orders", 0)
+	pr, _ := p0.Pinner()
+	hookLoad(c, 0).hide.Store(true) // the owner unlisted: only the check stands in the way
+	r := execute(t, narrow, abortOn(p0, pr))
+	const want = "refused: no permission to tell how many partitions __transaction_state has, so whether every coordinator has loaded cannot be checked"
+	if !r.Refused || r.Sent || !strings.HasPrefix(r.Err, want) || !strings.Contains(r.Err, "DESCRIBE on the topic __transaction_state") || markers.Load() != 0 {
+		t.Fatalf("%+v, want refused saying %q", r, want)
+	}
+	t.Log(r.Err)
+}
