@@ -23,7 +23,7 @@ import (
 // NOT_COORDINATOR (not held); but ListTransactions answers an empty list,
 // without error, on a broker that holds no partition yet, and fails only while
 // one loads. So a listing alone cannot tell "no owner" from "not loaded yet"
-// (seen on Kafka 4.4 for about a second after a fenced broker came back).
+// (seen on Kafka 4.4 for 0.2 s to a second after a fenced broker came back).
 // listOwners settles it with one probe id per partition, described on every
 // broker before and after the listing.
 
@@ -44,12 +44,12 @@ const (
 // notLoaded starts every reason listOwners gives.
 const notLoaded = "an owner may be missing from the listing, not every coordinator is known to be loaded"
 
-// listOwners is listTxns for callers that conclude "no owner" from an id's
-// absence (find-hanging, the partition abort's re-check). It returns an
-// error, whose text says why and reads well after "refused: ", unless every
-// broker answered the listing and every __transaction_state partition was
-// held and loaded by one same broker, at one same leader epoch, from before
-// the listing to after it.
+// listOwners is listTxnsOn filtered by pids, for callers that conclude "no
+// owner" from an id's absence (find-hanging, the partition abort's re-check).
+// It returns an error, whose text says why and reads well after "refused: ",
+// unless every broker answered the listing and every __transaction_state
+// partition was held loaded by a broker that still held it, at the same
+// leader epoch, after the listing.
 func (c *Client) listOwners(ctx context.Context, pids []int64) (map[string]listed, error) {
 	list, _, err := c.listOwnersSeen(ctx, pids)
 	return list, err
