@@ -111,6 +111,8 @@ type (
 		// PossiblyHanging have no visible owner while ACLs hide some ids:
 		// their owner may be live, so they are not in Hanging.
 		PossiblyHanging []hangingJSON `json:"possibly_hanging"`
+		// OwnersUnknown says why no producer was judged (exit 1), null otherwise.
+		OwnersUnknown *string `json:"owners_unknown"`
 	}
 	hangingJSON struct {
 		Topic            string  `json:"topic"`
@@ -233,6 +235,9 @@ func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o o
 	}
 	doc := findHangingJSON{MaxTransactionTimeoutMs: max.Milliseconds(), PartitionsSearched: rep.Partitions,
 		Hanging: make([]hangingJSON, 0, len(rep.Hanging)), PossiblyHanging: make([]hangingJSON, 0, len(rep.Possibly))}
+	if rep.OwnersUnknown != "" {
+		doc.OwnersUnknown = &rep.OwnersUnknown
+	}
 	rows := make([][]string, 0, len(rep.Hanging))
 	for _, h := range rep.Hanging {
 		doc.Hanging = append(doc.Hanging, toHangingJSON(h))

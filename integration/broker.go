@@ -61,6 +61,13 @@ type BrokerOptions struct {
 	Authorizer bool
 	// SuperUsers are more super users, as principals ("User:admin").
 	SuperUsers []string
+
+	// SeparateController runs the KRaft controller in a JVM of its own (node 1), the broker
+	// being node 2, as in a production cluster: a paused broker (Pause) then misses its
+	// heartbeats while the controller runs on, and is fenced after broker.session.timeout.ms.
+	// (Paused together, a combined node resumes its heartbeats before its controller notices.)
+	// Not with Secure or ScramUsers.
+	SeparateController bool
 }
 
 // ScramUser is one SCRAM credential created at format time.
@@ -94,6 +101,7 @@ type Broker struct {
 	Config string
 
 	libs, dir string
+	ctrl      *Broker // the controller's JVM, with SeparateController
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -116,6 +124,9 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 		b.Certs = kafkatest.WriteCerts(t, o.CertHosts...)
 		b.Named = writeNamedCert(t)
 	}
+	if o.SeparateController && (o.Secure || len(o.ScramUsers) > 0) {
+		t.Fatal("StartBroker: SeparateController does not combine with Secure or ScramUsers")
+	}
 	t.Cleanup(func() {
 		b.stop()
 		if _, err := os.Stat(b.LogFile); err == nil && t.Failed() {
@@ -134,10 +145,17 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 			t.Fatal(err)
 		}
 		data := filepath.Join(b.dir, fmt.Sprintf("data-%d", attempt))
-		if err := os.WriteFile(b.Config, []byte(serverProperties(b, o, ports, data)), 0o600); err != nil {
+		props, id := serverProperties(b, o, ports, data), clusterID()
+		if o.SeparateController {
+			if err := b.startController(id, ports[1], attempt); err != nil {
+				t.Fatal(err)
+			}
+			props += brokerOnly(b.Bootstrap)
+		}
+		if err := os.WriteFile(b.Config, []byte(props), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.format(o.ScramUsers); err != nil {
+		if err := b.format(id, !o.SeparateController, o.ScramUsers); err != nil {
 			t.Fatalf("formatting the private broker's storage: %v", err)
 		}
 		if err := b.launch(); err != nil {
@@ -174,6 +192,27 @@ func (b *Broker) Kill(t *testing.T) {
 	}
 }
 
+// Pause sends SIGSTOP: the broker holds its connections but answers nothing, as a broker in a
+// long GC pause or on a frozen VM does. Its controller stops too, so on Resume it finds the
+// broker's session expired (broker.session.timeout.ms) and fences it.
+func (b *Broker) Pause(t *testing.T) { b.signal(t, syscall.SIGSTOP) }
+
+// Resume sends SIGCONT to a paused broker.
+func (b *Broker) Resume(t *testing.T) { b.signal(t, syscall.SIGCONT) }
+
+func (b *Broker) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	b.mu.Lock()
+	cmd := b.cmd
+	b.mu.Unlock()
+	if cmd == nil || !b.running() {
+		t.Fatalf("Broker: %v: the broker is not running", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("Broker: %v: %v", sig, err)
+	}
+}
+
 // Start restarts a killed broker on the same ports and data dir and waits until it answers.
 func (b *Broker) Start(t *testing.T) {
 	t.Helper()
@@ -205,6 +244,9 @@ func (b *Broker) running() bool {
 }
 
 func (b *Broker) stop() {
+	if b.ctrl != nil {
+		defer b.ctrl.stop()
+	}
 	b.mu.Lock()
 	cmd, done := b.cmd, b.done
 	b.mu.Unlock()
@@ -283,12 +325,16 @@ func (b *Broker) waitReady(limit time.Duration) error {
 	return fmt.Errorf("no metadata answer within %s (last: %v)", limit, last)
 }
 
-// format runs the storage tool as kafka-up does, adding the SCRAM users.
-func (b *Broker) format(users []ScramUser) error {
+// format runs the storage tool as kafka-up does, adding the SCRAM users; standalone formats a
+// node that is its own controller quorum.
+func (b *Broker) format(id string, standalone bool, users []ScramUser) error {
 	args := []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
 		"-Dlog4j2.configurationFile=" + filepath.Join(b.dir, "log4j2.properties"),
 		"-cp", filepath.Join(b.libs, "*"), "kafka.tools.StorageTool",
-		"format", "--standalone", "-t", clusterID(), "-c", b.Config}
+		"format", "-t", id, "-c", b.Config}
+	if standalone {
+		args = append(args, "--standalone")
+	}
 	for _, u := range users {
 		args = append(args, "--add-scram", fmt.Sprintf("%s=[name=%s,password=%s]", u.Mechanism, u.Name, u.Password))
 	}
@@ -301,6 +347,49 @@ func (b *Broker) format(users []ScramUser) error {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
 	return nil
+}
+
+// startController formats and starts the separate controller (node 1) on port, as a Broker whose
+// files sit next to b's.
+func (b *Broker) startController(id string, port, attempt int) error {
+	if b.ctrl != nil {
+		b.ctrl.stop()
+	}
+	c := &Broker{libs: b.libs, dir: b.dir}
+	c.LogFile = filepath.Join(b.dir, "controller.log")
+	c.Config = filepath.Join(b.dir, "controller.properties")
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	props := strings.Join([]string{
+		"# written by integration.StartBroker (SeparateController)",
+		"process.roles=controller",
+		"node.id=1",
+		"controller.quorum.bootstrap.servers=" + addr,
+		"listeners=CONTROLLER://" + addr,
+		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT",
+		"log.dirs=" + filepath.Join(b.dir, fmt.Sprintf("controller-data-%d", attempt)),
+		"broker.session.timeout.ms=4000",
+		"broker.heartbeat.interval.ms=500",
+	}, "\n") + "\n"
+	if err := os.WriteFile(c.Config, []byte(props), 0o600); err != nil {
+		return err
+	}
+	if err := c.format(id, true, nil); err != nil {
+		return fmt.Errorf("formatting the private controller's storage: %w", err)
+	}
+	b.ctrl = c
+	return c.launch()
+}
+
+// brokerOnly turns serverProperties' combined node into broker node 2 of a separate controller:
+// later lines win.
+func brokerOnly(bootstrap string) string {
+	return strings.Join([]string{
+		"# SeparateController: the broker only",
+		"process.roles=broker",
+		"node.id=2",
+		"listeners=PLAINTEXT://" + bootstrap,
+	}, "\n") + "\n"
 }
 
 func writeLog4j(dir string) error {

@@ -122,12 +122,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // (nil when none does). Any coordinator not answering is an error: the owner
 // might be the one we could not ask.
 func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
-	list, failed, err := c.listTxns(ctx, []int64{pid})
+	list, err := c.listOwners(ctx, []int64{pid})
 	if err != nil {
 		return nil, err
-	}
-	for b, why := range failed {
-		return nil, fmt.Errorf("broker %d: %s", b, errText(why))
 	}
 	var ids []string
 	for id, l := range list {

@@ -40,11 +40,15 @@ type HangingReport struct {
 	// hide some ids (Reason model.OwnerMaybeHidden): not reported as hanging,
 	// their owner may be live. Hidden then says so in one line (starting
 	// with model.HiddenIDs), for stderr.
-	Possibly   []model.Hanging
-	Hidden     string
-	Partitions int // partitions searched
-	Candidates int // open transactions older than the max timeout
-	Now        time.Time
+	Possibly []model.Hanging
+	Hidden   string
+	// OwnersUnknown says why no candidate was judged when the coordinators
+	// could not all vouch for who owns them (one did not answer, or was not
+	// known to have loaded its transactions): nothing is reported then.
+	OwnersUnknown string
+	Partitions    int // partitions searched
+	Candidates    int // open transactions older than the max timeout
+	Now           time.Time
 }
 
 // FindHanging runs kafka-transactions.sh find-hanging's search: DescribeProducers
@@ -75,15 +79,18 @@ func (c *Client) FindHanging(ctx context.Context, s HangingScope) (HangingReport
 	var (
 		owners            map[int64]model.Owner
 		ownErr, hiddenErr error
-		hidden            bool
+		hidden, refused   bool
 		wg                sync.WaitGroup
 	)
-	wg.Go(func() { owners, ownErr = c.ownersOf(ctx, pids) })
+	wg.Go(func() { owners, refused, ownErr = c.ownersOf(ctx, pids) })
 	wg.Go(func() { hidden, hiddenErr = c.ownerMayBeHidden(ctx) })
 	wg.Wait()
 	if ownErr != nil {
-		return rep, errors.Join(partErr, ownErr)
+		rep.OwnersUnknown = ownErr.Error()
+		return rep, errors.Join(partErr, fmt.Errorf("owners unknown, no producer is judged: %w", ownErr))
 	}
+	// Probes refused by ACLs are hidden ids too, whatever the other probe said.
+	hidden = hidden || refused
 	if hiddenErr != nil {
 		// Unknown is treated as hidden: a guess could get a live
 		// transaction aborted.
@@ -214,19 +221,13 @@ func (c *Client) producersInBatches(ctx context.Context, tps []tp, broker int32)
 
 // ownersOf asks every broker which transactional ids own the producer ids,
 // then describes those ids. A producer id absent from the result is owned by
-// no id. Any broker not answering the listing is an error: the owner could be
-// the one it coordinates.
-func (c *Client) ownersOf(ctx context.Context, pids []int64) (map[int64]model.Owner, error) {
-	list, failed, err := c.listTxns(ctx, pids)
+// no id. Any broker not answering the listing, or not known to have loaded
+// its transactions, is an error: the owner could be one it has not listed.
+// hidden: ACLs refused listOwners' probes.
+func (c *Client) ownersOf(ctx context.Context, pids []int64) (owners map[int64]model.Owner, hidden bool, err error) {
+	list, hidden, err := c.listOwnersSeen(ctx, pids)
 	if err != nil {
-		return nil, err
-	}
-	if len(failed) > 0 {
-		errs := make([]error, 0, len(failed))
-		for b, why := range failed {
-			errs = append(errs, BrokerError{b, why})
-		}
-		return nil, joinErrs("ListTransactions (by producer id) did not answer on every broker, so no producer is judged", errs)
+		return nil, false, err
 	}
 	want := make(map[int64]bool, len(pids))
 	for _, p := range pids {
@@ -240,7 +241,7 @@ func (c *Client) ownersOf(ctx context.Context, pids []int64) (map[int64]model.Ow
 	}
 	// Deterministic when (unexpectedly) two ids list one producer id.
 	sort.Strings(ids)
-	owners := make(map[int64]model.Owner, len(ids))
+	owners = make(map[int64]model.Owner, len(ids))
 	descs := c.describeTxns(ctx, ids)
 	for _, id := range ids {
 		o := model.Owner{ID: id}
@@ -254,5 +255,5 @@ func (c *Client) ownersOf(ctx context.Context, pids []int64) (map[int64]model.Ow
 		}
 		owners[list[id].pid] = o
 	}
-	return owners, nil
+	return owners, hidden, nil
 }

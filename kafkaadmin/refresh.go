@@ -106,6 +106,9 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	applyOutcomes(snap, ends, outcomes)
 	applyHidden(snap, settings)
 	markUnlisted(snap, failed)
+	if !settings.idsHidden && len(failed) == 0 {
+		c.vouchForOwners(ctx, snap)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -274,4 +277,65 @@ func applyHidden(snap *model.Snapshot, settings brokerSettings) {
 			return
 		}
 	}
+}
+
+// vouchForOwners: a coordinator that has not loaded its transactions lists
+// none of them, without an error (owners.go). Only a producer that no listed
+// transaction owns draws a conclusion from the listing, so only then, for
+// those producers, is listOwners asked whether the coordinators had loaded:
+// if not, no producer is judged hanging (H? rather than H!), and the header
+// says why. An owner it lists that the snapshot's listing missed (too new for
+// it, or missed) holds judgement on its partitions too.
+func (c *Client) vouchForOwners(ctx context.Context, snap *model.Snapshot) {
+	pids := ownerless(snap)
+	if len(pids) == 0 {
+		return
+	}
+	list, hidden, err := c.listOwnersSeen(ctx, pids)
+	switch {
+	case err != nil:
+		snap.Hidden = strings.TrimPrefix(snap.Hidden+"; "+ownersUnknown+": "+err.Error(), "; ")
+		for i := range snap.Partitions {
+			snap.Partitions[i].OwnersHidden = true
+		}
+	case hidden:
+		markHidden(snap)
+	case len(list) > 0:
+		late := make(map[int64]bool, len(list))
+		for _, l := range list {
+			late[l.pid] = true
+		}
+		for i := range snap.Partitions {
+			p := &snap.Partitions[i]
+			for _, pr := range p.Producers {
+				p.OwnersHidden = p.OwnersHidden || late[pr.ProducerID]
+			}
+		}
+	}
+}
+
+// ownersUnknown starts the header note of a snapshot whose owners the
+// coordinators could not vouch for.
+const ownersUnknown = "owners unknown"
+
+// ownerless returns the producers with an open transaction on a polled
+// partition that no listed transaction owns, ascending.
+func ownerless(snap *model.Snapshot) []int64 {
+	open := map[int64]bool{}
+	for _, p := range snap.Partitions {
+		for _, pr := range p.Producers {
+			if pr.CurrentTxnStartOffset >= 0 {
+				open[pr.ProducerID] = true
+			}
+		}
+	}
+	for i := 0; i < len(snap.Txns) && len(open) > 0; i++ {
+		delete(open, snap.Txns[i].ProducerID)
+	}
+	out := make([]int64, 0, len(open))
+	for pid := range open {
+		out = append(out, pid)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

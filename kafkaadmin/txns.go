@@ -52,15 +52,12 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 	return ids, nil
 }
 
-// listTxns asks every broker for the transactions it coordinates, optionally
+// listTxnsOn asks every broker for the transactions it coordinates, optionally
 // only those of some producer ids. failed maps the brokers that did not answer
-// to why; err is set only when none answered.
-func (c *Client) listTxns(ctx context.Context, pids []int64) (out map[string]listed, failed map[int32]error, err error) {
-	return c.listTxnsOn(ctx, pids, nil)
-}
-
-// listTxnsOn is listTxns where known are the cluster's brokers (nil: read
-// them first); a broker of known not asked counts as failed.
+// to why; err is set only when none answered. known are the cluster's brokers
+// (nil: read them first); a broker of known not asked counts as failed. An
+// answer lists only what its coordinator has loaded: to conclude from an
+// absence, use listOwners.
 func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (out map[string]listed, failed map[int32]error, err error) {
 	if known == nil {
 		if known, err = c.brokerIDs(ctx); err != nil {
