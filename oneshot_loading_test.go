@@ -80,7 +80,7 @@ func TestE2EFindHangingWhileCoordinatorsLoad(t *testing.T) {
 		t.Fatalf("find-hanging -o json while resigned: exit %d, %v\n%s", r.code, err, r.stdout)
 	}
 	r = run1(t, "abort", "-b", b, "--topic", "orders", "--partition", "0", "--start-offset", "0", "--yes",
-		"--audit-log", t.TempDir()+"/audit.log")
+		"--max-transaction-timeout", "0", "--audit-log", t.TempDir()+"/audit.log")
 	if r.code != 1 || !strings.Contains(r.stderr, "refused") || !strings.Contains(r.stderr, "NOT_COORDINATOR") || markers.Load() != 0 {
 		t.Fatalf("abort while resigned: exit %d, stderr %q, %d markers", r.code, r.stderr, markers.Load())
 	}
