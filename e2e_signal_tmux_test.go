@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -501,4 +505,48 @@ func TestTmuxSessionDropInFlight(t *testing.T) {
 	if n := hook.n.Load(); n != 1 {
 		t.Errorf("%d InitProducerId requests, want 1", n)
 	}
+}
+
+// TestSignalInFlightJSON: force-terminate --yes -o json, SIGHUP while the
+// request is held: the JSON says unknown and never ok, the exit status is 1,
+// and the audit log has the attempt and its result.
+func TestSignalInFlightJSON(t *testing.T) {
+	quickExit(t)
+	const id = "orders-sink-6-7"
+	c, boot, _ := stuckTxn(t, id)
+	hook := hookInits(t, c, true)
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := txnscope(t, ctx, "force-terminate", "-b", boot, "--transactional-id", id, "--yes", "-o", "json", "--audit-log", auditLog)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hook.waitHeld(t, 1)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("exit %v, want status 1; stderr %q", err, stderr.String())
+	}
+	var out struct {
+		OK, Unknown, Sent bool
+		Sends             int
+		Attempt           string
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout.String())
+	}
+	if out.OK || !out.Unknown || !out.Sent || out.Sends != 1 {
+		t.Errorf("JSON %s", stdout.String())
+	}
+	interrupted(t, auditLog)
+	if a := auditLines(t, auditLog); a[0].Attempt != out.Attempt {
+		t.Errorf("the JSON's attempt %q is not the audit log's %q", out.Attempt, a[0].Attempt)
+	}
+	hook.let()
 }
