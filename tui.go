@@ -33,7 +33,12 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
 	o.Context = ctx
 	m := ui.New(o)
-	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(stdout)).Run()
+	p := tea.NewProgram(m, tea.WithOutput(stdout))
+	// A signal quits the program the way q does. Killing it (tea.WithContext)
+	// skips waiting for the input reader, which bubbletea then closes under
+	// the reader's feet (a data race the race detector reports).
+	defer context.AfterFunc(ctx, p.Quit)()
+	_, err = p.Run()
 	// A signal ends the program with an abort perhaps in flight: its request
 	// is abandoned with the context, and its result line must reach the
 	// audit log before the process exits.

@@ -48,6 +48,15 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		case try > 1 && model.Aborting(a, fresh):
 			return model.Result{Sent: true, Sends: r.Sends, After: fmt.Sprintf(
 				"the coordinator answered %s and is aborting it: now %s at epoch %d", r.ErrorCode, fresh.State, fresh.ProducerEpoch)}
+		case try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message && abortingNewer(a, fresh):
+			// The coordinator answers the fence of whatever transaction is
+			// open when the request lands: the one shown ended while the
+			// request was on its way, and the next one was fenced.
+			r.Unknown = true
+			r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
+				"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
+				r.ErrorCode, a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+			return r
 		}
 		if err := model.CheckForceTerminate(a, fresh, found); err != nil {
 			if try == 1 {
@@ -157,3 +166,17 @@ func (c *Client) afterTerminate(ctx context.Context, a model.Action, r model.Res
 	}
 	return r
 }
+
+// abortingNewer reports whether fresh shows a transaction of a's producer
+// that started after the one a was planned on being aborted, at a higher
+// epoch: what a fence that landed after a turnover leaves.
+func abortingNewer(a model.Action, fresh model.Txn) bool {
+	switch fresh.State {
+	case model.PrepareEpochFence, model.PrepareAbort, model.CompleteAbort:
+	default:
+		return false
+	}
+	return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch > a.ProducerEpoch && fresh.Start.After(a.Start)
+}
+
+func clockMs(t time.Time) string { return t.Format("15:04:05.000") }
