@@ -88,12 +88,13 @@ func TestRealKafkaTurnoverRefused(t *testing.T) {
 				}
 				want = fmt.Sprintf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s", id, clock(now.Start), clock(seen.Start))
 			} else {
-				// The commit bumped the epoch (KIP-890): the first difference
-				// the re-check meets.
+				// The commit bumped the epoch (KIP-890): the refusal names
+				// the newer transaction, and the epoch that moved with it.
 				if now.ProducerEpoch != seen.ProducerEpoch+1 {
 					t.Fatalf("under transaction version 2 the commit should bump the epoch: %d then %d", seen.ProducerEpoch, now.ProducerEpoch)
 				}
-				want = fmt.Sprintf("refused: producer epoch changed %d→%d since it was shown", seen.ProducerEpoch, now.ProducerEpoch)
+				want = fmt.Sprintf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; the one shown has ended (epoch %d→%d)",
+					id, clock(now.Start), clock(seen.Start), seen.ProducerEpoch, now.ProducerEpoch)
 			}
 			if !strings.HasPrefix(r.Err, want) {
 				t.Errorf("refusal %q\nwant it to start with %q", r.Err, want)

@@ -116,7 +116,7 @@ func TestForceTerminate(t *testing.T) {
 
 	// The same action again: the epoch moved on, so it is refused unsent.
 	r = execute(t, a, plannedOn(tx))
-	if !r.Refused || r.Sent || !strings.Contains(r.Err, "epoch changed") {
+	if !r.Refused || r.Sent || !strings.Contains(r.Err, "state changed Ongoing→Empty since it was shown: it ended (epoch 0→1)") {
 		t.Fatalf("second force-terminate: %+v", r)
 	}
 	if n := inits.Load(); n != 1 {
@@ -147,7 +147,7 @@ func TestForceTerminateRefusedWhenStateChanged(t *testing.T) {
 		want string
 	}{
 		{actA, "state changed Ongoing→Empty"},
-		{actB, "producer epoch changed 0→1"},
+		{actB, "this is a newer transaction of job-b-0-1"},
 		{never, "no longer known"},
 	} {
 		r := execute(t, a, tc.act)

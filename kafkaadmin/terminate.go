@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +37,9 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		return refused("refused: no transactional.id given")
 	}
 	start := time.Now()
+	// Read before the re-check: if the re-check then still shows the
+	// transaction, this is where it began (it cannot have ended and come back).
+	anchor := c.firstOffset(ctx, a)
 	var r model.Result
 	for try := 1; ; try++ {
 		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
@@ -74,7 +78,7 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		}
 		ke := kerr.ErrorForCode(resp.(*kmsg.InitProducerIDResponse).ErrorCode)
 		if ke == nil {
-			return c.afterTerminate(ctx, a, r)
+			return c.afterTerminate(ctx, a, anchor, r)
 		}
 		if answered(&r, ke) {
 			return r
@@ -143,28 +147,81 @@ func (c *Client) initRequest(a model.Action, fresh model.Txn) *kmsg.InitProducer
 	return req
 }
 
-// afterTerminate says what the id looks like once the coordinator accepted
-// the request: its state and epoch, as evidence rather than a guess at the
-// outcome. Kafka answers a request that fences an open transaction with
-// CONCURRENT_TRANSACTIONS, never with success: the very transaction still
-// open after a success means the answer cannot be trusted.
-func (c *Client) afterTerminate(ctx context.Context, a model.Action, r model.Result) model.Result {
+// afterTerminate tells what a request answered without an error did. Kafka
+// answers the InitProducerId that fences an open transaction with
+// CONCURRENT_TRANSACTIONS, and without an error only when no transaction was
+// open when it arrived: the one shown had ended on the way, and the request
+// only fenced its producer. Whether it had committed or aborted is read from
+// its marker (kfake, which fences inline and answers without an error, leaves
+// an ABORT there). The very transaction still open means the answer cannot
+// be trusted.
+func (c *Client) afterTerminate(ctx context.Context, a model.Action, anchor *ending, r model.Result) model.Result {
 	if ctx.Err() != nil {
+		r.Unknown, r.Err = true, "interrupted before the outcome could be read"
 		return r
 	}
 	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+	now := "it is no longer known to its coordinator"
 	switch {
 	case err != nil:
-		r.After = "could not re-read it afterwards: " + err.Error()
-	case !found:
-		r.After = "it is no longer known to its coordinator"
-	case model.CheckForceTerminate(a, fresh, found) == nil:
+		now = "it could not be re-read afterwards: " + err.Error()
+	case found && model.CheckForceTerminate(a, fresh, found) == nil:
 		r.Unknown = true
 		r.Err = fmt.Sprintf("the coordinator answered without an error, yet the transaction is still %s at epoch %d as it was", fresh.State, fresh.ProducerEpoch)
+		return r
+	case found:
+		now = fmt.Sprintf("now %s at epoch %d", fresh.State, fresh.ProducerEpoch)
+	}
+	switch c.markerOf(ctx, anchor) {
+	case model.CompleteAbort:
+		r.After = "its ABORT marker is in the log; the producer is fenced; " + now
+	case model.CompleteCommit:
+		r.Err = "it had committed before the request arrived (its COMMIT marker is in the log): nothing was aborted, " +
+			"but the request fenced its producer; " + now
 	default:
-		r.After = fmt.Sprintf("now %s at epoch %d", fresh.State, fresh.ProducerEpoch)
+		r.Unknown = true
+		r.Err = "the coordinator answered without CONCURRENT_TRANSACTIONS, as Kafka does only when no transaction is open: " +
+			"the one shown may have ended just before, and then only its producer was fenced; its COMMIT or ABORT marker could not be read; " + now
 	}
 	return r
+}
+
+// firstOffset finds where a's transaction began on one of its partitions
+// (DescribeProducers), to read its marker once it ended; nil when none can
+// be read.
+func (c *Client) firstOffset(ctx context.Context, a model.Action) *ending {
+	if len(a.Partitions) == 0 {
+		return nil
+	}
+	var errs partErrs
+	rows := c.producers(ctx, a.Partitions, &errs)
+	for _, p := range a.Partitions {
+		for _, pr := range rows[p] {
+			if pr.ProducerID == a.ProducerID && pr.CurrentTxnStartOffset >= 0 {
+				return &ending{id: a.TransactionalID, pid: a.ProducerID, epoch: a.ProducerEpoch, at: p, start: pr.CurrentTxnStartOffset}
+			}
+		}
+	}
+	return nil
+}
+
+// markerOf reads the marker that ended the transaction at e: CompleteCommit,
+// CompleteAbort, or "" when it cannot be told.
+func (c *Client) markerOf(ctx context.Context, e *ending) model.State {
+	if e == nil {
+		return ""
+	}
+	meta, msg := c.topicMetadata(ctx, []string{e.at.Topic})
+	if msg != "" {
+		return ""
+	}
+	leader, msg := meta.leaderOf(e.at)
+	if msg != "" || leader < 0 {
+		return ""
+	}
+	var budget atomic.Int64
+	budget.Store(markerRefreshBytes)
+	return c.readOutcome(ctx, *e, leader, meta[e.at.Topic].id, &budget)
 }
 
 // abortingNewer reports whether fresh shows a transaction of a's producer

@@ -12,25 +12,33 @@ import (
 // start time and partitions. found is false when the id is gone. The error
 // says what changed.
 func CheckForceTerminate(a Action, fresh Txn, found bool) error {
+	// The most telling difference first: what the transaction became, then
+	// whether another one began, then the epoch alone (a fence).
 	switch {
 	case !found:
 		return fmt.Errorf("refused: %s is no longer known to its coordinator (expired or deleted)", a.TransactionalID)
 	case fresh.ProducerID != a.ProducerID:
 		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
-	case fresh.ProducerEpoch != a.ProducerEpoch:
-		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced, "+
-			"or (transaction version 2) the transaction ended and another began", a.ProducerEpoch, fresh.ProducerEpoch)
 	case fresh.State != a.State:
-		return fmt.Errorf("refused: state changed %s→%s since it was shown%s", a.State, fresh.State, stateMeaning(fresh.State))
+		return fmt.Errorf("refused: state changed %s→%s since it was shown%s%s", a.State, fresh.State, stateMeaning(fresh.State), epochNote(a, fresh))
 	case !fresh.Start.Equal(a.Start):
 		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
-			"the one shown has ended", a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start))
+			"the one shown has ended%s", a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start), epochNote(a, fresh))
+	case fresh.ProducerEpoch != a.ProducerEpoch:
+		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced", a.ProducerEpoch, fresh.ProducerEpoch)
 	case !slices.Equal(fresh.Partitions, a.Partitions):
 		return fmt.Errorf("refused: its partitions changed since they were shown (%s); look again", partitionDiff(a.Partitions, fresh.Partitions))
 	case !fresh.State.Abortable():
 		return fmt.Errorf("refused: %s is %s, nothing to abort", a.TransactionalID, fresh.State)
 	}
 	return nil
+}
+
+func epochNote(a Action, fresh Txn) string {
+	if fresh.ProducerEpoch == a.ProducerEpoch {
+		return ""
+	}
+	return fmt.Sprintf(" (epoch %d→%d)", a.ProducerEpoch, fresh.ProducerEpoch)
 }
 
 func stateMeaning(s State) string {
