@@ -49,7 +49,9 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		case err != nil:
 			r.Err += fmt.Sprintf("; it could not be re-read afterwards (%s), so it was not retried", err)
 			return r
-		case try > 1 && model.Aborting(a, fresh):
+		case try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message && model.Aborting(a, fresh):
+			// Only a fence answers so and then shows this transaction aborting:
+			// after an answer that did nothing it would be someone else's abort.
 			return model.Result{Sent: true, Sends: r.Sends, After: fmt.Sprintf(
 				"the coordinator answered %s and is aborting it: now %s at epoch %d", r.ErrorCode, fresh.State, fresh.ProducerEpoch)}
 		case try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message && abortingNewer(a, fresh):
