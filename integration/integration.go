@@ -17,12 +17,16 @@
 // transactional franz-go producers, speaking transaction version 2 and a 3.9-capped version 1:
 // lifecycle_test.go (ongoing, committed, aborted, timed out, a busy producer), abort_test.go
 // (fenced, force-terminate, refusals, the abort on a hanging partition checked with
-// kafka-transactions.sh), binary_test.go (the built `txnscope snapshot -o json`).
+// kafka-transactions.sh), identity_test.go (the abort guarantee: turnovers, CONCURRENT_TRANSACTIONS,
+// requests held on the wire by proxy_test.go's proxy), outcome_test.go (outcomes read from
+// markers), escape_test.go (ids that attack the terminal), seeds_test.go (dead bootstrap servers),
+// binary_test.go (the built `txnscope snapshot -o json`).
 //
 // broker.go starts private brokers for tests that must kill or secure one without disturbing the
 // others: outage_test.go (SIGKILL and restart under the TUI and snapshot), secure_test.go (every way
 // to connect: TLS, mutual TLS, SASL PLAIN/SCRAM/OAUTHBEARER, --command-config) and acl_test.go (the
-// StandardAuthorizer with restricted SCRAM users).
+// StandardAuthorizer with restricted SCRAM users) and loading_test.go (a broker fenced by its
+// separate controller and back: coordinators that are not loaded prove no owner).
 package integration
 
 import (
