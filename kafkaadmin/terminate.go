@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -105,14 +106,7 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 	}
 }
 
-func trimRefused(err error) string {
-	s := err.Error()
-	const p = "refused: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
+func trimRefused(err error) string { return strings.TrimPrefix(err.Error(), "refused: ") }
 
 // rereadTxn describes id at its coordinator. fresh.Start is the coordinator's
 // start timestamp whatever the state, so that a transaction being aborted is

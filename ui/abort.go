@@ -192,7 +192,7 @@ func (m *Model) dialogData() views.DialogData {
 		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase, AuditPath: m.o.Audit.Path(),
 	}
 	if d.phase == views.DialogDone {
-		dd.Result, dd.ResultOK = d.result.Summary(), d.result.OK()
+		dd.Result, dd.ResultOK, dd.Attempt = d.result.Summary(), d.result.OK(), d.result.Attempt
 		if d.result.ErrorCode != "" && !strings.Contains(dd.Result, d.result.ErrorCode) {
 			dd.Result += " (" + d.result.ErrorCode + ")"
 		}

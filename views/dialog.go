@@ -33,6 +33,7 @@ type DialogData struct {
 	Phase        DialogPhase
 	Result       string
 	ResultOK     bool
+	Attempt      string // the attempt's id in the audit log, once done
 	AuditPath    string // where the attempt is logged
 }
 
@@ -101,6 +102,11 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		}
 		for _, l := range wrap(d.Result, 0) {
 			tail = append(tail, style.Render(l))
+		}
+		if d.Attempt != "" {
+			for _, l := range wrap("recorded as attempt "+d.Attempt+" in "+d.AuditPath, 0) {
+				tail = append(tail, st.Dim.Render(l))
+			}
 		}
 		tail = append(tail, st.Dim.Render("enter or esc closes"))
 	}
