@@ -77,7 +77,7 @@ Flags:
       --timeout DURATION           deadline of every request to the cluster (default 10s; at
                                    most 10m); dead bootstrap servers are skipped within it
       --read-only                  no abort keys and no abort dialogs
-      --audit-log PATH             file every abort attempt is appended to
+      --audit-log PATH             every abort request, written before it goes out, and its result
                                    (default %s)
   -o, --output table|json          output of snapshot and the one-shot commands (default table)
       --checkpoint-interval DURATION
@@ -123,7 +123,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, "how often the UI polls the cluster")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of every request to the cluster")
 	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys, no abort dialogs")
-	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "file every abort attempt is appended to")
+	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "file every abort request is written to before it goes out")
 	fs.StringVarP(&c.output, "output", "o", "table", "snapshot output: table or json")
 	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0,
 		"Flink checkpoint interval; flags transaction timeouts below twice it")
@@ -136,7 +136,13 @@ func flagSet(c *config) *pflag.FlagSet {
 }
 
 // usage is the help text.
-func usage() string { return fmt.Sprintf(usageText, audit.DefaultPath(), oneShotUsage) }
+func usage() string {
+	def := audit.DefaultPath()
+	if def == "" {
+		def = "none: HOME and XDG_STATE_HOME are unset, pass it"
+	}
+	return fmt.Sprintf(usageText, def, oneShotUsage)
+}
 
 // parse reads the arguments after the program name. On --help or --version it
 // returns the config with that set and does not validate the rest.

@@ -25,10 +25,15 @@ func main() {
 	// SIGHUP (the SSH session dropped) ends txnscope as SIGINT and SIGTERM
 	// do: an abort in flight is recorded as an unknown outcome and the
 	// terminal restored, instead of the process dying mid-request. The first
-	// signal asks for a clean shutdown; a second one, should that hang, kills
-	// the process the usual way.
+	// signal asks for a clean shutdown. A dropped session delivers SIGHUP
+	// twice, and a supervisor may repeat SIGTERM: those are ignored from then
+	// on, so they cannot cut the audit log's result line short; a second
+	// ctrl+c, should the shutdown hang, kills the process the usual way.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	context.AfterFunc(ctx, stop)
+	context.AfterFunc(ctx, func() {
+		signal.Ignore(syscall.SIGHUP, syscall.SIGTERM)
+		stop()
+	})
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -74,7 +79,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	// Errors quote the cluster (ids, topics, a broker's error text): written
 	// out, never raw.
-	fmt.Fprintf(stderr, "txnscope: %s\n", escape.Text(oneLine(err.Error())))
+	fmt.Fprintf(stderr, "txnscope: %s\n", escape.Line(err.Error()))
 	if errors.As(err, new(usageError)) {
 		return exitUsage
 	}

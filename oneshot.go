@@ -147,7 +147,7 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o out, std
 	// The broker drops ids we may not DESCRIBE without a word: say so, or a
 	// short list reads as the whole truth.
 	if note, _ := cl.HiddenIDs(ctx); note != "" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(note)))
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(note))
 	}
 	doc := listJSON{Transactions: make([]listingJSON, 0, len(ls))}
 	rows := make([][]string, 0, len(ls))
@@ -227,7 +227,7 @@ func runFindHanging(ctx context.Context, cl *kafkaadmin.Client, one oneShot, o o
 		return err
 	}
 	if rep.Hidden != "" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(rep.Hidden)))
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(rep.Hidden))
 	}
 	for _, h := range rep.Possibly {
 		fmt.Fprintf(stderr, "txnscope: %s-%d producer %d (start offset %d): %s\n",

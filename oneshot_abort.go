@@ -67,13 +67,17 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Re
 		}
 	}
 	r := cl.Execute(ctx, a, log.Begin(strings.Join(c.bootstrap, ","), a))
+	request := a.Wire()
+	if r.Request != "" {
+		request = r.Request // where it went, should the coordinator have moved
+	}
 	var printErr error
 	if o.json {
 		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
-			Request: a.Wire(), Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
+			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
 			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
 	} else if r.OK() {
-		_, printErr = fmt.Fprintf(o.w, "%s\n", escape.Text(fmt.Sprintf("%s %s: %s: %s", a.Kind, a.Target(), r.Summary(), a.Wire())))
+		_, printErr = fmt.Fprintf(o.w, "%s\n", escape.Text(fmt.Sprintf("%s %s: %s: %s", a.Kind, a.Target(), r.Summary(), request)))
 	}
 	switch {
 	case printErr != nil:

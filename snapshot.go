@@ -26,7 +26,7 @@ func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error 
 	}
 	// JSON carries it as "hidden"; the table has no place for it.
 	if s.Hidden != "" && c.output != "json" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Text(oneLine(s.Hidden)))
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(s.Hidden))
 	}
 	// One poll sees no events; the baseline counts each id's latest outcome, the
 	// only one the coordinator keeps.

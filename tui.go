@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -42,9 +43,13 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 	// A signal ends the program with an abort perhaps in flight: its request
 	// is abandoned with the context, and its result line must reach the
 	// audit log before the process exits.
-	m.Wait(c.timeout + 5*time.Second)
+	recorded := m.Wait(c.timeout + 5*time.Second)
 	if o.Audit != nil {
 		o.Audit.Close()
+	}
+	if !recorded {
+		return fmt.Errorf("an abort was still in flight when txnscope ended: its attempt line in %s has no result line; re-check the cluster",
+			o.Audit.Path())
 	}
 	// SIGINT, SIGTERM and SIGHUP end the UI as quitting does: they are how an operator
 	// (or a supervisor) asks for a clean exit.

@@ -31,13 +31,15 @@ type Log struct {
 }
 
 // DefaultPath is $XDG_STATE_HOME/txnscope/audit.log, or
-// ~/.local/state/txnscope/audit.log; "" when neither variable is set (a
-// shared temporary directory is no place for it).
+// ~/.local/state/txnscope/audit.log; "" when neither is set (a shared
+// temporary directory is no place for it). A relative XDG_STATE_HOME is
+// ignored, as the XDG specification says: it would follow the working
+// directory.
 func DefaultPath() string {
 	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
+	if !filepath.IsAbs(dir) {
 		home := os.Getenv("HOME")
-		if home == "" {
+		if !filepath.IsAbs(home) {
 			return ""
 		}
 		dir = filepath.Join(home, ".local", "state")
@@ -62,6 +64,10 @@ func (l *Log) Open() error {
 	if l.f != nil {
 		return nil
 	}
+	return l.open()
+}
+
+func (l *Log) open() error {
 	if l.path == "" {
 		return errors.New("audit log: neither XDG_STATE_HOME nor HOME is set, so there is no default place for it; pass --audit-log PATH")
 	}
@@ -137,10 +143,14 @@ type Attempt struct {
 func (at *Attempt) ID() string { return at.id }
 
 // Sending appends, and syncs to disk, the line that says request number try
-// is about to go out. When it fails the request must not be sent.
-func (at *Attempt) Sending(try int) error {
+// is about to go out, as request says (the broker it goes to included). When
+// it fails the request must not be sent.
+func (at *Attempt) Sending(try int, request string) error {
 	e := at.entry("attempt", time.Now())
 	e.Try = try
+	if request != "" {
+		e.Wire = request
+	}
 	return at.log.write(e)
 }
 
@@ -152,6 +162,9 @@ func (at *Attempt) Done(r model.Result) error {
 	}
 	e := at.entry("result", t)
 	e.Sends = &r.Sends
+	if r.Request != "" {
+		e.Wire = r.Request
+	}
 	e.Outcome = outcome(r)
 	e.Result = r.Summary()
 	e.ErrorCode = r.ErrorCode
@@ -182,6 +195,9 @@ func (l *Log) write(e Entry) error {
 	if l.f == nil {
 		return errors.New("audit log: not open")
 	}
+	if err := l.follow(); err != nil {
+		return err
+	}
 	if _, err := l.f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
@@ -189,6 +205,21 @@ func (l *Log) write(e Entry) error {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
+}
+
+// follow reopens the log when the file at its path is no longer the one
+// held open (rotated by logrotate, deleted, replaced): the line must reach
+// the file the operator will read, not an unlinked one.
+func (l *Log) follow() error {
+	at, err := os.Stat(l.path)
+	if err == nil {
+		if held, herr := l.f.Stat(); herr == nil && os.SameFile(at, held) {
+			return nil
+		}
+	}
+	l.f.Close()
+	l.f = nil
+	return l.open()
 }
 
 func osUser() string {

@@ -58,7 +58,7 @@ func TestAttemptThenResult(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "deep", "er", "audit.log")
 	l := openLog(t, path)
 	at := l.Begin("127.0.0.1:9092", terminate(7))
-	if err := at.Sending(1); err != nil {
+	if err := at.Sending(1, ""); err != nil {
 		t.Fatal(err)
 	}
 	// Written through before anything is sent: another reader sees it now.
@@ -147,7 +147,7 @@ func TestHostileIDsStayOneLine(t *testing.T) {
 	a := terminate(1)
 	a.TransactionalID = "x\n{\"phase\":\"result\"}\r\x1b]0;pwned\x07\u2028\u009b31m\u202e"
 	at := l.Begin("b", a)
-	if err := at.Sending(1); err != nil {
+	if err := at.Sending(1, ""); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
@@ -170,7 +170,7 @@ func TestConcurrentLinesDoNotInterleave(t *testing.T) {
 			for i := 0; i < each; i++ {
 				a := terminate(int16(i))
 				a.TransactionalID = fmt.Sprintf("w%d-%s", w, strings.Repeat("x", 2000))
-				if err := l.Begin("b:1", a).Sending(1); err != nil {
+				if err := l.Begin("b:1", a).Sending(1, ""); err != nil {
 					t.Error(err)
 				}
 			}
@@ -225,12 +225,18 @@ func TestOpenRefuses(t *testing.T) {
 // A write that fails after Open (a full disk) fails Sending: the request is
 // then not sent.
 func TestSendingFailsWhenTheWriteFails(t *testing.T) {
-	l := openLog(t, filepath.Join(t.TempDir(), "audit.log"))
-	l.f.Close() // as a disk that refuses the write
-	if err := l.Begin("b", terminate(1)).Sending(1); err == nil || !strings.HasPrefix(err.Error(), "audit log: ") {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := openLog(t, path)
+	ro, err := os.Open(path) // the same file, refusing writes: as a full disk
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.f.Close()
+	l.f = ro
+	if err := l.Begin("b", terminate(1)).Sending(1, ""); err == nil || !strings.HasPrefix(err.Error(), "audit log: ") {
 		t.Errorf("Sending = %v", err)
 	}
-	if err := New("x").Begin("b", terminate(1)).Sending(1); err == nil || !strings.Contains(err.Error(), "not open") {
+	if err := New("x").Begin("b", terminate(1)).Sending(1, ""); err == nil || !strings.Contains(err.Error(), "not open") {
 		t.Errorf("Sending on a log never opened = %v", err)
 	}
 }
@@ -245,8 +251,40 @@ func TestDefaultPath(t *testing.T) {
 	if got := DefaultPath(); got != "/home/op/.local/state/txnscope/audit.log" {
 		t.Errorf("DefaultPath = %q", got)
 	}
+	t.Setenv("XDG_STATE_HOME", "state") // relative: ignored
+	if got := DefaultPath(); got != "/home/op/.local/state/txnscope/audit.log" {
+		t.Errorf("DefaultPath with a relative XDG_STATE_HOME = %q", got)
+	}
 	t.Setenv("HOME", "")
 	if got := DefaultPath(); got != "" {
 		t.Errorf("DefaultPath without HOME = %q, want none (never a shared temporary directory)", got)
+	}
+}
+
+// A log rotated or deleted while txnscope runs: the next line goes to the file
+// at the path, where the operator will look, not to the unlinked one.
+func TestFollowsTheFileAtItsPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := openLog(t, path)
+	if err := l.Begin("b", terminate(1)).Sending(1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".1"); err != nil { // logrotate
+		t.Fatal(err)
+	}
+	if err := l.Begin("b", terminate(2)).Sending(1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil { // deleted by hand
+		t.Fatal(err)
+	}
+	if err := l.Begin("b", terminate(3)).Sending(1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := readLines(t, path); len(got) != 1 || got[0]["producer_epoch"] != 3.0 {
+		t.Errorf("lines at the path: %v", got)
+	}
+	if got := readLines(t, path+".1"); len(got) != 1 || got[0]["producer_epoch"] != 1.0 {
+		t.Errorf("lines in the rotated file: %v", got)
 	}
 }

@@ -48,12 +48,12 @@ func refused(format string, args ...any) model.Result {
 	return model.Result{Refused: true, Err: fmt.Sprintf(format, args...)}
 }
 
-// send appends attempt number try to rec, then issues req once to broker,
-// without any retry (kgo's own retries could send it twice). Nothing goes out
-// when the record cannot be written or ctx is already done. The result is
-// r updated with what happened to this request; resp is nil unless the
-// broker answered.
-func (c *Client) send(ctx context.Context, rec model.Recorder, try int, broker int32, req kmsg.Request, r model.Result) (kmsg.Response, model.Result) {
+// send appends attempt number try to rec, as wire describes it, then issues
+// req once to broker, without any retry (kgo's own retries could send it
+// twice). Nothing goes out when the record cannot be written or ctx is
+// already done. The result is r updated with what happened to this request;
+// resp is nil unless the broker answered.
+func (c *Client) send(ctx context.Context, rec model.Recorder, try int, broker int32, req kmsg.Request, wire string, r model.Result) (kmsg.Response, model.Result) {
 	if err := ctx.Err(); err != nil {
 		if r.Sends == 0 {
 			return nil, refused("refused: interrupted before sending; nothing sent")
@@ -61,13 +61,14 @@ func (c *Client) send(ctx context.Context, rec model.Recorder, try int, broker i
 		r.Err = "interrupted before retrying; nothing more was sent"
 		return nil, r
 	}
-	if err := rec.Sending(try); err != nil {
+	if err := rec.Sending(try, wire); err != nil {
 		if r.Sends == 0 {
 			return nil, refused("refused: %s; nothing sent", err)
 		}
 		r.Err = fmt.Sprintf("%s; the retry was not sent", err)
 		return nil, r
 	}
+	r.Request = wire
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	resp, err := c.kgo.Broker(int(broker)).Request(rctx, req)

@@ -88,7 +88,8 @@ func TestForceTerminateDoesNotRetryIntoTheNextTransaction(t *testing.T) {
 	if r.OK() || r.Sends != 1 || inits.Load() != 1 || len(j.Tries()) != 1 {
 		t.Fatalf("result %+v after %d InitProducerId requests: the retry must not go out", r, inits.Load())
 	}
-	for _, want := range []string{"CONCURRENT_TRANSACTIONS", "the transaction is ending", "this is a newer transaction", "so it was not retried"} {
+	for _, want := range []string{"CONCURRENT_TRANSACTIONS", "the transaction is ending", "this is a newer transaction",
+		"it committed (its COMMIT marker is in the log): nothing was aborted; not retried"} {
 		if !strings.Contains(r.Summary(), want) {
 			t.Errorf("summary lacks %q: %s", want, r.Summary())
 		}
@@ -277,3 +278,31 @@ func TestAbortPartitionIdleRule(t *testing.T) {
 }
 
 var _ model.Recorder = (*kafkatest.Journal)(nil)
+
+// The request was the fence (Kafka aborts and answers CONCURRENT_TRANSACTIONS)
+// and, before the re-read, the fenced job restarted and began its next
+// transaction: the re-read shows neither the transaction as it was nor it
+// being aborted. Its ABORT marker tells what happened; never "nothing
+// happened", which would invite sending it again at the new transaction.
+func TestForceTerminateFenceThenRestart(t *testing.T) {
+	t.Parallel()
+	c, boot := kafkatest.NewCluster(t)
+	const id = "orders-sink-0"
+	kafkatest.OpenTxn(t, boot, id, "orders", time.Minute)
+	a := newAdmin(t, boot)
+	act := forceTerminate(txnOf(t, refresh(t, a, nil), id))
+	inits := busyOnce(t, c, func() {
+		// What the request did on a real broker: fence and abort.
+		f := kafkatest.Producer(t, boot, id, time.Minute)
+		kafkatest.Begin(t, f)
+		kafkatest.End(t, f, false)
+		time.Sleep(5 * time.Millisecond)
+		kafkatest.OpenTxn(t, boot, id, "orders", time.Minute) // the job, back
+	})
+	r, j := executeJournal(t, a, act)
+	// Three InitProducerIds reach the cluster: ours, the fence's stand-in
+	// and the job's; ours went out once.
+	if !r.OK() || r.Sends != 1 || len(j.Tries()) != 1 || inits.Load() != 3 || !strings.Contains(r.Summary(), "its ABORT marker is in the log") {
+		t.Fatalf("result %s (OK %v) after %d requests of ours, %d in all", r.Summary(), r.OK(), r.Sends, inits.Load())
+	}
+}

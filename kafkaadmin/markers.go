@@ -24,7 +24,7 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.R
 	if err := model.CheckAbortPartition(a, fresh, true, owner, time.Now()); err != nil {
 		return model.Result{Refused: true, Err: err.Error()}
 	}
-	resp, r := c.send(ctx, rec, 1, fresh.Leader, markersRequest(a), model.Result{})
+	resp, r := c.send(ctx, rec, 1, fresh.Leader, markersRequest(a), a.WireTo(fresh.Leader, 0), model.Result{})
 	if resp == nil {
 		return r
 	}

@@ -16,7 +16,8 @@ import (
 
 // maxInitAttempts bounds the InitProducerId requests of one force-terminate:
 // answers that say the coordinator did nothing yet are retried, each after a
-// re-read, within the timeout.
+// re-read, within the timeout; the last is followed by a re-read too, so that
+// giving up never leaves a fence unaccounted for.
 const maxInitAttempts = 10
 
 // defaultTxnTimeoutMs is sent when the coordinator did not report the id's timeout.
@@ -44,37 +45,49 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 	var r model.Result
 	for try := 1; ; try++ {
 		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+		fenced := try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message
 		switch {
 		case err != nil && try == 1:
 			return refused("refused: %s", err)
+		case err != nil && fenced:
+			return c.afterFence(ctx, a, anchor, r, fmt.Sprintf("it could not be re-read afterwards (%s)", err))
 		case err != nil:
 			r.Err += fmt.Sprintf("; it could not be re-read afterwards (%s), so it was not retried", err)
 			return r
-		case try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message && model.Aborting(a, fresh):
-			// Only a fence answers so and then shows this transaction aborting:
-			// after an answer that did nothing it would be someone else's abort.
-			return model.Result{Sent: true, Sends: r.Sends, After: fmt.Sprintf(
+		case fenced && model.Aborting(a, fresh):
+			// Only a fence answers so and then shows this very transaction
+			// aborting; after an answer that did nothing it would be someone
+			// else's abort.
+			return model.Result{Sent: true, Sends: r.Sends, Request: r.Request, After: fmt.Sprintf(
 				"the coordinator answered %s and is aborting it: now %s at epoch %d", r.ErrorCode, fresh.State, fresh.ProducerEpoch)}
-		case try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message && abortingNewer(a, fresh):
-			// The coordinator answers the fence of whatever transaction is
-			// open when the request lands: the one shown ended while the
-			// request was on its way, and the next one was fenced.
+		case fenced && model.AbortingNewer(a, fresh):
+			// The coordinator fences whatever transaction is open when the
+			// request lands: the one shown ended while the request was on its
+			// way, and the next one was fenced.
 			r.Unknown = true
 			r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
 				"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-				r.ErrorCode, a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+				r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.Start), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
 			return r
 		}
 		if err := model.CheckForceTerminate(a, fresh, found); err != nil {
-			if try == 1 {
+			switch {
+			case try == 1:
 				return model.Result{Refused: true, Err: err.Error()}
+			case fenced:
+				return c.afterFence(ctx, a, anchor, r, "then it was re-read: "+trimRefused(err))
 			}
 			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
 			return r
 		}
+		if try > maxInitAttempts || try > 1 && time.Since(start) >= c.cfg.Timeout {
+			r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
+			return r
+		}
 
 		r.ErrorCode, r.Err = "", ""
-		resp, next := c.send(ctx, rec, try, fresh.Coordinator, c.initRequest(a, fresh), r)
+		req := c.initRequest(a, fresh)
+		resp, next := c.send(ctx, rec, try, fresh.Coordinator, req, a.WireTo(fresh.Coordinator, req.TransactionTimeoutMillis), r)
 		r = next
 		if resp == nil {
 			return r
@@ -95,15 +108,36 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		default:
 			return r
 		}
-		if try >= maxInitAttempts || time.Since(start) >= c.cfg.Timeout {
-			r.Err += fmt.Sprintf("; gave up after %d requests", r.Sends)
-			return r
-		}
 		if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
 			r.Err += "; interrupted before it was re-read"
+			if errors.Is(ke, kerr.ConcurrentTransactions) {
+				r.Unknown = true
+			}
 			return r
 		}
 	}
+}
+
+// afterFence concludes an attempt whose last request was answered
+// CONCURRENT_TRANSACTIONS — the answer of the fence itself as well as of a
+// transaction already ending — when the re-read no longer shows the
+// transaction open as it was, nor being aborted at the next epoch (a
+// restarted producer initialized the id again, say). Its own marker tells
+// what became of it; without one the outcome is unknown, never a failure
+// that did nothing.
+func (c *Client) afterFence(ctx context.Context, a model.Action, anchor *ending, r model.Result, seen string) model.Result {
+	r.Err += "; " + seen
+	switch c.markerOf(ctx, anchor) {
+	case model.CompleteAbort:
+		return model.Result{Sent: true, Sends: r.Sends, Request: r.Request,
+			After: "the coordinator answered " + r.ErrorCode + "; " + seen + "; its ABORT marker is in the log"}
+	case model.CompleteCommit:
+		r.Err += "; it committed (its COMMIT marker is in the log): nothing was aborted; not retried"
+	default:
+		r.Unknown = true
+		r.Err += "; whether this request aborted it could not be read from the log; not retried"
+	}
+	return r
 }
 
 func trimRefused(err error) string { return strings.TrimPrefix(err.Error(), "refused: ") }
@@ -219,17 +253,3 @@ func (c *Client) markerOf(ctx context.Context, e *ending) model.State {
 	budget.Store(markerRefreshBytes)
 	return c.readOutcome(ctx, *e, leader, meta[e.at.Topic].id, &budget)
 }
-
-// abortingNewer reports whether fresh shows a transaction of a's producer
-// that started after the one a was planned on being aborted, at a higher
-// epoch: what a fence that landed after a turnover leaves.
-func abortingNewer(a model.Action, fresh model.Txn) bool {
-	switch fresh.State {
-	case model.PrepareEpochFence, model.PrepareAbort, model.CompleteAbort:
-	default:
-		return false
-	}
-	return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch > a.ProducerEpoch && fresh.Start.After(a.Start)
-}
-
-func clockMs(t time.Time) string { return t.Format("15:04:05.000") }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -64,15 +65,29 @@ func (a Action) Target() string {
 	return fmt.Sprintf("%s-%d", a.Topic, a.Partition)
 }
 
-// Wire says exactly what will be sent. Strings from the cluster are quoted
-// but not escaped here: every terminal output escapes them (internal/escape).
+// Wire says exactly what will be sent, to the broker planned.
 func (a Action) Wire() string {
 	if a.Kind == ForceTerminate {
-		return fmt.Sprintf(`InitProducerId(transactional.id "%s", producer id -1, epoch -1) to coordinator broker %d`,
-			a.TransactionalID, a.Coordinator)
+		return a.WireTo(a.Coordinator, a.TimeoutMs)
+	}
+	return a.WireTo(a.Leader, 0)
+}
+
+// WireTo is the request as it goes out to broker (the coordinator or leader
+// found by the re-read just before), with the transaction timeout sent
+// (force-terminate; 0 leaves it out). The id is quoted as Go does, so no id
+// can pass for the end of the request and the start of another.
+func (a Action) WireTo(broker, timeoutMs int32) string {
+	if a.Kind == ForceTerminate {
+		timeout := ""
+		if timeoutMs > 0 {
+			timeout = fmt.Sprintf(", transaction timeout %d ms", timeoutMs)
+		}
+		return fmt.Sprintf("InitProducerId(transactional.id %s, producer id -1, epoch -1%s) to coordinator broker %d",
+			strconv.Quote(a.TransactionalID), timeout, broker)
 	}
 	return fmt.Sprintf("WriteTxnMarkers(ABORT, producer id %d, epoch %d, coordinator epoch %d, %s-%d) to leader broker %d",
-		a.ProducerID, a.ProducerEpoch, max(a.CoordinatorEpoch, 0), a.Topic, a.Partition, a.Leader)
+		a.ProducerID, a.ProducerEpoch, max(a.CoordinatorEpoch, 0), a.Topic, a.Partition, broker)
 }
 
 // Consequences are what the operator must know before confirming.
@@ -97,6 +112,9 @@ func (a Action) Consequences() []string {
 func (a Action) Facts(now time.Time, loc *time.Location) []string {
 	if a.Kind == ForceTerminate {
 		return []string{
+			// Whole, wrapped if need be: a title may be clipped, and Flink
+			// ids differ only in their last characters.
+			"id           " + a.TransactionalID,
 			fmt.Sprintf("transaction  %s since %s, timeout %s", a.State, stamp(a.Start, now, loc), Short(time.Duration(a.TimeoutMs)*time.Millisecond)),
 			fmt.Sprintf("producer     id %d, epoch %d, coordinator broker %d", a.ProducerID, a.ProducerEpoch, a.Coordinator),
 			"partitions   " + partitionList(a.Partitions),

@@ -264,7 +264,12 @@ func TestCheckAbortPartition(t *testing.T) {
 		{"unchanged, coordinator knows nothing", part(other, same), true, nil, ""},
 		{"unchanged, owner idle", part(same), true, &Txn{ID: "x", State: CompleteCommit, ProducerEpoch: 1, Partitions: []TopicPartition{a.TopicPartition}}, ""},
 		{"owner open on other partitions", part(same), true, &Txn{ID: "x", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{{"orders", 6}}}, ""},
-		{"owner open with another epoch", part(same), true, &Txn{ID: "x", State: Ongoing, ProducerEpoch: 2, Partitions: []TopicPartition{a.TopicPartition}}, ""},
+		{"owner open with another epoch", part(same), true, &Txn{ID: "x", State: Ongoing, ProducerEpoch: 2, Partitions: []TopicPartition{a.TopicPartition}},
+			"lists this partition in x (Ongoing, epoch 2)"},
+		// Transaction version 2: the commit is prepared one epoch up while the
+		// partition still shows the transaction at its own.
+		{"owner committing one epoch up (v2)", part(same), true, &Txn{ID: "x", State: PrepareCommit, ProducerEpoch: 2, Partitions: []TopicPartition{a.TopicPartition}},
+			"lists this partition in x (PrepareCommit, epoch 2)"},
 		{"partition not re-read", Partition{}, false, nil, "orders-5 could not be re-read"},
 		{"producer gone", part(other), true, nil, "producer 4002 no longer has an open transaction on orders-5"},
 		{"producer finished", part(with(func(p *Producer) { p.CurrentTxnStartOffset = -1 })), true, nil, "no longer has an open transaction"},
@@ -275,7 +280,7 @@ func TestCheckAbortPartition(t *testing.T) {
 			"producer 4002 last wrote to orders-5 3s ago, not over 15m00s"},
 		{"no last write known (idle rule)", part(with(func(p *Producer) { p.LastTimestamp = time.Time{} })), true, nil, "an unknown time ago"},
 		{"coordinator lists it", part(same), true, &Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{a.TopicPartition}},
-			"lists this partition in orders-enricher-v1-0-3; use force-terminate"},
+			"lists this partition in orders-enricher-v1-0-3 (Ongoing, epoch 1); use force-terminate"},
 		// ACLs hide some ids: no visible owner is no proof.
 		{"ids hidden, no visible owner", hidden(part(other, same)), true, nil,
 			"refused: some transactional ids are hidden by ACLs, so producer 4002's transaction may belong to one you cannot see"},

@@ -23,7 +23,7 @@ func CheckForceTerminate(a Action, fresh Txn, found bool) error {
 		return fmt.Errorf("refused: state changed %s→%s since it was shown%s%s", a.State, fresh.State, stateMeaning(fresh.State), epochNote(a, fresh))
 	case !fresh.Start.Equal(a.Start):
 		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
-			"the one shown has ended%s", a.TransactionalID, clockMs(fresh.Start), clockMs(a.Start), epochNote(a, fresh))
+			"the one shown has ended%s", a.TransactionalID, ClockMs(fresh.Start), ClockMs(a.Start), epochNote(a, fresh))
 	case fresh.ProducerEpoch != a.ProducerEpoch:
 		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced", a.ProducerEpoch, fresh.ProducerEpoch)
 	case !slices.Equal(fresh.Partitions, a.Partitions):
@@ -62,12 +62,23 @@ func stateMeaning(s State) string {
 // fence bumps it) and an abort under way or done. After a force-terminate was
 // answered CONCURRENT_TRANSACTIONS, that is the request having taken effect.
 func Aborting(a Action, fresh Txn) bool {
+	return abortedUp(a, fresh) && fresh.Start.Equal(a.Start)
+}
+
+// AbortingNewer reports whether fresh shows a transaction of a's producer
+// that began after the one a was planned on being aborted one epoch or more
+// up: what a fence leaves when it landed after the one shown had ended and
+// the next begun.
+func AbortingNewer(a Action, fresh Txn) bool {
+	return abortedUp(a, fresh) && fresh.Start.After(a.Start)
+}
+
+func abortedUp(a Action, fresh Txn) bool {
 	switch fresh.State {
 	case PrepareEpochFence, PrepareAbort, CompleteAbort:
-	default:
-		return false
+		return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch > a.ProducerEpoch
 	}
-	return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch > a.ProducerEpoch && fresh.Start.Equal(a.Start)
+	return false
 }
 
 // CheckAbortPartition refuses unless the producer still has the very open
@@ -90,8 +101,12 @@ func CheckAbortPartition(a Action, fresh Partition, found bool, owner *Txn, now 
 		return fmt.Errorf("refused: this is a newer transaction: it starts at offset %d, the one shown at %d", pr.CurrentTxnStartOffset, a.StartOffset)
 	case pr.CoordinatorEpoch != a.CoordinatorEpoch:
 		return fmt.Errorf("refused: coordinator epoch changed %d→%d since it was shown: its coordinator moved and wrote to it", a.CoordinatorEpoch, pr.CoordinatorEpoch)
-	case owner != nil && owner.State.Open() && owner.ProducerEpoch == a.ProducerEpoch && slices.Contains(owner.Partitions, a.TopicPartition):
-		return fmt.Errorf("refused: the coordinator lists this partition in %s; use force-terminate", owner.ID)
+	case owner != nil && owner.State.Open() && slices.Contains(owner.Partitions, a.TopicPartition):
+		// Whatever its epoch: under transaction version 2 a transaction being
+		// committed is listed one epoch up while the partition still shows
+		// it at its own, and a marker now would break its atomicity.
+		return fmt.Errorf("refused: the coordinator lists this partition in %s (%s, epoch %d); use force-terminate, or wait for it to end",
+			owner.ID, owner.State, owner.ProducerEpoch)
 	case owner == nil && fresh.OwnersHidden:
 		// A producer id belongs to one transactional id: a visible owner
 		// settles it, but none visible proves nothing when ids are hidden.
@@ -105,7 +120,9 @@ func CheckAbortPartition(a Action, fresh Partition, found bool, owner *Txn, now 
 	return nil
 }
 
-func clockMs(t time.Time) string {
+// ClockMs is a time of day to the millisecond: transactions of one producer
+// may begin within the same second.
+func ClockMs(t time.Time) string {
 	if t.IsZero() {
 		return "an unknown time"
 	}

@@ -6,11 +6,11 @@ import (
 )
 
 // Recorder is the audit trail of one attempt (audit.Attempt): Sending must
-// succeed before request number try goes out, and Done records the outcome,
-// whatever it is.
+// succeed before request number try, as request describes it (Action.WireTo),
+// goes out, and Done records the outcome, whatever it is.
 type Recorder interface {
 	ID() string
-	Sending(try int) error
+	Sending(try int, request string) error
 	Done(r Result) error
 }
 
@@ -24,9 +24,11 @@ type Result struct {
 	// a signal stopped it first.
 	Refused bool
 	// Sent is set once a request went out; Sends counts them (a retry after
-	// an answer that said nothing happened is another one).
-	Sent  bool
-	Sends int
+	// an answer that said nothing happened is another one), and Request is
+	// the last one as sent.
+	Sent    bool
+	Sends   int
+	Request string
 	// ErrorCode is the broker's error name when it answered with one.
 	ErrorCode string
 	// Err is any failure, in words.

@@ -215,11 +215,9 @@ func oldestText(d HeaderData, st Styles) string {
 }
 
 // oneLine keeps an error or a note, which may quote the cluster, on one line
-// and harmless: whitespace runs become one space, anything else a terminal
-// could act on is written out (escape.Text).
-func oneLine(s string) string {
-	return escape.Text(strings.Join(strings.Fields(s), " "))
-}
+// and harmless: line breaks and anything else a terminal could act on are
+// written out (escape.Line), so ids that differ by them stay apart.
+func oneLine(s string) string { return escape.Line(s) }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -96,7 +96,7 @@ func TestPlainTableCheckpointInterval(t *testing.T) {
 	want := map[string]string{
 		"short-0-1": "timeout below 2× the checkpoint interval",
 		"long-0-1":  "-",
-		"odd":       "bad thing happened",
+		"odd":       `bad\tthing\nhappened`, // the cluster's text: written out, never collapsed
 	}
 	for _, l := range lines[1:] {
 		id := strings.Fields(l)[0]

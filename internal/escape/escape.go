@@ -95,3 +95,28 @@ func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&0xf]})
 }
+
+// Line is Text for a line of prose that quotes the cluster (an error, a
+// note): escaped first, so that ids differing only by a line break or a tab
+// stay apart, then runs of spaces squeezed and the ends trimmed.
+func Line(s string) string {
+	s = strings.TrimSpace(Text(s))
+	if !strings.Contains(s, "  ") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if r == ' ' {
+			if space {
+				continue
+			}
+			space = true
+		} else {
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

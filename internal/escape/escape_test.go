@@ -59,3 +59,26 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"describe a\nb: TRANSACTIONAL_ID_NOT_FOUND", `describe a\nb: TRANSACTIONAL_ID_NOT_FOUND`},
+		{"describe a b: x", "describe a b: x"},
+		{"describe a\u0085b: x", `describe a\u0085b: x`},
+		{"describe a\tb:   x  ", `describe a\tb: x`},
+		{"  plain  ", "plain"},
+	} {
+		if got := Line(tc.in); got != tc.want {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Ids that differ only by whitespace characters print differently.
+	seen := map[string]string{}
+	for _, id := range []string{"a\nb", "a b", "a\u0085b", "a\tb", "a\rb", "a\u2028b"} {
+		out := Line("describe " + id + ": not found")
+		if prev, ok := seen[out]; ok {
+			t.Errorf("%q and %q both print %q", prev, id, out)
+		}
+		seen[out] = id
+	}
+}

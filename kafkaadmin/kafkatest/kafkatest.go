@@ -170,6 +170,7 @@ type Journal struct {
 	mu          sync.Mutex
 	FailSending error
 	tries       []int
+	requests    []string
 	results     []model.Result
 }
 
@@ -177,13 +178,14 @@ type Journal struct {
 func (j *Journal) ID() string { return "test-attempt" }
 
 // Sending records that request number try is about to go out.
-func (j *Journal) Sending(try int) error {
+func (j *Journal) Sending(try int, request string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.FailSending != nil {
 		return j.FailSending
 	}
 	j.tries = append(j.tries, try)
+	j.requests = append(j.requests, request)
 	return nil
 }
 
@@ -200,6 +202,13 @@ func (j *Journal) Tries() []int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return append([]int(nil), j.tries...)
+}
+
+// Requests are the requests recorded, as they went out.
+func (j *Journal) Requests() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.requests...)
 }
 
 // Results are the results recorded.

@@ -219,7 +219,7 @@ func Record(rec model.Recorder, r model.Result) model.Result {
 		return model.Result{Action: r.Action, At: r.At, Refused: true, Err: "refused: there is no audit log to record it in; nothing sent"}
 	}
 	if r.Sent {
-		if err := rec.Sending(1); err != nil {
+		if err := rec.Sending(1, r.Action.Wire()); err != nil {
 			r = model.Result{Action: r.Action, At: r.At, Refused: true, Err: "refused: " + err.Error() + "; nothing sent"}
 		}
 	}
