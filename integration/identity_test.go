@@ -312,7 +312,7 @@ func TestRealKafkaForceTerminateDuringCommit(t *testing.T) {
 			if r.OK() || r.Sends != 1 || r.Refused {
 				t.Errorf("result %+v: want one request, not OK", r)
 			}
-			for _, want := range []string{"CONCURRENT_TRANSACTIONS", "the transaction is ending", "then it was re-read: ", "so it was not retried"} {
+			for _, want := range []string{"CONCURRENT_TRANSACTIONS", "the transaction is ending", "then it was re-read: ", "nothing was aborted; not retried"} {
 				if !strings.Contains(r.Summary(), want) {
 					t.Errorf("summary lacks %q: %s", want, r.Summary())
 				}

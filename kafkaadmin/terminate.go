@@ -132,7 +132,7 @@ func (c *Client) afterFence(ctx context.Context, a model.Action, anchor *ending,
 		return model.Result{Sent: true, Sends: r.Sends, Request: r.Request,
 			After: "the coordinator answered " + r.ErrorCode + "; " + seen + "; its ABORT marker is in the log"}
 	case model.CompleteCommit:
-		r.Err += "; it committed (its COMMIT marker is in the log): nothing was aborted; not retried"
+		r.Err += "; its COMMIT marker is in the log: nothing was aborted; not retried"
 	default:
 		r.Unknown = true
 		r.Err += "; whether this request aborted it could not be read from the log; not retried"
