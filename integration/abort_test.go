@@ -2,9 +2,7 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -131,31 +129,23 @@ func (s *scope) execute(ctx context.Context, a model.Action) model.Result {
 
 // checkAudit: one attempt line per request sent, then one result line, all of
 // one attempt.
-func checkAudit(t testing.TB, path string, r model.Result) {
+func checkAudit(t *testing.T, path string, r model.Result) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var attempts, results int
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e audit.Entry
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
+	for _, e := range readAudit(t, path) {
 		switch {
 		case e.Attempt != r.Attempt:
-			t.Errorf("audit line of another attempt: %s", l)
+			t.Errorf("audit line of another attempt: %+v", e)
 		case e.Phase == "attempt" && results == 0:
 			attempts++
 		case e.Phase == "result":
 			results++
 		default:
-			t.Errorf("audit line out of order: %s", l)
+			t.Errorf("audit line out of order: %+v", e)
 		}
 	}
 	if attempts != r.Sends || results != 1 {
-		t.Errorf("audit log: %d attempt lines for %d requests, %d results:\n%s", attempts, r.Sends, results, b)
+		t.Errorf("audit log: %d attempt lines for %d requests, %d results", attempts, r.Sends, results)
 	}
 }
 

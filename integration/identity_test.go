@@ -292,15 +292,8 @@ func TestRealKafkaForceTerminateDuringCommit(t *testing.T) {
 				produce(ctx, t, p, model.TopicPartition{Topic: topic, Partition: i}, 1, "committing")
 			}
 
-			px := newProxy(t, bootstrap)
-			sc := newScope(t, px.addr())
-			tx := txnOf(t, sc.poll(ctx), id)
-			held, release := holdFirst(t, px, kmsg.InitProducerID)
-			wait, path := sc.executeHeld(ctx, plan(t, tx))
-			waitClosed(ctx, t, held, "the InitProducerId on the wire")
-			endTxn(ctx, t, p, true) // PrepareCommit is written; the markers follow
-			close(release)
-			r := wait()
+			// PrepareCommit is written when EndTxn is answered; the markers follow.
+			r, px, path := heldForceTerminate(ctx, t, bootstrap, id, func() { endTxn(ctx, t, p, true) })
 			codes := px.codes(kmsg.InitProducerID)
 			t.Logf("%s: answers %v: %s", cv.name, codes, r.Summary())
 			if len(codes) == 1 && codes[0] == 0 {
@@ -325,6 +318,23 @@ func TestRealKafkaForceTerminateDuringCommit(t *testing.T) {
 			endTxn(ctx, t, p, true)
 		})
 	}
+}
+
+// heldForceTerminate force-terminates id's transaction as a refresh through
+// a proxy shows it, the proxy holding the InitProducerId on the wire until
+// meanwhile has run; it returns the result, the proxy (its counts and
+// answers) and the audit log's path.
+func heldForceTerminate(ctx context.Context, t *testing.T, bootstrap, id string, meanwhile func()) (model.Result, *kproxy, string) {
+	t.Helper()
+	px := newProxy(t, bootstrap)
+	sc := newScope(t, px.addr())
+	tx := txnOf(t, sc.poll(ctx), id)
+	held, release := holdFirst(t, px, kmsg.InitProducerID)
+	wait, path := sc.executeHeld(ctx, plan(t, tx))
+	waitClosed(ctx, t, held, "the InitProducerId on the wire")
+	meanwhile()
+	close(release)
+	return wait(), px, path
 }
 
 // describeState reads id's state and epoch with a plain admin client,
@@ -364,21 +374,15 @@ func TestRealKafkaForceTerminateAfterCommit(t *testing.T) {
 			p := producer(t, bootstrap, id, time.Minute, cv.opts...)
 			openTxn(ctx, t, p, tp, 2, "shown")
 
-			px := newProxy(t, bootstrap)
-			sc := newScope(t, px.addr())
-			tx := txnOf(t, sc.poll(ctx), id)
-			held, release := holdFirst(t, px, kmsg.InitProducerID)
-			wait, path := sc.executeHeld(ctx, plan(t, tx))
-			waitClosed(ctx, t, held, "the InitProducerId on the wire")
-			endTxn(ctx, t, p, true)
-			for {
-				if st, _ := describeState(ctx, t, adm, id); st == "CompleteCommit" {
-					break
+			r, px, path := heldForceTerminate(ctx, t, bootstrap, id, func() {
+				endTxn(ctx, t, p, true)
+				for {
+					if st, _ := describeState(ctx, t, adm, id); st == "CompleteCommit" {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			close(release)
-			r := wait()
+			})
 			st, epoch := describeState(ctx, t, adm, id)
 			t.Logf("%s: answers %v: %s; the id is now %s at epoch %d", cv.name, px.codes(kmsg.InitProducerID), r.Summary(), st, epoch)
 			if codes := px.codes(kmsg.InitProducerID); len(codes) != 1 || codes[0] != 0 || px.count(kmsg.InitProducerID) != 1 {
@@ -420,16 +424,10 @@ func TestRealKafkaForceTerminateInFlightTurnover(t *testing.T) {
 			p := producer(t, bootstrap, id, time.Minute, cv.opts...)
 			openTxn(ctx, t, p, tp, 2, "shown")
 
-			px := newProxy(t, bootstrap)
-			sc := newScope(t, px.addr())
-			tx := txnOf(t, sc.poll(ctx), id)
-			held, release := holdFirst(t, px, kmsg.InitProducerID)
-			wait, path := sc.executeHeld(ctx, plan(t, tx))
-			waitClosed(ctx, t, held, "the InitProducerId on the wire")
-			endTxn(ctx, t, p, true)
-			openTxn(ctx, t, p, tp, 1, "next")
-			close(release)
-			r := wait()
+			r, px, path := heldForceTerminate(ctx, t, bootstrap, id, func() {
+				endTxn(ctx, t, p, true)
+				openTxn(ctx, t, p, tp, 1, "next")
+			})
 			st, epoch := describeState(ctx, t, adm, id)
 			t.Logf("%s: answers %v: %s; the id is now %s at epoch %d", cv.name, px.codes(kmsg.InitProducerID), r.Summary(), st, epoch)
 			if err := p.EndTransaction(ctx, kgo.TryCommit); err == nil {
