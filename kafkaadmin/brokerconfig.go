@@ -96,20 +96,26 @@ func (c *Client) readBrokerSettings(ctx context.Context, brokers []int32, old br
 
 const maxTimeoutKey = "transaction.max.timeout.ms"
 
+// brokerConfigRequest asks every broker of brokers for one setting.
+func brokerConfigRequest(brokers []int32, name string) *kmsg.DescribeConfigsRequest {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	for _, b := range brokers {
+		r := kmsg.NewDescribeConfigsRequestResource()
+		r.ResourceType = kmsg.ConfigResourceTypeBroker
+		r.ResourceName = strconv.Itoa(int(b))
+		r.ConfigNames = []string{name}
+		req.Resources = append(req.Resources, r)
+	}
+	return req
+}
+
 // maxTxnTimeout reads transaction.max.timeout.ms from every broker and keeps the
 // smallest: a client timeout above it is refused by that broker.
 func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, error) {
 	if len(brokers) == 0 {
 		return 0, errors.New("no brokers")
 	}
-	req := kmsg.NewPtrDescribeConfigsRequest()
-	for _, b := range brokers {
-		r := kmsg.NewDescribeConfigsRequestResource()
-		r.ResourceType = kmsg.ConfigResourceTypeBroker
-		r.ResourceName = strconv.Itoa(int(b))
-		r.ConfigNames = []string{maxTimeoutKey}
-		req.Resources = append(req.Resources, r)
-	}
+	req := brokerConfigRequest(brokers, maxTimeoutKey)
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	var (

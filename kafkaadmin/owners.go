@@ -58,8 +58,9 @@ func (c *Client) listOwners(ctx context.Context, pids []int64) (map[string]liste
 // listOwnersSeen is listOwners that also reports hidden: ACLs refuse the
 // probes (the principal may DESCRIBE only some ids), so whether the
 // coordinators have loaded cannot be checked. An absent owner proves nothing
-// then anyway (model.OwnerMaybeHidden, which both callers apply), so the
-// listing is returned, vouching only for the ids it shows.
+// then anyway, so the listing is returned, vouching only for the ids it
+// shows: find-hanging takes hidden as ids hidden by ACLs; the partition
+// abort's re-check asks the ACL probe (ownerMayBeHidden) instead.
 func (c *Client) listOwnersSeen(ctx context.Context, pids []int64) (list map[string]listed, hidden bool, err error) {
 	brokers, err := c.brokerIDs(ctx)
 	if err != nil {

@@ -124,14 +124,7 @@ const needTxnStateLayout = "Metadata needs DESCRIBE on the topic " + txnStateTop
 // txnStatePartitionsSetting reads the brokers' transaction.state.log.num.partitions;
 // they must all say the same.
 func (c *Client) txnStatePartitionsSetting(ctx context.Context, brokers []int32) (int, error) {
-	req := kmsg.NewPtrDescribeConfigsRequest()
-	for _, b := range brokers {
-		r := kmsg.NewDescribeConfigsRequestResource()
-		r.ResourceType = kmsg.ConfigResourceTypeBroker
-		r.ResourceName = strconv.Itoa(int(b))
-		r.ConfigNames = []string{txnStatePartitionsKey}
-		req.Resources = append(req.Resources, r)
-	}
+	req := brokerConfigRequest(brokers, txnStatePartitionsKey)
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	n := 0
