@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"image/color"
 	"strings"
 	"testing"
 	"time"
@@ -143,10 +142,7 @@ func TestACLGolden(t *testing.T) {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)
 				fixedAuditPath(h)
-				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
-				h.send(tea.BackgroundColorMsg{Color: color.Black})
-				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-				golden.RequireEqual(t, pinned(t, h, colorprofile.ANSI256))
+				golden.RequireEqual(t, darkFrame(t, h, size[0], size[1]))
 			})
 		}
 	}

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"image/color"
 	"strings"
 	"testing"
 	"time"
@@ -129,10 +128,7 @@ func TestHostileGolden(t *testing.T) {
 		for _, size := range [][2]int{{80, 24}, {120, 30}, {160, 48}} {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)
-				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
-				h.send(tea.BackgroundColorMsg{Color: color.Black})
-				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-				frame := pinned(t, h, colorprofile.ANSI256)
+				frame := darkFrame(t, h, size[0], size[1])
 				checkFrame(t, frame, size[0], size[1])
 				golden.RequireEqual(t, frame)
 			})

@@ -168,6 +168,16 @@ func fixedAuditPath(h *harness) {
 	}
 }
 
+// darkFrame is the w×ht frame a 256-colour terminal on a dark background
+// receives: the goldens' common setting.
+func darkFrame(t *testing.T, h *harness, w, ht int) string {
+	t.Helper()
+	h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
+	h.send(tea.BackgroundColorMsg{Color: color.Black})
+	h.send(tea.WindowSizeMsg{Width: w, Height: ht})
+	return pinned(t, h, colorprofile.ANSI256)
+}
+
 // pinned renders the frame the way a 256-colour terminal would receive it.
 func pinned(t *testing.T, h *harness, p colorprofile.Profile) string {
 	t.Helper()
@@ -185,10 +195,7 @@ func TestGolden(t *testing.T) {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)
 				fixedAuditPath(h)
-				h.send(tea.ColorProfileMsg{Profile: colorprofile.ANSI256})
-				h.send(tea.BackgroundColorMsg{Color: color.Black})
-				h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-				golden.RequireEqual(t, pinned(t, h, colorprofile.ANSI256))
+				golden.RequireEqual(t, darkFrame(t, h, size[0], size[1]))
 			})
 		}
 	}
