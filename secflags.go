@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/txnscope/txnscope/clientprops"
+	"github.com/txnscope/txnscope/internal/clientprops"
 	"github.com/txnscope/txnscope/internal/inputfile"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
