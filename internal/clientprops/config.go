@@ -1,11 +1,12 @@
 package clientprops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/inputfile"
-	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
 // Config is what a client properties file says about reaching the cluster.
@@ -15,7 +16,7 @@ type Config struct {
 	// Security is nil-TLS and nil-SASL for PLAINTEXT. A SASL mechanism may
 	// come without credentials (no sasl.jaas.config, or OAUTHBEARER's login
 	// module): the command line then has to supply them.
-	Security kafkaadmin.Security
+	Security conn.Security
 }
 
 // File is a properties file as ParseFile read it: what it says, plus what
@@ -146,12 +147,9 @@ func FromEntries(entries []Entry) (Config, error) {
 	var c Config
 
 	if e, ok := m["bootstrap.servers"]; ok {
-		for _, s := range strings.Split(e.Value, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				c.Bootstrap = append(c.Bootstrap, s)
-			}
-		}
-		if len(c.Bootstrap) == 0 {
+		// Not checked for white space here: -b may replace them, and the
+		// Kafka client refuses a bad one when it starts.
+		if c.Bootstrap = conn.SplitBootstrap(e.Value); len(c.Bootstrap) == 0 {
 			return Config{}, fmt.Errorf("line %d: bootstrap.servers is empty", e.Line)
 		}
 	}
@@ -195,8 +193,8 @@ func FromEntries(entries []Entry) (Config, error) {
 	return c, nil
 }
 
-func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
-	t := &kafkaadmin.TLS{}
+func tlsFrom(m map[string]Entry) (*conn.TLS, error) {
+	t := &conn.TLS{}
 	typ := func(key string) (string, Entry, bool) {
 		e, ok := m[key]
 		if !ok {
@@ -268,7 +266,7 @@ func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
 		case !hasIchain:
 			return nil, fmt.Errorf("line %d: ssl.keystore.key needs ssl.keystore.certificate.chain", ikey.Line)
 		default:
-			t.CertPEM, t.KeyPEM = []byte(ichain.Value), kafkaadmin.Secret(ikey.Value)
+			t.CertPEM, t.KeyPEM = []byte(ichain.Value), conn.Secret(ikey.Value)
 		}
 	}
 
@@ -285,20 +283,20 @@ func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
 	return t, nil
 }
 
-func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
-	s := &kafkaadmin.SASL{}
+func saslFrom(m map[string]Entry, protoLine int) (*conn.SASL, error) {
+	s := &conn.SASL{}
 	me, ok := m["sasl.mechanism"]
 	if !ok {
 		return nil, fmt.Errorf("line %d: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos) in Java; "+
-			"Kerberos is not supported: set sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", protoLine)
+			"Kerberos is not supported: set sasl.mechanism to %s", protoLine, conn.MechanismChoices)
 	}
-	s.Mechanism = strings.ToUpper(strings.TrimSpace(me.Value))
-	switch s.Mechanism {
-	case kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer:
-	case "GSSAPI":
-		return nil, fmt.Errorf("line %d: sasl.mechanism=GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line)
-	default:
-		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line, short(me.Value))
+	var err error
+	s.Mechanism, err = conn.ParseMechanism(me.Value)
+	switch {
+	case errors.Is(err, conn.ErrKerberos):
+		return nil, fmt.Errorf("line %d: sasl.mechanism=%v", me.Line, err)
+	case err != nil:
+		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use %s", me.Line, short(me.Value), conn.MechanismChoices)
 	}
 
 	je, ok := m["sasl.jaas.config"]
@@ -310,7 +308,7 @@ func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
 		return nil, fmt.Errorf("line %d: sasl.jaas.config cannot be read: %v", je.Line, err)
 	}
 	module := j.module[strings.LastIndex(j.module, ".")+1:]
-	isOAuth := s.Mechanism == kafkaadmin.OAuthBearer
+	isOAuth := s.Mechanism == conn.OAuthBearer
 	switch {
 	case j.module == plainModule || j.module == scramModule:
 		if isOAuth {
@@ -320,7 +318,7 @@ func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
 			return nil, fmt.Errorf("line %d: sasl.jaas.config's tokenauth (delegation tokens) is not supported: use a SCRAM user", je.Line)
 		}
 		s.Username = j.options["username"]
-		s.Password = kafkaadmin.Secret(j.options["password"])
+		s.Password = conn.Secret(j.options["password"])
 		if s.Username == "" || s.Password == "" {
 			return nil, fmt.Errorf("line %d: sasl.jaas.config's %s needs username=\"...\" and password=\"...\"", je.Line, module)
 		}
