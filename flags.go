@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
@@ -43,7 +44,7 @@ type config struct {
 	// sec holds the TLS and SASL flags as given, security what they and the
 	// --command-config file resolve to (secflags.go).
 	sec      secFlags
-	security kafkaadmin.Security
+	security conn.Security
 	// warnings are printed on stderr before the command runs.
 	warnings []string
 }
@@ -179,20 +180,11 @@ func parse(args []string) (config, error) {
 		return c, err
 	}
 
-	raw, _ := fs.GetString("bootstrap-server")
-	for _, s := range strings.Split(raw, ",") {
-		s = strings.TrimSpace(s)
-		switch {
-		case s == "":
-			continue
-		case strings.ContainsAny(s, " \t\r\n"):
-			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(s))
-		}
-		c.bootstrap = append(c.bootstrap, s)
+	seeds, err := bootstrapFlag(fs)
+	if err != nil {
+		return c, err
 	}
-	if len(c.bootstrap) == 0 {
-		return c, usagef("--bootstrap-server is empty: give at least one host:port")
-	}
+	c.bootstrap = seeds
 	if err := checkDurations(fs, c); err != nil {
 		return c, err
 	}

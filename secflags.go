@@ -1,13 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/txnscope/txnscope/clientprops"
+	"github.com/txnscope/txnscope/internal/clientprops"
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/inputfile"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
@@ -42,7 +44,7 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of --tls-cert (unencrypted)")
 	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "name expected in the brokers' certificates")
 	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about)")
-	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", conn.MechanismChoices)
 	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user name")
 	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "file holding the SASL password or token")
 	fs.StringVar(&s.commandConfig, "command-config", "", "Java client properties file, as for kafka-transactions.sh")
@@ -53,126 +55,159 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 // bootstrap servers. Files are read here, so that a bad one is a usage error
 // before anything connects. No message holds a secret.
 func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) ([]string, error) {
-	s := &c.sec
-	var (
-		sec  kafkaadmin.Security
-		boot []string
-		file clientprops.File
-	)
+	var file clientprops.File
 	if fs.Changed("command-config") {
-		if strings.TrimSpace(s.commandConfig) == "" {
-			return nil, usagef("--command-config is empty")
-		}
 		var err error
-		if file, err = clientprops.ParseFile(s.commandConfig); err != nil {
-			return nil, usagef("--command-config %v", err)
-		}
-		boot, sec = file.Bootstrap, file.Security
-		if perm, open := inputfile.Exposed(s.commandConfig); open && file.Secret != "" {
-			c.warnings = append(c.warnings, fmt.Sprintf("--command-config %s holds %s and %s", s.commandConfig, file.Secret, exposedNote(s.commandConfig, perm)))
-		}
-		// Copies: the flags below must not write into the file's values.
-		if sec.TLS != nil {
-			t := *sec.TLS
-			sec.TLS = &t
-		}
-		if sec.SASL != nil {
-			a := *sec.SASL
-			sec.SASL = &a
+		if file, err = readCommandConfig(c); err != nil {
+			return nil, err
 		}
 	}
+	// A copy: the flags below must not write into the file's values.
+	sec := file.Security.Clone()
+	if err := tlsFlags(fs, c, file, &sec); err != nil {
+		return nil, err
+	}
+	if err := saslFlags(fs, c, &sec, getenv); err != nil {
+		return nil, err
+	}
+	c.security = sec
+	return file.Bootstrap, nil
+}
 
+// readCommandConfig parses --command-config, warning when others can read
+// the credential it holds.
+func readCommandConfig(c *config) (clientprops.File, error) {
+	path := c.sec.commandConfig
+	if strings.TrimSpace(path) == "" {
+		return clientprops.File{}, usagef("--command-config is empty")
+	}
+	file, err := clientprops.ParseFile(path)
+	if err != nil {
+		return clientprops.File{}, usagef("--command-config %v", err)
+	}
+	if perm, open := inputfile.Exposed(path); open && file.Secret != "" {
+		c.warnings = append(c.warnings, fmt.Sprintf("--command-config %s holds %s and %s", path, file.Secret, exposedNote(path, perm)))
+	}
+	return file, nil
+}
+
+// tlsFlags lays the TLS flags over sec: any of them turns TLS on.
+func tlsFlags(fs *pflag.FlagSet, c *config, file clientprops.File, sec *conn.Security) error {
+	s := &c.sec
 	wantTLS := s.tls
 	for _, n := range tlsFlagNames[1:] {
 		wantTLS = wantTLS || fs.Changed(n)
 	}
 	if wantTLS && sec.TLS == nil {
-		sec.TLS = &kafkaadmin.TLS{}
+		sec.TLS = &conn.TLS{}
 	}
-	if t := sec.TLS; t != nil {
-		if fs.Changed("tls-ca") {
-			if s.tlsCA == "" {
-				return nil, usagef("--tls-ca is empty")
-			}
-			t.CAFile, t.CAPEM = s.tlsCA, nil
-		}
-		switch cert, key := fs.Changed("tls-cert"), fs.Changed("tls-key"); {
-		case cert && !key:
-			return nil, usagef("--tls-cert needs --tls-key (both may name one file holding the key and the certificate)")
-		case key && !cert:
-			return nil, usagef("--tls-key needs --tls-cert")
-		case cert:
-			if s.tlsCert == "" || s.tlsKey == "" {
-				return nil, usagef("--tls-cert and --tls-key must not be empty")
-			}
-			t.CertFile, t.KeyFile, t.CertPEM, t.KeyPEM = s.tlsCert, s.tlsKey, nil, ""
-		}
-		if fs.Changed("tls-server-name") {
-			t.ServerName = s.tlsServerName
-		}
-		if fs.Changed("tls-insecure-skip-verify") {
-			t.InsecureSkipVerify = s.tlsInsecure
-		}
-		if err := checkTLSFiles(fs, c, file, t); err != nil {
-			return nil, err
-		}
+	t := sec.TLS
+	if t == nil {
+		return nil
 	}
+	if fs.Changed("tls-ca") {
+		if s.tlsCA == "" {
+			return usagef("--tls-ca is empty")
+		}
+		t.CAFile, t.CAPEM = s.tlsCA, nil
+	}
+	switch cert, key := fs.Changed("tls-cert"), fs.Changed("tls-key"); {
+	case cert && !key:
+		return usagef("--tls-cert needs --tls-key (both may name one file holding the key and the certificate)")
+	case key && !cert:
+		return usagef("--tls-key needs --tls-cert")
+	case cert:
+		if s.tlsCert == "" || s.tlsKey == "" {
+			return usagef("--tls-cert and --tls-key must not be empty")
+		}
+		t.CertFile, t.KeyFile, t.CertPEM, t.KeyPEM = s.tlsCert, s.tlsKey, nil, ""
+	}
+	if fs.Changed("tls-server-name") {
+		t.ServerName = s.tlsServerName
+	}
+	if fs.Changed("tls-insecure-skip-verify") {
+		t.InsecureSkipVerify = s.tlsInsecure
+	}
+	return checkTLSFiles(fs, c, file, t)
+}
 
+// saslFlags lays the SASL flags over sec: --sasl-mechanism turns SASL on,
+// the credentials need it on.
+func saslFlags(fs *pflag.FlagSet, c *config, sec *conn.Security, getenv func(string) string) error {
+	s := &c.sec
 	if fs.Changed("sasl-mechanism") {
-		mech := strings.ToUpper(strings.TrimSpace(s.saslMechanism))
-		switch mech {
-		case kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer:
-		case "GSSAPI":
-			return nil, usagef("--sasl-mechanism GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
-		default:
-			return nil, usagef("bad --sasl-mechanism %q: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", clip(s.saslMechanism))
+		mech, err := conn.ParseMechanism(s.saslMechanism)
+		switch {
+		case errors.Is(err, conn.ErrKerberos):
+			return usagef("--sasl-mechanism %v", err)
+		case err != nil:
+			return usagef("bad --sasl-mechanism %q: want %s", clip(s.saslMechanism), conn.MechanismChoices)
 		}
 		if sec.SASL == nil {
-			sec.SASL = &kafkaadmin.SASL{}
+			sec.SASL = &conn.SASL{}
 		}
 		sec.SASL.Mechanism = mech
 	}
 	if sec.SASL == nil {
 		for _, n := range saslFlagNames[1:] {
 			if fs.Changed(n) {
-				return nil, usagef("--%s needs --sasl-mechanism (or a --command-config with SASL)", n)
+				return usagef("--%s needs --sasl-mechanism (or a --command-config with SASL)", n)
 			}
 		}
-	} else {
-		a := sec.SASL
-		if fs.Changed("sasl-username") {
-			a.Username = s.saslUsername
-		}
-		switch {
-		case fs.Changed("sasl-password-file"):
-			pw, err := readSecretFile(s.saslPasswordFile)
-			if err != nil {
-				return nil, err
-			}
-			a.Password = pw
-			if perm, open := inputfile.Exposed(s.saslPasswordFile); open {
-				c.warnings = append(c.warnings, "--sasl-password-file "+s.saslPasswordFile+" "+exposedNote(s.saslPasswordFile, perm))
-			}
-		case getenv(passwordEnv) != "":
-			a.Password = kafkaadmin.Secret(trimNewline(getenv(passwordEnv)))
-		}
-		what := "password"
-		if a.Mechanism == kafkaadmin.OAuthBearer {
-			what = "token"
-		} else if a.Username == "" {
-			return nil, usagef("SASL %s needs a user name: --sasl-username (or username in the command config's sasl.jaas.config)", a.Mechanism)
-		}
-		if a.Password == "" {
-			return nil, usagef("SASL %s needs a %s: --sasl-password-file FILE or the environment variable %s", a.Mechanism, what, passwordEnv)
-		}
+		return nil
 	}
-	c.security = sec
-	return boot, nil
+	return saslCredentials(fs, c, sec.SASL, getenv)
+}
+
+// saslCredentials lays the user name and the password (a file, else the
+// environment) over a's, and refuses a mechanism left without them.
+func saslCredentials(fs *pflag.FlagSet, c *config, a *conn.SASL, getenv func(string) string) error {
+	s := &c.sec
+	if fs.Changed("sasl-username") {
+		a.Username = s.saslUsername
+	}
+	switch {
+	case fs.Changed("sasl-password-file"):
+		pw, err := readSecretFile(s.saslPasswordFile)
+		if err != nil {
+			return err
+		}
+		a.Password = pw
+		if perm, open := inputfile.Exposed(s.saslPasswordFile); open {
+			c.warnings = append(c.warnings, "--sasl-password-file "+s.saslPasswordFile+" "+exposedNote(s.saslPasswordFile, perm))
+		}
+	case getenv(passwordEnv) != "":
+		a.Password = conn.Secret(trimNewline(getenv(passwordEnv)))
+	}
+	what := "password"
+	if a.Mechanism == conn.OAuthBearer {
+		what = "token"
+	} else if a.Username == "" {
+		return usagef("SASL %s needs a user name: --sasl-username (or username in the command config's sasl.jaas.config)", a.Mechanism)
+	}
+	if a.Password == "" {
+		return usagef("SASL %s needs a %s: --sasl-password-file FILE or the environment variable %s", a.Mechanism, what, passwordEnv)
+	}
+	return nil
+}
+
+// bootstrapFlag is --bootstrap-server's list of servers.
+func bootstrapFlag(fs *pflag.FlagSet) ([]string, error) {
+	raw, _ := fs.GetString("bootstrap-server")
+	seeds, err := conn.ParseBootstrap(raw)
+	var bad *conn.AddressError
+	switch {
+	case errors.As(err, &bad):
+		return nil, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(bad.Addr))
+	case err != nil:
+		return nil, usagef("--bootstrap-server is empty: give at least one host:port")
+	}
+	return seeds, nil
 }
 
 // readSecretFile reads a password or token file; only a trailing newline
 // is dropped (editors add one; a password may end in spaces).
-func readSecretFile(path string) (kafkaadmin.Secret, error) {
+func readSecretFile(path string) (conn.Secret, error) {
 	if path == "" {
 		return "", usagef("--sasl-password-file is empty")
 	}
@@ -184,7 +219,7 @@ func readSecretFile(path string) (kafkaadmin.Secret, error) {
 	if pw == "" {
 		return "", usagef("--sasl-password-file %s is empty", path)
 	}
-	return kafkaadmin.Secret(pw), nil
+	return conn.Secret(pw), nil
 }
 
 // tlsFile is a file the TLS settings read, with where it was named.
@@ -197,7 +232,7 @@ type tlsFile struct {
 // checkTLSFiles refuses a TLS file that cannot be read or holds no usable
 // PEM now, naming the flag or setting that named it, rather than when the
 // client starts; and warns about a private key others can read.
-func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *kafkaadmin.TLS) error {
+func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *conn.TLS) error {
 	from := func(flag, key string) string {
 		if fs.Changed(flag) {
 			return "--" + flag
@@ -229,10 +264,10 @@ func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *kafka
 	}
 
 	// The contents, one part at a time so that a message names its flag.
-	if err := (&kafkaadmin.TLS{CAFile: t.CAFile}).Check(); err != nil {
+	if err := kafkaadmin.CheckTLS(&conn.TLS{CAFile: t.CAFile}); err != nil {
 		return usagef("%s: %v", ca.from, err)
 	}
-	if err := (&kafkaadmin.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile}).Check(); err != nil {
+	if err := kafkaadmin.CheckTLS(&conn.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile}); err != nil {
 		names := cert.from
 		if key.from != cert.from {
 			names += ", " + key.from
@@ -240,7 +275,7 @@ func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *kafka
 		return usagef("%s: %v", names, err)
 	}
 	// What is left is PEM text inline in the properties file.
-	if err := t.Check(); err != nil {
+	if err := kafkaadmin.CheckTLS(t); err != nil {
 		return usagef("--command-config %s: %v", c.sec.commandConfig, err)
 	}
 	return nil
@@ -262,5 +297,5 @@ func trimNewline(s string) string {
 const insecureWarning = "TLS certificate NOT verified (--tls-insecure-skip-verify): anyone on the path can read and change the traffic"
 
 func (c config) insecure() bool {
-	return c.security.TLS != nil && c.security.TLS.InsecureSkipVerify
+	return c.security.Insecure()
 }

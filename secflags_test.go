@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
@@ -39,9 +39,9 @@ func TestParseSecurity(t *testing.T) {
 		"client.id=ops",
 	}, "\n"))
 	noCreds := writeFile(t, "nocreds.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n")
-	fileSec := kafkaadmin.Security{
-		TLS:  &kafkaadmin.TLS{CAFile: ca},
-		SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-512", Username: "file-user", Password: testPassword},
+	fileSec := conn.Security{
+		TLS:  &conn.TLS{CAFile: ca},
+		SASL: &conn.SASL{Mechanism: "SCRAM-SHA-512", Username: "file-user", Password: testPassword},
 	}
 
 	for _, tt := range []struct {
@@ -49,39 +49,39 @@ func TestParseSecurity(t *testing.T) {
 		args []string
 		env  string
 		boot []string // nil: localhost:9092
-		want kafkaadmin.Security
+		want conn.Security
 	}{
-		{"plaintext", nil, "", nil, kafkaadmin.Security{}},
-		{"env alone does nothing", nil, testPassword, nil, kafkaadmin.Security{}},
-		{"tls", []string{"--tls"}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}},
-		{"tls-ca implies tls", []string{"--tls-ca", ca}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: ca}}},
+		{"plaintext", nil, "", nil, conn.Security{}},
+		{"env alone does nothing", nil, testPassword, nil, conn.Security{}},
+		{"tls", []string{"--tls"}, "", nil, conn.Security{TLS: &conn.TLS{}}},
+		{"tls-ca implies tls", []string{"--tls-ca", ca}, "", nil, conn.Security{TLS: &conn.TLS{CAFile: ca}}},
 		{"every tls flag", []string{"--tls-cert", cert, "--tls-key", key, "--tls-server-name", "kafka.internal", "--tls-insecure-skip-verify"}, "", nil,
-			kafkaadmin.Security{TLS: &kafkaadmin.TLS{CertFile: cert, KeyFile: key, ServerName: "kafka.internal", InsecureSkipVerify: true}}},
+			conn.Security{TLS: &conn.TLS{CertFile: cert, KeyFile: key, ServerName: "kafka.internal", InsecureSkipVerify: true}}},
 		{"sasl with a password file", []string{"--sasl-mechanism", "scram-sha-256", "--sasl-username", "u", "--sasl-password-file", pwFile}, "", nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256", Username: "u", Password: testPassword}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "SCRAM-SHA-256", Username: "u", Password: testPassword}}},
 		{"CRLF dropped", []string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", crlfFile}, "", nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
 		{"spaces kept", []string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", spaceFile}, "", nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "u", Password: " " + testPassword + " "}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "PLAIN", Username: "u", Password: " " + testPassword + " "}}},
 		{"sasl with the environment", []string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u"}, testPassword + "\n", nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
 		{"the file wins over the environment", []string{"--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", pwFile}, "other", nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
 		{"oauthbearer token", []string{"--sasl-mechanism", "OAUTHBEARER", "--tls"}, "eyJ.token", nil,
-			kafkaadmin.Security{TLS: &kafkaadmin.TLS{}, SASL: &kafkaadmin.SASL{Mechanism: "OAUTHBEARER", Password: "eyJ.token"}}},
+			conn.Security{TLS: &conn.TLS{}, SASL: &conn.SASL{Mechanism: "OAUTHBEARER", Password: "eyJ.token"}}},
 		{"command config", []string{"--command-config", props}, "", []string{"f1:9093", "f2:9093"}, fileSec},
 		{"-b wins over bootstrap.servers", []string{"--command-config", props, "-b", "x:1"}, "", []string{"x:1"}, fileSec},
 		{"flags win over the file", []string{"--command-config", props, "--tls-ca", mine, "--sasl-username", "me", "--sasl-mechanism", "SCRAM-SHA-256", "--tls-server-name", "k"}, "", []string{"f1:9093", "f2:9093"},
-			kafkaadmin.Security{
-				TLS:  &kafkaadmin.TLS{CAFile: mine, ServerName: "k"},
-				SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256", Username: "me", Password: testPassword},
+			conn.Security{
+				TLS:  &conn.TLS{CAFile: mine, ServerName: "k"},
+				SASL: &conn.SASL{Mechanism: "SCRAM-SHA-256", Username: "me", Password: testPassword},
 			}},
 		{"the environment wins over the file", []string{"--command-config", props}, "from-env", []string{"f1:9093", "f2:9093"},
-			kafkaadmin.Security{TLS: fileSec.TLS, SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-512", Username: "file-user", Password: "from-env"}}},
+			conn.Security{TLS: fileSec.TLS, SASL: &conn.SASL{Mechanism: "SCRAM-SHA-512", Username: "file-user", Password: "from-env"}}},
 		{"credentials the file lacks", []string{"--command-config", noCreds, "--sasl-username", "u"}, testPassword, nil,
-			kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
-		{"snapshot", []string{"snapshot", "--tls"}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}},
-		{"one-shot", []string{"list", "--tls-insecure-skip-verify"}, "", nil, kafkaadmin.Security{TLS: &kafkaadmin.TLS{InsecureSkipVerify: true}}},
+			conn.Security{SASL: &conn.SASL{Mechanism: "PLAIN", Username: "u", Password: testPassword}}},
+		{"snapshot", []string{"snapshot", "--tls"}, "", nil, conn.Security{TLS: &conn.TLS{}}},
+		{"one-shot", []string{"list", "--tls-insecure-skip-verify"}, "", nil, conn.Security{TLS: &conn.TLS{InsecureSkipVerify: true}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(passwordEnv, tt.env)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/views"
 )
 
@@ -41,6 +41,6 @@ func TestTUIHeaderSecurity(t *testing.T) {
 	}
 }
 
-func securityInsecureForTest() kafkaadmin.Security {
-	return kafkaadmin.Security{TLS: &kafkaadmin.TLS{InsecureSkipVerify: true}}
+func securityInsecureForTest() conn.Security {
+	return conn.Security{TLS: &conn.TLS{InsecureSkipVerify: true}}
 }

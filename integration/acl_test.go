@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -58,9 +59,9 @@ func secureScope(t *testing.T, b *Broker, user string, watch ...model.TopicParti
 		Bootstrap: []string{b.SecureBootstrap},
 		Timeout:   10 * time.Second,
 		Watch:     watch,
-		Security: kafkaadmin.Security{
-			TLS:  &kafkaadmin.TLS{CAFile: b.Certs.CAFile},
-			SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.ScramSHA512, Username: user, Password: kafkaadmin.Secret(aclPassword(user))},
+		Security: conn.Security{
+			TLS:  &conn.TLS{CAFile: b.Certs.CAFile},
+			SASL: &conn.SASL{Mechanism: conn.ScramSHA512, Username: user, Password: conn.Secret(aclPassword(user))},
 		},
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 	"github.com/txnscope/txnscope/model"
@@ -44,12 +45,12 @@ const (
 // aclCluster starts kfake with ACLs and these users (kfake.User options).
 func aclCluster(t *testing.T, users ...kfake.Opt) (*kfake.Cluster, []string) {
 	t.Helper()
-	opts := append([]kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser(kafkaadmin.Plain, aclAdmin, aclPass)}, users...)
+	opts := append([]kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser(conn.Plain, aclAdmin, aclPass)}, users...)
 	return kafkatest.NewCluster(t, opts...)
 }
 
 func aclUser(name string, acls ...kfake.ACL) kfake.Opt {
-	return kfake.User(kafkaadmin.Plain, name, aclPass, acls...)
+	return kfake.User(conn.Plain, name, aclPass, acls...)
 }
 
 // adminOpts authenticate as the superuser.
@@ -83,7 +84,7 @@ func aclSuper(t *testing.T, boot []string) *kafkaadmin.Client {
 func aclAs(t *testing.T, boot []string, name string, watch ...model.TopicPartition) *kafkaadmin.Client {
 	t.Helper()
 	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, Watch: watch,
-		Security: kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: kafkaadmin.Plain, Username: name, Password: aclPass}}})
+		Security: conn.Security{SASL: &conn.SASL{Mechanism: conn.Plain, Username: name, Password: aclPass}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ package kafkaadmin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -49,7 +49,7 @@ type Config struct {
 	// and the producer holding it.
 	Watch []model.TopicPartition
 	// Security is TLS and SASL (zero: PLAINTEXT).
-	Security Security
+	Security conn.Security
 }
 
 // Client polls one cluster. Refresh and Execute may be called from different
@@ -77,21 +77,9 @@ type Client struct {
 // New connects lazily: it fails only on bad configuration, never because the
 // cluster is down.
 func New(cfg Config) (*Client, error) {
-	var seeds []string
-	for _, s := range cfg.Bootstrap {
-		for _, part := range strings.Split(s, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			if strings.ContainsAny(part, " \t\n") {
-				return nil, fmt.Errorf("bad bootstrap server %q", part)
-			}
-			seeds = append(seeds, part)
-		}
-	}
-	if len(seeds) == 0 {
-		return nil, errors.New("no bootstrap server given")
+	seeds, err := conn.ParseBootstrap(cfg.Bootstrap...)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case cfg.Timeout == 0:
@@ -125,7 +113,7 @@ func New(cfg Config) (*Client, error) {
 		}),
 		kgo.MetadataMinAge(time.Second),
 	}
-	sec, err := cfg.Security.options(cfg.Timeout)
+	sec, err := securityOptions(cfg.Security, cfg.Timeout)
 	if err != nil {
 		stop()
 		return nil, err

@@ -17,108 +17,23 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/inputfile"
 )
 
-// Security says how to encrypt and authenticate; the zero value is PLAINTEXT
-// without authentication.
-type Security struct {
-	// TLS is nil for a plaintext connection.
-	TLS *TLS
-	// SASL is nil when the cluster does not ask for authentication.
-	SASL *SASL
-}
-
-// TLS holds PEM file paths, read when the client is created (regular files
-// of at most a few MiB: see internal/inputfile).
-type TLS struct {
-	CAFile   string // empty: the system roots
-	CertFile string // client certificate for mutual TLS (with KeyFile)
-	KeyFile  string
-	// ServerName overrides the name checked in the broker's certificate
-	// (empty: the host of the address dialled).
-	ServerName string
-	// InsecureSkipVerify accepts any broker certificate; the UI warns about it.
-	InsecureSkipVerify bool
-	// CAPEM, CertPEM and KeyPEM are PEM text given inline (a Java client's
-	// ssl.truststore.certificates, ssl.keystore.certificate.chain and
-	// ssl.keystore.key) instead of a file; a file, when given, wins.
-	CAPEM   []byte
-	CertPEM []byte
-	KeyPEM  Secret
-	// SkipHostnameCheck verifies the broker's certificate chain but not the
-	// name in it: a Java client's ssl.endpoint.identification.algorithm set
-	// to empty.
-	SkipHostnameCheck bool
-}
-
-// SASL mechanisms txnscope speaks, with Kafka's names.
-const (
-	Plain       = "PLAIN"
-	ScramSHA256 = "SCRAM-SHA-256"
-	ScramSHA512 = "SCRAM-SHA-512"
-	OAuthBearer = "OAUTHBEARER"
-)
-
-// Mechanisms lists the SASL mechanisms txnscope speaks, for messages.
-var Mechanisms = []string{Plain, ScramSHA256, ScramSHA512, OAuthBearer}
-
-// SASL is one mechanism with its credentials.
-type SASL struct {
-	Mechanism string
-	Username  string
-	// Password is the password, or the static token for OAUTHBEARER.
-	Password Secret
-}
-
-// Secret is a string that never prints itself: fmt, logs and error messages
-// see "[redacted]".
-type Secret string
-
-func (Secret) String() string   { return "[redacted]" }
-func (Secret) GoString() string { return "[redacted]" }
-
-// Reveal is the only way to the value, for the SASL exchange itself.
-func (s Secret) Reveal() string { return string(s) }
-
-// String describes s without any credential, so that a Security printed by
-// mistake (even with a verb like %s that fmt would otherwise print field by
-// field) shows no secret.
-func (s Security) String() string {
-	var parts []string
-	if s.TLS != nil {
-		parts = append(parts, "TLS")
-	}
-	if s.SASL != nil {
-		parts = append(parts, s.SASL.String())
-	}
-	if len(parts) == 0 {
-		return "PLAINTEXT"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// String names the mechanism and user, never the password.
-func (s SASL) String() string {
-	if s.Username == "" {
-		return "SASL " + s.Mechanism
-	}
-	return "SASL " + s.Mechanism + " as " + s.Username
-}
-
-// options turns s into the Kafka client's options. Its errors name the file
-// or the mechanism at fault and never a credential.
-func (s Security) options(dialTimeout time.Duration) ([]kgo.Opt, error) {
+// securityOptions turns s into the Kafka client's options. Its errors name
+// the file or the mechanism at fault and never a credential.
+func securityOptions(s conn.Security, dialTimeout time.Duration) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	if s.TLS != nil {
-		cfg, err := s.TLS.config()
+		cfg, err := tlsConfig(s.TLS)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, kgo.Dialer(tlsDialer(cfg, dialTimeout)))
 	}
 	if s.SASL != nil {
-		m, err := s.SASL.mechanism()
+		m, err := saslMechanism(s.SASL)
 		if err != nil {
 			return nil, err
 		}
@@ -127,16 +42,16 @@ func (s Security) options(dialTimeout time.Duration) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// Check reads and parses t's files and PEM text as creating a client will,
-// so that a command line can refuse a bad one before anything connects.
-func (t *TLS) Check() error {
-	_, err := t.config()
+// CheckTLS reads and parses t's files and PEM text as creating a client
+// will, so that a command line can refuse a bad one before anything connects.
+func CheckTLS(t *conn.TLS) error {
+	_, err := tlsConfig(t)
 	return err
 }
 
-// config builds the client side of the handshake. The broker's name is set
-// per broker by the Kafka client when ServerName is empty.
-func (t *TLS) config() (*tls.Config, error) {
+// tlsConfig builds the client side of the handshake. The broker's name is
+// set per broker by the Kafka client when ServerName is empty.
+func tlsConfig(t *conn.TLS) (*tls.Config, error) {
 	cfg := &tls.Config{
 		MinVersion:         tls.VersionTLS12,
 		ServerName:         t.ServerName,
@@ -322,22 +237,21 @@ func encryptedKey(data []byte) bool {
 	}
 }
 
-// mechanism builds franz-go's SASL mechanism from s.
-func (s *SASL) mechanism() (sasl.Mechanism, error) {
-	name := strings.ToUpper(strings.TrimSpace(s.Mechanism))
+// saslMechanism builds franz-go's SASL mechanism from s.
+func saslMechanism(s *conn.SASL) (sasl.Mechanism, error) {
+	name, err := conn.ParseMechanism(s.Mechanism)
+	switch {
+	case errors.Is(err, conn.ErrKerberos):
+		return nil, fmt.Errorf("SASL mechanism %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("unknown SASL mechanism %q: want %s", s.Mechanism, strings.Join(conn.Mechanisms(), ", "))
+	}
 	pass := s.Password.Reveal()
-	if name == OAuthBearer {
+	if name == conn.OAuthBearer {
 		if pass == "" {
 			return nil, errors.New("SASL OAUTHBEARER needs a token")
 		}
 		return oauth.Auth{Token: pass}.AsMechanism(), nil
-	}
-	switch name {
-	case Plain, ScramSHA256, ScramSHA512:
-	case "GSSAPI":
-		return nil, errors.New("SASL mechanism GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
-	default:
-		return nil, fmt.Errorf("unknown SASL mechanism %q: want %s", s.Mechanism, strings.Join(Mechanisms, ", "))
 	}
 	if s.Username == "" {
 		return nil, fmt.Errorf("SASL %s needs a username", name)
@@ -346,9 +260,9 @@ func (s *SASL) mechanism() (sasl.Mechanism, error) {
 		return nil, fmt.Errorf("SASL %s needs a password", name)
 	}
 	switch name {
-	case Plain:
+	case conn.Plain:
 		return plain.Auth{User: s.Username, Pass: pass}.AsMechanism(), nil
-	case ScramSHA256:
+	case conn.ScramSHA256:
 		return scram.Auth{User: s.Username, Pass: pass}.AsSha256Mechanism(), nil
 	default:
 		return scram.Auth{User: s.Username, Pass: pass}.AsSha512Mechanism(), nil

@@ -1,11 +1,12 @@
 package clientprops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/inputfile"
-	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
 // Config is what a client properties file says about reaching the cluster.
@@ -15,7 +16,7 @@ type Config struct {
 	// Security is nil-TLS and nil-SASL for PLAINTEXT. A SASL mechanism may
 	// come without credentials (no sasl.jaas.config, or OAUTHBEARER's login
 	// module): the command line then has to supply them.
-	Security kafkaadmin.Security
+	Security conn.Security
 }
 
 // File is a properties file as ParseFile read it: what it says, plus what
@@ -146,12 +147,9 @@ func FromEntries(entries []Entry) (Config, error) {
 	var c Config
 
 	if e, ok := m["bootstrap.servers"]; ok {
-		for _, s := range strings.Split(e.Value, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				c.Bootstrap = append(c.Bootstrap, s)
-			}
-		}
-		if len(c.Bootstrap) == 0 {
+		// Not checked for white space here: -b may replace them, and the
+		// Kafka client refuses a bad one when it starts.
+		if c.Bootstrap = conn.SplitBootstrap(e.Value); len(c.Bootstrap) == 0 {
 			return Config{}, fmt.Errorf("line %d: bootstrap.servers is empty", e.Line)
 		}
 	}
@@ -195,83 +193,14 @@ func FromEntries(entries []Entry) (Config, error) {
 	return c, nil
 }
 
-func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
-	t := &kafkaadmin.TLS{}
-	typ := func(key string) (string, Entry, bool) {
-		e, ok := m[key]
-		if !ok {
-			return "JKS", e, false // Java's default store type
-		}
-		return strings.ToUpper(strings.TrimSpace(e.Value)), e, true
+func tlsFrom(m map[string]Entry) (*conn.TLS, error) {
+	t := &conn.TLS{}
+	if err := truststoreFrom(m, t); err != nil {
+		return nil, err
 	}
-
-	trustType, trustTypeEntry, trustTypeGiven := typ("ssl.truststore.type")
-	loc, hasLoc := m["ssl.truststore.location"]
-	inline, hasInline := m["ssl.truststore.certificates"]
-	if hasLoc || hasInline {
-		if trustType != "PEM" {
-			first := loc
-			if !hasLoc {
-				first = inline
-			}
-			if trustTypeGiven {
-				return nil, fmt.Errorf("line %d: ssl.truststore.type=%s is not supported: %s", trustTypeEntry.Line, short(trustType), truststoreHint)
-			}
-			return nil, fmt.Errorf("line %d: a truststore without ssl.truststore.type is a JKS store, which is not supported: %s", first.Line, truststoreHint)
-		}
-		if hasLoc && hasInline {
-			return nil, fmt.Errorf("line %d: give ssl.truststore.location or ssl.truststore.certificates, not both", inline.Line)
-		}
-		if hasLoc {
-			if t.CAFile = strings.TrimSpace(loc.Value); t.CAFile == "" {
-				return nil, fmt.Errorf("line %d: ssl.truststore.location is empty", loc.Line)
-			}
-		} else {
-			t.CAPEM = []byte(inline.Value)
-		}
+	if err := keystoreFrom(m, t); err != nil {
+		return nil, err
 	}
-
-	keyType, keyTypeEntry, keyTypeGiven := typ("ssl.keystore.type")
-	kloc, hasKloc := m["ssl.keystore.location"]
-	ikey, hasIkey := m["ssl.keystore.key"]
-	ichain, hasIchain := m["ssl.keystore.certificate.chain"]
-	if hasKloc || hasIkey || hasIchain {
-		if keyType != "PEM" {
-			first := kloc
-			if !hasKloc {
-				first = ikey
-				if !hasIkey {
-					first = ichain
-				}
-			}
-			if keyTypeGiven {
-				return nil, fmt.Errorf("line %d: ssl.keystore.type=%s is not supported: %s", keyTypeEntry.Line, short(keyType), keystoreHint)
-			}
-			return nil, fmt.Errorf("line %d: a keystore without ssl.keystore.type is a JKS store, which is not supported: %s", first.Line, keystoreHint)
-		}
-		if pw, ok := m["ssl.key.password"]; ok {
-			return nil, fmt.Errorf("line %d: ssl.key.password is not supported: txnscope reads unencrypted keys only; "+
-				"decrypt the key (openssl pkcs8 -in KEY -out key.pem), keep that file private, and drop ssl.key.password", pw.Line)
-		}
-		switch {
-		case hasKloc && (hasIkey || hasIchain):
-			return nil, fmt.Errorf("line %d: give ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain, not both", kloc.Line)
-		case hasKloc:
-			p := strings.TrimSpace(kloc.Value)
-			if p == "" {
-				return nil, fmt.Errorf("line %d: ssl.keystore.location is empty", kloc.Line)
-			}
-			// Kafka's PEM keystore is one file with the key and its chain.
-			t.CertFile, t.KeyFile = p, p
-		case !hasIkey:
-			return nil, fmt.Errorf("line %d: ssl.keystore.certificate.chain needs ssl.keystore.key", ichain.Line)
-		case !hasIchain:
-			return nil, fmt.Errorf("line %d: ssl.keystore.key needs ssl.keystore.certificate.chain", ikey.Line)
-		default:
-			t.CertPEM, t.KeyPEM = []byte(ichain.Value), kafkaadmin.Secret(ikey.Value)
-		}
-	}
-
 	if e, ok := m["ssl.endpoint.identification.algorithm"]; ok {
 		switch strings.ToLower(strings.TrimSpace(e.Value)) {
 		case "https":
@@ -285,20 +214,104 @@ func tlsFrom(m map[string]Entry) (*kafkaadmin.TLS, error) {
 	return t, nil
 }
 
-func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
-	s := &kafkaadmin.SASL{}
+// pemStore refuses a truststore or keystore (kind) that is not PEM, naming
+// its type setting or else first, the setting that gave the store.
+func pemStore(m map[string]Entry, kind string, first Entry, hint string) error {
+	e, given := m["ssl."+kind+".type"]
+	if !given {
+		// Java's default store type.
+		return fmt.Errorf("line %d: a %s without ssl.%s.type is a JKS store, which is not supported: %s", first.Line, kind, kind, hint)
+	}
+	if typ := strings.ToUpper(strings.TrimSpace(e.Value)); typ != "PEM" {
+		return fmt.Errorf("line %d: ssl.%s.type=%s is not supported: %s", e.Line, kind, short(typ), hint)
+	}
+	return nil
+}
+
+// truststoreFrom sets t's CA: a PEM file or PEM text inline.
+func truststoreFrom(m map[string]Entry, t *conn.TLS) error {
+	loc, hasLoc := m["ssl.truststore.location"]
+	inline, hasInline := m["ssl.truststore.certificates"]
+	if !hasLoc && !hasInline {
+		return nil
+	}
+	first := loc
+	if !hasLoc {
+		first = inline
+	}
+	if err := pemStore(m, "truststore", first, truststoreHint); err != nil {
+		return err
+	}
+	if hasLoc && hasInline {
+		return fmt.Errorf("line %d: give ssl.truststore.location or ssl.truststore.certificates, not both", inline.Line)
+	}
+	if hasLoc {
+		if t.CAFile = strings.TrimSpace(loc.Value); t.CAFile == "" {
+			return fmt.Errorf("line %d: ssl.truststore.location is empty", loc.Line)
+		}
+	} else {
+		t.CAPEM = []byte(inline.Value)
+	}
+	return nil
+}
+
+// keystoreFrom sets t's client certificate and key: one PEM file holding
+// both, or both as PEM text inline.
+func keystoreFrom(m map[string]Entry, t *conn.TLS) error {
+	kloc, hasKloc := m["ssl.keystore.location"]
+	ikey, hasIkey := m["ssl.keystore.key"]
+	ichain, hasIchain := m["ssl.keystore.certificate.chain"]
+	if !hasKloc && !hasIkey && !hasIchain {
+		return nil
+	}
+	first := kloc
+	if !hasKloc {
+		first = ikey
+		if !hasIkey {
+			first = ichain
+		}
+	}
+	if err := pemStore(m, "keystore", first, keystoreHint); err != nil {
+		return err
+	}
+	if pw, ok := m["ssl.key.password"]; ok {
+		return fmt.Errorf("line %d: ssl.key.password is not supported: txnscope reads unencrypted keys only; "+
+			"decrypt the key (openssl pkcs8 -in KEY -out key.pem), keep that file private, and drop ssl.key.password", pw.Line)
+	}
+	switch {
+	case hasKloc && (hasIkey || hasIchain):
+		return fmt.Errorf("line %d: give ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain, not both", kloc.Line)
+	case hasKloc:
+		p := strings.TrimSpace(kloc.Value)
+		if p == "" {
+			return fmt.Errorf("line %d: ssl.keystore.location is empty", kloc.Line)
+		}
+		// Kafka's PEM keystore is one file with the key and its chain.
+		t.CertFile, t.KeyFile = p, p
+	case !hasIkey:
+		return fmt.Errorf("line %d: ssl.keystore.certificate.chain needs ssl.keystore.key", ichain.Line)
+	case !hasIchain:
+		return fmt.Errorf("line %d: ssl.keystore.key needs ssl.keystore.certificate.chain", ikey.Line)
+	default:
+		t.CertPEM, t.KeyPEM = []byte(ichain.Value), conn.Secret(ikey.Value)
+	}
+	return nil
+}
+
+func saslFrom(m map[string]Entry, protoLine int) (*conn.SASL, error) {
+	s := &conn.SASL{}
 	me, ok := m["sasl.mechanism"]
 	if !ok {
 		return nil, fmt.Errorf("line %d: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos) in Java; "+
-			"Kerberos is not supported: set sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", protoLine)
+			"Kerberos is not supported: set sasl.mechanism to %s", protoLine, conn.MechanismChoices)
 	}
-	s.Mechanism = strings.ToUpper(strings.TrimSpace(me.Value))
-	switch s.Mechanism {
-	case kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer:
-	case "GSSAPI":
-		return nil, fmt.Errorf("line %d: sasl.mechanism=GSSAPI (Kerberos) is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line)
-	default:
-		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", me.Line, short(me.Value))
+	var err error
+	s.Mechanism, err = conn.ParseMechanism(me.Value)
+	switch {
+	case errors.Is(err, conn.ErrKerberos):
+		return nil, fmt.Errorf("line %d: sasl.mechanism=%v", me.Line, err)
+	case err != nil:
+		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use %s", me.Line, short(me.Value), conn.MechanismChoices)
 	}
 
 	je, ok := m["sasl.jaas.config"]
@@ -310,7 +323,7 @@ func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
 		return nil, fmt.Errorf("line %d: sasl.jaas.config cannot be read: %v", je.Line, err)
 	}
 	module := j.module[strings.LastIndex(j.module, ".")+1:]
-	isOAuth := s.Mechanism == kafkaadmin.OAuthBearer
+	isOAuth := s.Mechanism == conn.OAuthBearer
 	switch {
 	case j.module == plainModule || j.module == scramModule:
 		if isOAuth {
@@ -320,7 +333,7 @@ func saslFrom(m map[string]Entry, protoLine int) (*kafkaadmin.SASL, error) {
 			return nil, fmt.Errorf("line %d: sasl.jaas.config's tokenauth (delegation tokens) is not supported: use a SCRAM user", je.Line)
 		}
 		s.Username = j.options["username"]
-		s.Password = kafkaadmin.Secret(j.options["password"])
+		s.Password = conn.Secret(j.options["password"])
 		if s.Username == "" || s.Password == "" {
 			return nil, fmt.Errorf("line %d: sasl.jaas.config's %s needs username=\"...\" and password=\"...\"", je.Line, module)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/internal/conn"
 )
 
 const secret = "s3cr3t-Value-9f2"
@@ -32,9 +32,9 @@ func TestFromProperties(t *testing.T) {
 			"acks=all",
 		}, "\n"), Config{
 			Bootstrap: []string{"pkc-123.europe-west1.gcp.confluent.cloud:9092"},
-			Security: kafkaadmin.Security{
-				TLS:  &kafkaadmin.TLS{},
-				SASL: &kafkaadmin.SASL{Mechanism: "PLAIN", Username: "KEY123", Password: secret},
+			Security: conn.Security{
+				TLS:  &conn.TLS{},
+				SASL: &conn.SASL{Mechanism: "PLAIN", Username: "KEY123", Password: secret},
 			},
 		}},
 		{"SCRAM over TLS with a private CA and mutual TLS", strings.Join([]string{
@@ -48,28 +48,28 @@ func TestFromProperties(t *testing.T) {
 			"ssl.keystore.type=PEM",
 			"ssl.keystore.location=/etc/kafka/client.pem",
 			"ssl.endpoint.identification.algorithm=",
-		}, "\n"), Config{Security: kafkaadmin.Security{
-			TLS:  &kafkaadmin.TLS{CAFile: "/etc/kafka/ca.pem", CertFile: "/etc/kafka/client.pem", KeyFile: "/etc/kafka/client.pem", SkipHostnameCheck: true},
-			SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-512", Username: "txnscope", Password: secret},
+		}, "\n"), Config{Security: conn.Security{
+			TLS:  &conn.TLS{CAFile: "/etc/kafka/ca.pem", CertFile: "/etc/kafka/client.pem", KeyFile: "/etc/kafka/client.pem", SkipHostnameCheck: true},
+			SASL: &conn.SASL{Mechanism: "SCRAM-SHA-512", Username: "txnscope", Password: secret},
 		}}},
 		{"SSL only, hostname checked", "security.protocol=SSL\nssl.truststore.type=pem\nssl.truststore.location=ca.pem\nssl.endpoint.identification.algorithm=HTTPS\n",
-			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{CAFile: "ca.pem"}}}},
+			Config{Security: conn.Security{TLS: &conn.TLS{CAFile: "ca.pem"}}}},
 		{"SSL with a JKS type but no truststore: the system roots", "security.protocol=SSL\nssl.truststore.type=JKS\n",
-			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}}},
+			Config{Security: conn.Security{TLS: &conn.TLS{}}}},
 		{"inline PEM", "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates=-----BEGIN CERTIFICATE-----\\n\\\n  MIIB\\n\\\n  -----END CERTIFICATE-----\n" +
 			"ssl.keystore.type=PEM\nssl.keystore.certificate.chain=CHAIN\nssl.keystore.key=" + secret + "\n",
-			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{
+			Config{Security: conn.Security{TLS: &conn.TLS{
 				CAPEM:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"),
 				CertPEM: []byte("CHAIN"), KeyPEM: secret,
 			}}}},
 		{"SASL without credentials: from the command line", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n",
-			Config{Security: kafkaadmin.Security{SASL: &kafkaadmin.SASL{Mechanism: "SCRAM-SHA-256"}}}},
+			Config{Security: conn.Security{SASL: &conn.SASL{Mechanism: "SCRAM-SHA-256"}}}},
 		{"OAUTHBEARER login module: the token from the command line", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
 			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"me\";\n",
-			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}, SASL: &kafkaadmin.SASL{Mechanism: "OAUTHBEARER"}}}},
+			Config{Security: conn.Security{TLS: &conn.TLS{}, SASL: &conn.SASL{Mechanism: "OAUTHBEARER"}}}},
 		{"last setting wins", "security.protocol=SSL\nsecurity.protocol=PLAINTEXT\n", Config{}},
 		{"callback handler ignored without SASL", "security.protocol=SSL\nsasl.login.callback.handler.class=x.Y\n",
-			Config{Security: kafkaadmin.Security{TLS: &kafkaadmin.TLS{}}}},
+			Config{Security: conn.Security{TLS: &conn.TLS{}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := ParseText(c.text)
