@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func withAudit(path string) func(*Options) {

@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // BenchmarkListView is one frame of the list at 160×48 in colour. Only the

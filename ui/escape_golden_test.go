@@ -13,8 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // Hostile ids: any producer picks its transactional.id, and Kafka takes any

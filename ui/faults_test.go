@@ -16,8 +16,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // afterAbort is the fixture as a re-read finds it once crashed-job-0-7's

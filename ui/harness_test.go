@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/audit"
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // harness drives a Model the way the Bubble Tea runtime would, but

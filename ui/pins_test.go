@@ -10,8 +10,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestViewKeysSwitchViews(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestFirstRefreshShowsTheClusterAndSchedulesTheNext(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestFitAndClip(t *testing.T) {
