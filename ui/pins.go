@@ -39,7 +39,7 @@ type pinDetailState struct {
 	tp   model.TopicPartition
 	last model.Pin
 	gone bool
-	data views.PinDetailData
+	data views.PartitionDetailData
 }
 
 // recomputePins rebuilds the partitions and groups rows after a refresh or
@@ -233,7 +233,7 @@ func (m *Model) syncPinDetail() {
 		}
 	}
 	p := ds.last
-	d := views.PinDetailData{Pin: p, Gone: ds.gone, Now: m.now, Loc: m.loc, Owners: map[int64]string{}}
+	d := views.PartitionDetailData{Pin: p, Gone: ds.gone, Now: m.now, Loc: m.loc, Owners: map[int64]string{}}
 	if m.byPID != nil {
 		d.Orphans = model.Orphans(p.Partition, m.byPID)
 		for _, pr := range p.Producers {
@@ -272,9 +272,9 @@ func (m *Model) updatePinDetail(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) pinsData() views.PinsData {
+func (m *Model) pinsData() views.PartitionsData {
 	ps := &m.pinView
-	d := views.PinsData{Pins: m.pins, Rows: ps.win.rows, Cursor: ps.win.cursor, Top: ps.win.top, Now: m.now, Group: ps.group, Text: ps.text}
+	d := views.PartitionsData{Pins: m.pins, Rows: ps.win.rows, Cursor: ps.win.cursor, Top: ps.win.top, Now: m.now, Group: ps.group, Text: ps.text}
 	if ps.typing {
 		d.Input = ps.input.View(m.w/2, m.st)
 	}

@@ -372,7 +372,7 @@ func (m *Model) render() string {
 		body = views.Detail(m.detail.data, w, bodyH, st)
 		keys = m.keys.detailShort()
 	case m.screen == screenPins:
-		body = views.Pins(m.pinsData(), w, bodyH, st)
+		body = views.Partitions(m.pinsData(), w, bodyH, st)
 		keys = m.keys.pinsShort()
 		if m.pinView.typing {
 			keys = m.keys.filterShort()
@@ -381,7 +381,7 @@ func (m *Model) render() string {
 		body = views.Groups(m.groupsData(), w, bodyH, st)
 		keys = m.keys.groupsShort()
 	case m.screen == screenPinDetail:
-		body = views.PinDetail(m.pinDetail.data, w, bodyH, st)
+		body = views.PartitionDetail(m.pinDetail.data, w, bodyH, st)
 		keys = m.keys.pinDetailShort()
 	default:
 		eh := m.eventsHeight(bodyH)

@@ -9,9 +9,9 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// PinDetailData is one pinned partition that no transaction holds: what
+// PartitionDetailData is one pinned partition that no transaction holds: what
 // pins it, why it is judged hanging, its producers and the groups waiting.
-type PinDetailData struct {
+type PartitionDetailData struct {
 	Pin model.Pin
 	// Gone is set when the partition is no longer pinned: the last state seen
 	// is shown.
@@ -25,8 +25,8 @@ type PinDetailData struct {
 	Target   model.Producer // what x would abort
 }
 
-// PinDetail draws it in exactly w×h.
-func PinDetail(d PinDetailData, w, h int, st Styles) string {
+// PartitionDetail draws it in exactly w×h.
+func PartitionDetail(d PartitionDetailData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}

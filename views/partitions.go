@@ -9,10 +9,10 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// PinsData is the partitions view: every partition whose LSO is below its
+// PartitionsData is the partitions view: every partition whose LSO is below its
 // high watermark. Rows are indices into Pins in display order (Pins is
 // already sorted longest pinned first); only the visible window is drawn.
-type PinsData struct {
+type PartitionsData struct {
 	Pins   []model.Pin
 	Rows   []int
 	Cursor int
@@ -137,9 +137,9 @@ func PinMarker(p *model.Pin) string {
 	return "  "
 }
 
-// Pins draws the partitions view in exactly w×h: column titles, the visible
+// Partitions draws the partitions view in exactly w×h: column titles, the visible
 // rows and a status line.
-func Pins(d PinsData, w, h int, st Styles) string {
+func Partitions(d PartitionsData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
@@ -169,7 +169,7 @@ func Pins(d PinsData, w, h int, st Styles) string {
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	lines = append(lines[:h-1], pinsStatus(d, w, st))
+	lines = append(lines[:h-1], partitionsStatus(d, w, st))
 	return Block(lines, w, h)
 }
 
@@ -187,7 +187,7 @@ func pinLine(cols []Column[PinRow], r PinRow, selected bool, w int, st *Styles) 
 	return Fit(cursorMark(false)+mark+" "+RowLine(cols, r, st), w)
 }
 
-func pinsStatus(d PinsData, w int, st Styles) string {
+func partitionsStatus(d PartitionsData, w int, st Styles) string {
 	left := st.Dim.Render("sort ") + st.Text.Render("pinned longest")
 	if d.Group != "" {
 		left = st.Dim.Render("blocking group ") + st.Text.Render(name(d.Group)) + st.Dim.Render(" · esc shows all")
