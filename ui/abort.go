@@ -45,15 +45,11 @@ func (m *Model) openForceTerminate(t model.Txn) {
 
 // openAbortPartition offers to abort the hanging transaction on p; t is the
 // transaction whose producer is preferred when it is one of the orphans.
-func (m *Model) openAbortPartition(t model.Txn, p views.DetailPart) {
+func (m *Model) openAbortPartition(t model.Txn, p model.TxnPartition) {
 	if m.o.ReadOnly || m.snap == nil {
 		return
 	}
-	var pinner *model.Producer
-	if p.HasPinner {
-		pinner = &p.Pinner
-	}
-	pr, ok := model.AbortTarget(p.Orphans, t.ProducerID, pinner)
+	pr, ok := p.AbortTarget(t.ProducerID)
 	if !ok {
 		m.setStatus(statusInfo, fmt.Sprintf("%s-%d has no hanging transaction: every open one there is listed by its coordinator (use a to force-terminate)", p.Topic, p.Partition))
 		return

@@ -40,49 +40,10 @@ func (m *Model) detailData() views.DetailData {
 		Txn: t, Gone: !found, Stats: st, Now: m.now, Loc: m.loc, ReadOnly: m.o.ReadOnly,
 		Problems: model.Problems(t, st, m.snap, m.list.query, m.now),
 	}
-	listed := make(map[model.TopicPartition]bool, len(t.Partitions))
-	tps := append([]model.TopicPartition(nil), t.Partitions...)
-	model.SortPartitions(tps)
-	for _, tp := range tps {
-		listed[tp] = true
-		p, ok := m.snap.Partition(tp)
-		d.Parts = append(d.Parts, m.detailPart(t, tp, p, ok, true))
-	}
-	// Partitions where this producer has an open transaction the coordinator
-	// does not list for it: the hanging candidates.
-	for _, p := range m.snap.Partitions {
-		if listed[p.TopicPartition] {
-			continue
-		}
-		if pr, ok := p.Producer(t.ProducerID); !ok || pr.CurrentTxnStartOffset < 0 {
-			continue
-		}
-		d.Parts = append(d.Parts, m.detailPart(t, p.TopicPartition, p, true, false))
-	}
+	d.Parts = model.TxnPartitions(t, m.snap, m.byPID)
 	d.Cursor = min(max(ds.cursor, 0), max(len(d.Parts)-1, 0))
 	d.Top = ds.top
 	return d
-}
-
-func (m *Model) detailPart(t model.Txn, tp model.TopicPartition, p model.Partition, known, listed bool) views.DetailPart {
-	dp := views.DetailPart{TopicPartition: tp, Part: p, Known: known, Listed: listed}
-	if !known {
-		return dp
-	}
-	dp.Own, dp.HasOwn = p.Producer(t.ProducerID)
-	dp.Pinner, dp.HasPinner = p.Pinner()
-	dp.PinsLSO = dp.HasPinner && dp.Pinner.ProducerID == t.ProducerID
-	dp.Orphans = model.Orphans(p, m.byPID)
-	dp.Owners = map[int64]string{}
-	for _, pr := range p.Producers {
-		if o := m.byPID[pr.ProducerID]; o != nil {
-			dp.Owners[pr.ProducerID] = o.ID
-		}
-	}
-	if dp.HasPinner {
-		dp.PinnerID = dp.Owners[dp.Pinner.ProducerID]
-	}
-	return dp
 }
 
 // syncDetail rebuilds the detail's data after any message, keeping the

@@ -47,29 +47,7 @@ type pinDetailState struct {
 func (m *Model) recomputePins() {
 	ps := &m.pinView
 	ps.win.rows = ps.win.rows[:0]
-	var keep map[model.TopicPartition]bool
-	if ps.group != "" {
-		keep = map[model.TopicPartition]bool{}
-		for _, g := range m.groups {
-			if g.Group == ps.group {
-				for _, tp := range g.Partitions {
-					keep[tp] = true
-				}
-			}
-		}
-	}
-	needle := strings.ToLower(ps.text)
-	for i, p := range m.pins {
-		if keep != nil && !keep[p.TopicPartition] {
-			continue
-		}
-		// Case-insensitive, as the list's filter is.
-		if needle != "" && !strings.Contains(strings.ToLower(fmt.Sprintf("%s-%d", p.Topic, p.TopicPartition.Partition)), needle) &&
-			!(p.HasOwner && strings.Contains(strings.ToLower(p.Owner.ID), needle)) {
-			continue
-		}
-		ps.win.rows = append(ps.win.rows, i)
-	}
+	ps.win.rows = model.PinRows(m.pins, m.groups, model.PinQuery{Group: ps.group, Text: ps.text})
 	for i, idx := range ps.win.rows {
 		if m.pins[idx].TopicPartition == ps.selected {
 			ps.win.cursor = i
@@ -233,15 +211,8 @@ func (m *Model) syncPinDetail() {
 		}
 	}
 	p := ds.last
-	d := views.PartitionDetailData{Pin: p, Gone: ds.gone, Now: m.now, Loc: m.loc, Owners: map[int64]string{}}
-	if m.byPID != nil {
-		d.Orphans = model.Orphans(p.Partition, m.byPID)
-		for _, pr := range p.Producers {
-			if o := m.byPID[pr.ProducerID]; o != nil {
-				d.Owners[pr.ProducerID] = o.ID
-			}
-		}
-	}
+	part := model.PinnedPartition(p, m.byPID)
+	d := views.PartitionDetailData{Pin: p, Gone: ds.gone, Now: m.now, Loc: m.loc, Orphans: part.Orphans, Owners: part.Owners}
 	if target, ok := m.pinPart().AbortTarget(p.Pinner.ProducerID); ok && !m.o.ReadOnly && !ds.gone {
 		d.CanAbort, d.Target = true, target
 	}
@@ -249,11 +220,8 @@ func (m *Model) syncPinDetail() {
 }
 
 // pinPart is the partition detail as the abort dialog takes it.
-func (m *Model) pinPart() views.DetailPart {
-	d := m.pinDetail.data
-	p := m.pinDetail.last
-	return views.DetailPart{TopicPartition: p.TopicPartition, Part: p.Partition, Known: true,
-		Pinner: p.Pinner, HasPinner: p.HasPinner, Orphans: d.Orphans, Owners: d.Owners}
+func (m *Model) pinPart() model.TxnPartition {
+	return model.PinnedPartition(m.pinDetail.last, m.byPID)
 }
 
 func (m *Model) updatePinDetail(msg tea.KeyPressMsg) tea.Cmd {

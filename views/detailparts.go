@@ -7,7 +7,7 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-func unlisted(ps []DetailPart) int {
+func unlisted(ps []model.TxnPartition) int {
 	n := 0
 	for _, p := range ps {
 		if !p.Listed {
@@ -19,44 +19,44 @@ func unlisted(ps []DetailPart) int {
 
 // partColumns are the detail's partition table: offsets, how much a
 // read_committed consumer cannot see yet, and who holds the LSO.
-func partColumns() []Column[DetailPart] {
-	known := func(p DetailPart, s string) string {
+func partColumns() []Column[model.TxnPartition] {
+	known := func(p model.TxnPartition, s string) string {
 		if !p.Known {
 			return "–"
 		}
 		return s
 	}
 	// offsets the principal may not read say so instead of a number.
-	offset := func(p DetailPart, s string) string {
+	offset := func(p model.TxnPartition, s string) string {
 		if p.Known && p.Part.OffsetsDenied {
 			return noPerm
 		}
 		return known(p, s)
 	}
-	return []Column[DetailPart]{
-		{Name: "PARTITION", Width: 14, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(p DetailPart) string {
+	return []Column[model.TxnPartition]{
+		{Name: "PARTITION", Width: 14, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(p model.TxnPartition) string {
 			return partName(p.Topic, p.Partition)
 		}},
-		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(p DetailPart) string {
+		{Name: "LEADER", Width: 6, Right: true, Drop: 1, Text: func(p model.TxnPartition) string {
 			if p.Part.Leader < 0 {
 				return "–" // unknown (metadata refused or failed), not broker -1
 			}
 			return known(p, strconv.Itoa(int(p.Part.Leader)))
 		}},
-		{Name: "HIGH WM", Width: 9, Right: true, Text: func(p DetailPart) string { return offset(p, Offset(p.Part.HighWatermark)) }},
-		{Name: "LSO", Width: 9, Right: true, Text: func(p DetailPart) string { return offset(p, Offset(p.Part.LastStableOffset)) }},
-		{Name: "HELD BACK", Width: 9, Right: true, Text: func(p DetailPart) string {
+		{Name: "HIGH WM", Width: 9, Right: true, Text: func(p model.TxnPartition) string { return offset(p, Offset(p.Part.HighWatermark)) }},
+		{Name: "LSO", Width: 9, Right: true, Text: func(p model.TxnPartition) string { return offset(p, Offset(p.Part.LastStableOffset)) }},
+		{Name: "HELD BACK", Width: 9, Right: true, Text: func(p model.TxnPartition) string {
 			if !p.Known || p.Part.HighWatermark < 0 || p.Part.LastStableOffset < 0 {
 				return offset(p, "–")
 			}
 			return Count(int(p.Part.HeldBack()))
-		}, Style: func(p DetailPart, st *Styles) Ink {
+		}, Style: func(p model.TxnPartition, st *Styles) Ink {
 			if p.Part.HeldBack() > 0 {
 				return st.Warn
 			}
 			return st.Text
 		}},
-		{Name: "TXN START", Width: 9, Right: true, Text: func(p DetailPart) string {
+		{Name: "TXN START", Width: 9, Right: true, Text: func(p model.TxnPartition) string {
 			if p.Known && p.Part.ProducersDenied {
 				return noPerm
 			}
@@ -65,18 +65,18 @@ func partColumns() []Column[DetailPart] {
 			}
 			return Offset(p.Own.CurrentTxnStartOffset)
 		}},
-		{Name: "LISTED", Width: 6, Text: func(p DetailPart) string {
+		{Name: "LISTED", Width: 6, Text: func(p model.TxnPartition) string {
 			if p.Listed {
 				return "yes"
 			}
 			return "NO"
-		}, Style: func(p DetailPart, st *Styles) Ink {
+		}, Style: func(p model.TxnPartition, st *Styles) Ink {
 			if p.Listed {
 				return st.Text
 			}
 			return st.Danger
 		}},
-		{Name: "LSO PINNED BY", Width: 14, Flex: true, Text: pinnedBy, Style: func(p DetailPart, st *Styles) Ink {
+		{Name: "LSO PINNED BY", Width: 14, Flex: true, Text: pinnedBy, Style: func(p model.TxnPartition, st *Styles) Ink {
 			switch {
 			case model.Denied(p.Part.Err), p.Abortable() && p.MaybeOnly():
 				return st.Warn
@@ -90,7 +90,7 @@ func partColumns() []Column[DetailPart] {
 	}
 }
 
-func pinnedBy(p DetailPart) string {
+func pinnedBy(p model.TxnPartition) string {
 	switch {
 	case !p.Known && p.Part.Err == "":
 		return "not read"
@@ -107,7 +107,7 @@ func pinnedBy(p DetailPart) string {
 		s = "this pid, HANGING"
 	case p.PinsLSO:
 		s = "this txn"
-	case p.HasPinner && orphan[p.Pinner.ProducerID] && p.maybe(p.Pinner.ProducerID):
+	case p.HasPinner && orphan[p.Pinner.ProducerID] && p.MaybeHidden(p.Pinner.ProducerID):
 		s = fmt.Sprintf("pid %d, %s", p.Pinner.ProducerID, model.OwnerMaybeHidden)
 	case p.HasPinner && orphan[p.Pinner.ProducerID]:
 		s = fmt.Sprintf("pid %d, HANGING", p.Pinner.ProducerID)
@@ -123,7 +123,7 @@ func pinnedBy(p DetailPart) string {
 	for _, o := range p.Orphans {
 		switch {
 		case p.HasPinner && o.ProducerID == p.Pinner.ProducerID:
-		case p.maybe(o.ProducerID):
+		case p.MaybeHidden(o.ProducerID):
 			s += fmt.Sprintf(" · pid %d possibly hanging", o.ProducerID)
 		default:
 			s += fmt.Sprintf(" · pid %d HANGING", o.ProducerID)
@@ -146,23 +146,7 @@ func errLine(err string) string {
 	return "error: " + oneLine(err)
 }
 
-// maybe reports whether pid, open here with no listed transaction
-// accounting for it, may belong to a transactional id ACLs hide from us:
-// none we can see owns it, and some are hidden.
-func (p DetailPart) maybe(pid int64) bool { return p.Part.OwnersHidden && p.Owners[pid] == "" }
-
-// MaybeOnly reports whether every hanging candidate here may be owned by an
-// id ACLs hide: possibly hanging, and an abort would be refused.
-func (p DetailPart) MaybeOnly() bool {
-	for _, o := range p.Orphans {
-		if !p.maybe(o.ProducerID) {
-			return false
-		}
-	}
-	return len(p.Orphans) > 0
-}
-
-func partLine(cols []Column[DetailPart], p DetailPart, selected bool, w int, st Styles) string {
+func partLine(cols []Column[model.TxnPartition], p model.TxnPartition, selected bool, w int, st Styles) string {
 	mark := "   "
 	switch {
 	case p.Abortable() && p.MaybeOnly():
