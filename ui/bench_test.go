@@ -39,7 +39,7 @@ func BenchmarkRefreshApply(b *testing.B) {
 			snap := uitest.Big(n, uitest.T0)
 			h.admin.Push(snap)
 			h.run(h.m.Init())
-			msg := refreshedMsg{snap: snap, sum: h.m.sum, byPID: h.m.byPID}
+			msg := refreshedMsg{data: h.m.data}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -72,7 +72,7 @@ func hostile(t *testing.T) *harness {
 	h := newHarness(t)
 	h.admin.Push(hostileSnapshot(uitest.T0))
 	h.run(h.m.Init())
-	if h.m.snap == nil {
+	if h.m.data.snap == nil {
 		t.Fatal("the first refresh did not arrive")
 	}
 	return h

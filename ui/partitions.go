@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -12,279 +11,150 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// pinsState is the partitions view: its rows are indices into m.pins
-// (longest pinned first), narrowed to one consumer group's partitions when
-// the view was opened from the groups view.
-type pinsState struct {
-	win      listState // only rows, cursor and top are used
-	group    string
-	text     string // narrows to partitions or ids containing it
-	input    input
-	typing   bool
-	selected model.TopicPartition // the cursor follows it across refreshes
+const screenPartitions screenID = "partitions"
+
+// partitionsScreen is the partitions view: its rows are indices into the
+// cluster's pins (longest pinned first) that model.PinRows selects, narrowed
+// to one consumer group's partitions when opened from the groups view.
+type partitionsScreen struct {
+	e          *env
+	detail     *detailScreen
+	partDetail *partDetailScreen
+	win        window
+	query      model.PinQuery
+	input      input
+	typing     bool
+	selected   model.TopicPartition // the cursor follows it across refreshes
 }
 
-func newPinFilterInput() input {
-	return input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}
+func newPartitionsScreen(e *env, detail *detailScreen, partDetail *partDetailScreen) *partitionsScreen {
+	return &partitionsScreen{e: e, detail: detail, partDetail: partDetail,
+		input: input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}}
 }
 
-// groupsState is the consumer groups view over m.groups.
-type groupsState struct {
-	win      listState
-	selected string
-}
+func (s *partitionsScreen) reload()     { s.recompute() }
+func (s *partitionsScreen) sync()       { s.win.clamp(s.e.host.listRows()) }
+func (s *partitionsScreen) grabs() bool { return s.typing }
 
-// pinDetailState is the detail of a pinned partition no transaction holds.
-type pinDetailState struct {
-	tp   model.TopicPartition
-	last model.Pin
-	gone bool
-	data views.PartitionDetailData
-}
-
-// recomputePins rebuilds the partitions and groups rows after a refresh or
-// a change of filter, keeping each cursor on the same partition or group.
-func (m *Model) recomputePins() {
-	ps := &m.pinView
-	ps.win.rows = ps.win.rows[:0]
-	ps.win.rows = model.PinRows(m.pins, m.groups, model.PinQuery{Group: ps.group, Text: ps.text})
-	for i, idx := range ps.win.rows {
-		if m.pins[idx].TopicPartition == ps.selected {
-			ps.win.cursor = i
+// recompute rebuilds the rows after a refresh or a change of filter, keeping
+// the cursor on the same partition.
+func (s *partitionsScreen) recompute() {
+	pins := s.e.data.pins
+	s.win.rows = model.PinRows(pins, s.e.data.groups, s.query)
+	for i, idx := range s.win.rows {
+		if pins[idx].TopicPartition == s.selected {
+			s.win.cursor = i
 			break
 		}
 	}
-	ps.win.clamp(m.listRows())
-
-	gs := &m.groupView
-	gs.win.rows = gs.win.rows[:0]
-	for i := range m.groups {
-		gs.win.rows = append(gs.win.rows, i)
-		if m.groups[i].Group == gs.selected {
-			gs.win.cursor = i
-		}
-	}
-	gs.win.clamp(m.listRows())
+	s.win.clamp(s.e.host.listRows())
 }
 
-func (m *Model) currentPin() (model.Pin, bool) {
-	w := &m.pinView.win
+func (s *partitionsScreen) current() (model.Pin, bool) {
+	w := &s.win
 	if w.cursor < 0 || w.cursor >= len(w.rows) {
 		return model.Pin{}, false
 	}
-	return m.pins[w.rows[w.cursor]], true
+	return s.e.data.pins[w.rows[w.cursor]], true
 }
 
-func (m *Model) currentGroup() (model.BlockedGroup, bool) {
-	w := &m.groupView.win
-	if w.cursor < 0 || w.cursor >= len(m.groups) {
-		return model.BlockedGroup{}, false
+// showGroup shows the partitions group waits on ("" shows them all).
+func (s *partitionsScreen) showGroup(group string) {
+	s.query.Group = group
+	s.win.cursor, s.win.top = 0, 0
+	s.selected = model.TopicPartition{}
+	s.recompute()
+	if p, ok := s.current(); ok {
+		s.selected = p.TopicPartition
 	}
-	return m.groups[w.cursor], true
+	s.e.host.show(screenPartitions)
 }
 
-// showPins switches to the partitions view, narrowed to group's partitions
-// ("" shows them all).
-func (m *Model) showPins(group string) {
-	m.pinView.group = group
-	m.pinView.win.cursor, m.pinView.win.top = 0, 0
-	m.pinView.selected = model.TopicPartition{}
-	m.recomputePins()
-	if p, ok := m.currentPin(); ok {
-		m.pinView.selected = p.TopicPartition
+func (s *partitionsScreen) update(msg tea.Msg) tea.Cmd {
+	if s.typing {
+		text, done := filterKey(s.e.keys, &s.input, msg)
+		if done {
+			s.typing = false
+			s.query.Text = strings.TrimSpace(text)
+			s.recompute()
+		}
+		return nil
 	}
-	m.screen = screenPins
-}
-
-func (m *Model) updatePins(msg tea.KeyPressMsg) tea.Cmd {
-	ps := &m.pinView
-	k := m.keys
-	if ps.win.move(k, msg, m.listRows()) {
-		if p, ok := m.currentPin(); ok {
-			ps.selected = p.TopicPartition
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := s.e.keys
+	if s.win.move(k, kp, s.e.host.listRows()) {
+		if p, ok := s.current(); ok {
+			s.selected = p.TopicPartition
 		}
 		return nil
 	}
 	switch {
-	case key.Matches(msg, k.Open):
-		if p, ok := m.currentPin(); ok {
-			m.openPin(p)
+	case key.Matches(kp, k.Open):
+		if p, ok := s.current(); ok {
+			s.open(p)
 		}
-	case key.Matches(msg, k.Filter):
-		ps.typing = true
-		ps.input.SetValue(ps.text)
-		ps.input.Focus()
-	case key.Matches(msg, k.Back):
+	case key.Matches(kp, k.Filter):
+		s.typing = true
+		s.input.SetValue(s.query.Text)
+		s.input.Focus()
+	case key.Matches(kp, k.Back):
 		switch {
-		case ps.text != "":
-			ps.text = ""
-			m.recomputePins()
-		case ps.group != "":
-			m.showPins("")
+		case s.query.Text != "":
+			s.query.Text = ""
+			s.recompute()
+		case s.query.Group != "":
+			s.showGroup("")
 		default:
-			m.screen = screenList
+			s.e.host.show(screenList)
 		}
 	}
 	return nil
 }
 
-// updatePinFilter handles keys while the partitions filter is typed, as the
-// list's filter does.
-func (m *Model) updatePinFilter(msg tea.Msg) tea.Cmd {
-	ps := &m.pinView
-	if kp, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(kp, m.keys.Apply):
-			ps.typing = false
-			ps.input.Blur()
-			ps.text = strings.TrimSpace(ps.input.Value())
-			m.recomputePins()
-			return nil
-		case key.Matches(kp, m.keys.Clear):
-			ps.typing = false
-			ps.input.Blur()
-			ps.input.SetValue("")
-			ps.text = ""
-			m.recomputePins()
-			return nil
-		}
-	}
-	ps.input.Update(msg)
-	return nil
-}
-
-// openPin leads from a pinned partition to what holds it: the transaction
+// open leads from a pinned partition to what holds it: the transaction
 // owning the pinning producer (its detail, on this partition's row), or,
 // when no transactional id owns it, the partition's own detail, which
 // offers the abort on the partition.
-func (m *Model) openPin(p model.Pin) {
+func (s *partitionsScreen) open(p model.Pin) {
 	if p.HasOwner {
-		m.openDetail(p.Owner.ID)
-		m.detail.from = screenPins
-		for i, dp := range m.detail.data.Parts {
-			if dp.TopicPartition == p.TopicPartition {
-				m.detail.cursor = i
-				m.detail.data.Cursor = i
-				m.scrollDetail(0, false)
-				break
-			}
-		}
+		s.detail.open(p.Owner.ID, screenPartitions)
+		s.detail.focus(p.TopicPartition)
 		return
 	}
-	m.pinDetail = pinDetailState{tp: p.TopicPartition, last: p}
-	m.screen = screenPinDetail
-	m.syncPinDetail()
+	s.partDetail.open(p)
 }
 
-func (m *Model) updateGroups(msg tea.KeyPressMsg) tea.Cmd {
-	gs := &m.groupView
-	k := m.keys
-	if gs.win.move(k, msg, m.listRows()) {
-		if g, ok := m.currentGroup(); ok {
-			gs.selected = g.Group
-		}
-		return nil
+func (s *partitionsScreen) keys() []key.Binding {
+	k := s.e.keys
+	if s.typing {
+		return k.filterShort()
+	}
+	return []key.Binding{short(k.Open, "blocking txn"), short(k.Filter, "filter"), short(k.Back, "back"),
+		short(k.NextView, "groups"), k.Help, k.Quit}
+}
+
+func (s *partitionsScreen) view(w, h int) string {
+	e := s.e
+	d := views.PartitionsData{Pins: e.data.pins, Rows: s.win.rows, Cursor: s.win.cursor, Top: s.win.top, Now: e.now,
+		Group: s.query.Group, Text: s.query.Text}
+	if s.typing {
+		d.Input = s.input.View(e.w/2, e.st)
+	}
+	if e.data.snap != nil {
+		d.Scanned, d.Unread = e.data.snap.Scanned, e.data.snap.Unread
 	}
 	switch {
-	case key.Matches(msg, k.Open):
-		if g, ok := m.currentGroup(); ok {
-			m.showPins(g.Group)
-		}
-	case key.Matches(msg, k.Back):
-		m.screen = screenList
-	}
-	return nil
-}
-
-// syncPinDetail rebuilds the partition detail from the latest pins; a
-// partition no longer pinned keeps its last state, marked as gone.
-func (m *Model) syncPinDetail() {
-	if m.screen != screenPinDetail {
-		return
-	}
-	ds := &m.pinDetail
-	ds.gone = true
-	for _, p := range m.pins {
-		if p.TopicPartition == ds.tp {
-			ds.last, ds.gone = p, false
-			break
-		}
-	}
-	p := ds.last
-	part := model.PinnedPartition(p, m.byPID)
-	d := views.PartitionDetailData{Pin: p, Gone: ds.gone, Now: m.now, Loc: m.loc, Orphans: part.Orphans, Owners: part.Owners}
-	if target, ok := m.pinPart().AbortTarget(p.Pinner.ProducerID); ok && !m.o.ReadOnly && !ds.gone {
-		d.CanAbort, d.Target = true, target
-	}
-	ds.data = d
-}
-
-// pinPart is the partition detail as the abort dialog takes it.
-func (m *Model) pinPart() model.TxnPartition {
-	return model.PinnedPartition(m.pinDetail.last, m.byPID)
-}
-
-func (m *Model) updatePinDetail(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Back):
-		m.screen = screenPins
-	case key.Matches(msg, k.AbortPartition):
-		if m.pinDetail.gone {
-			p := m.pinDetail.tp
-			m.setStatus(statusInfo, fmt.Sprintf("%s-%d is no longer pinned: nothing to abort", p.Topic, p.Partition))
-			return nil
-		}
-		m.openAbortPartition(model.Txn{ProducerID: m.pinDetail.last.Pinner.ProducerID}, m.pinPart())
-	}
-	return nil
-}
-
-func (m *Model) pinsData() views.PartitionsData {
-	ps := &m.pinView
-	d := views.PartitionsData{Pins: m.pins, Rows: ps.win.rows, Cursor: ps.win.cursor, Top: ps.win.top, Now: m.now, Group: ps.group, Text: ps.text}
-	if ps.typing {
-		d.Input = ps.input.View(m.w/2, m.st)
-	}
-	if m.snap != nil {
-		d.Scanned, d.Unread = m.snap.Scanned, m.snap.Unread
-	}
-	switch {
-	case m.snap == nil:
+	case e.data.snap == nil:
 		d.Empty = "waiting for the first refresh…"
-	case ps.text != "":
-		d.Empty = "no pinned partition matches /" + ps.text + " (esc clears)"
-	case ps.group != "":
-		d.Empty = "no partition blocks " + escape.Text(ps.group) + " any more (esc shows all)"
+	case s.query.Text != "":
+		d.Empty = "no pinned partition matches /" + s.query.Text + " (esc clears)"
+	case s.query.Group != "":
+		d.Empty = "no partition blocks " + escape.Text(s.query.Group) + " any more (esc shows all)"
 	default:
 		d.Empty = "no partition is pinned: every last stable offset is at its high watermark"
 	}
-	return d
-}
-
-func (m *Model) groupsData() views.GroupsData {
-	gs := &m.groupView
-	d := views.GroupsData{Groups: m.groups, Cursor: gs.win.cursor, Top: gs.win.top, Now: m.now}
-	switch {
-	case m.snap == nil:
-		d.Empty = "waiting for the first refresh…"
-	case len(m.pins) == 0:
-		d.Empty = "no partition is pinned, so no consumer group can be stuck behind one"
-	default:
-		d.Empty = "no consumer group has its committed offset at a pinned LSO"
-	}
-	if m.snap != nil {
-		d.Err = m.snap.GroupsErr
-	}
-	return d
-}
-
-func (m *Model) pinSummary() views.PinSummary {
-	s := views.PinSummary{Pinned: len(m.pins), Stuck: len(m.groups)}
-	for i := range m.pins {
-		if m.pins[i].Hanging {
-			s.Hanging++
-		}
-	}
-	return s
+	return views.Partitions(d, w, h, e.st)
 }
