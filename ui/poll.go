@@ -63,6 +63,12 @@ type refreshedMsg struct {
 	err    error
 }
 
+// Init starts polling, the clock that keeps ages current, and asks the
+// terminal for its background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor)
+}
+
 // backoff is the wait before full refresh n+1 after n consecutive failures.
 func backoff(interval time.Duration, n int) time.Duration {
 	d := interval

@@ -90,6 +90,23 @@ func (m *Model) show(id screenID) {
 	}
 }
 
+// nextView cycles the top-level views: transactions → partitions → groups.
+// From a detail it moves on from the view the detail was opened from.
+func (m *Model) nextView() {
+	top := m.cur
+	if h, ok := m.screens[top].(homed); ok {
+		top = h.home()
+	}
+	switch top {
+	case screenPartitions:
+		m.show(screenGroups)
+	case screenGroups:
+		m.show(screenList)
+	default:
+		m.show(screenPartitions)
+	}
+}
+
 func (m *Model) setStatus(k statusKind, text string) {
 	m.status, m.statusKind = views.Clock(m.now, m.loc)+" "+text, k
 }

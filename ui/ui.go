@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/views"
 )
 
 // Model is the root of the UI; *Model implements tea.Model. Its env is what
@@ -51,8 +50,7 @@ func New(o Options) *Model {
 	m := &Model{env: e, isDark: true, profile: colorprofile.TrueColor, schedule: scheduleUntil(ctx), ctx: ctx,
 		cancel: cancel, pinTrack: model.NewPinTracker(), cur: screenList}
 	e.host = m
-	// The screens, one line each; the ones a screen opens with an argument
-	// are built first and handed to it.
+	// The screens, one line each (those that others open are built first).
 	detail, partDetail := &detailScreen{e: e}, &partDetailScreen{e: e}
 	partitions := newPartitionsScreen(e, detail, partDetail)
 	m.screens = map[screenID]screen{
@@ -64,12 +62,6 @@ func New(o Options) *Model {
 	}
 	m.restyle()
 	return m
-}
-
-// Init starts polling, the clock that keeps ages current, and asks the
-// terminal for its background colour.
-func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor)
 }
 
 // Update routes one message, then lets every screen catch up with it.
@@ -152,55 +144,4 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return s.update(msg)
 	}
 	return nil
-}
-
-// nextView cycles the top-level views: transactions → partitions → groups.
-// From a detail it moves on from the view the detail was opened from.
-func (m *Model) nextView() {
-	top := m.cur
-	if h, ok := m.screens[top].(homed); ok {
-		top = h.home()
-	}
-	switch top {
-	case screenPartitions:
-		m.show(screenGroups)
-	case screenGroups:
-		m.show(screenList)
-	default:
-		m.show(screenPartitions)
-	}
-}
-
-// Wait blocks until every abort sent has its result in the audit log, or
-// timeout passes; it reports whether they all did. The program calls it after
-// the UI ended, so that a signal cannot cut a result line short.
-func (m *Model) Wait(timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		m.running.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
-	}
-}
-
-// quit stops everything in flight and leaves.
-func (m *Model) quit() tea.Cmd {
-	m.cancel()
-	return tea.Quit
-}
-
-// forceQuit is ctrl+c: it leaves at once, unless an abort is on its way, whose
-// answer must reach the audit log first; a second ctrl+c leaves regardless.
-func (m *Model) forceQuit() tea.Cmd {
-	if m.dialog != nil && m.dialog.phase == views.DialogSending && !m.quitAfterAbort {
-		m.quitAfterAbort = true
-		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged (ctrl+c again quits now)")
-		return nil
-	}
-	return m.quit()
 }
