@@ -12,7 +12,7 @@ const screenDetail screenID = "detail"
 
 // detailScreen is the detail of one transactional.id.
 type detailScreen struct {
-	e      *env
+	e      *shared
 	id     string
 	from   screenID  // where esc goes back to
 	last   model.Txn // shown when the coordinator stops listing the id

@@ -12,7 +12,7 @@ const screenGroups screenID = "groups"
 
 // groupsScreen is the consumer groups view over the cluster's blocked groups.
 type groupsScreen struct {
-	e          *env
+	e          *shared
 	partitions *partitionsScreen
 	win        window
 	selected   string // the group under the cursor; the cursor follows it across refreshes

@@ -17,7 +17,7 @@ const screenList screenID = "transactions"
 // frame), and the cursor. The events pane below it belongs to the root
 // (events.go), which gives the list what is left.
 type listScreen struct {
-	e        *env
+	e        *shared
 	detail   *detailScreen
 	query    model.Query
 	win      window
@@ -30,18 +30,16 @@ type listScreen struct {
 	typing bool
 }
 
-func newListScreen(e *env, detail *detailScreen) *listScreen {
+func newListScreen(e *shared, detail *detailScreen) *listScreen {
 	s := &listScreen{e: e, detail: detail}
 	s.query.CheckpointInterval = e.o.CheckpointInterval
 	s.input = input{prompt: "/", placeholder: "part of a transactional.id", limit: 256}
 	return s
 }
 
-func (l *listScreen) reload() { l.recompute() }
-func (l *listScreen) sync()   { l.win.clamp(l.e.host.listRows()) }
-func (l *listScreen) grabs() bool {
-	return l.typing
-}
+func (l *listScreen) reload()     { l.recompute() }
+func (l *listScreen) sync()       { l.win.clamp(l.e.host.listRows()) }
+func (l *listScreen) grabs() bool { return l.typing }
 
 // recompute re-runs the query and puts the cursor back on the same id, at the
 // same place on screen when possible.

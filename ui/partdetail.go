@@ -14,7 +14,7 @@ const screenPartDetail screenID = "partition detail"
 
 // partDetailScreen is the detail of a pinned partition no transaction holds.
 type partDetailScreen struct {
-	e    *env
+	e    *shared
 	tp   model.TopicPartition
 	last model.Pin
 	gone bool

@@ -17,7 +17,7 @@ const screenPartitions screenID = "partitions"
 // cluster's pins (longest pinned first) that model.PinRows selects, narrowed
 // to one consumer group's partitions when opened from the groups view.
 type partitionsScreen struct {
-	e          *env
+	e          *shared
 	detail     *detailScreen
 	partDetail *partDetailScreen
 	win        window
@@ -27,7 +27,7 @@ type partitionsScreen struct {
 	selected   model.TopicPartition // the cursor follows it across refreshes
 }
 
-func newPartitionsScreen(e *env, detail *detailScreen, partDetail *partDetailScreen) *partitionsScreen {
+func newPartitionsScreen(e *shared, detail *detailScreen, partDetail *partDetailScreen) *partitionsScreen {
 	return &partitionsScreen{e: e, detail: detail, partDetail: partDetail,
 		input: input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}}
 }

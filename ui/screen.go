@@ -39,9 +39,9 @@ type screenID string
 // from that view.
 type homed interface{ home() screenID }
 
-// env is what every screen reads: set up by New, kept current by the root,
+// shared is what every screen reads: set up by New, kept current by the root,
 // never written by a screen. host is what a screen may ask of the root.
-type env struct {
+type shared struct {
 	o    Options
 	keys keyMap
 	st   views.Styles

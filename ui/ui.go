@@ -16,10 +16,11 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// Model is the root of the UI; *Model implements tea.Model. Its env is what
-// the screens share (options, keys, styles, clock, size, cluster data).
+// Model is the root of the UI; *Model implements tea.Model. What it shares
+// with the screens (options, keys, styles, clock, size, cluster data) is in
+// shared, which every screen holds a pointer to.
 type Model struct {
-	*env
+	*shared
 	isDark   bool
 	profile  colorprofile.Profile
 	schedule func(time.Duration, tea.Msg) tea.Cmd
@@ -46,8 +47,8 @@ type Model struct {
 func New(o Options) *Model {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(o.Context)
-	e := &env{o: o, keys: newKeyMap(o.ReadOnly), loc: time.Local, now: o.Now(), hist: model.NewHistory(historySize)}
-	m := &Model{env: e, isDark: true, profile: colorprofile.TrueColor, schedule: scheduleUntil(ctx), ctx: ctx,
+	e := &shared{o: o, keys: newKeyMap(o.ReadOnly), loc: time.Local, now: o.Now(), hist: model.NewHistory(historySize)}
+	m := &Model{shared: e, isDark: true, profile: colorprofile.TrueColor, schedule: scheduleUntil(ctx), ctx: ctx,
 		cancel: cancel, pinTrack: model.NewPinTracker(), cur: screenList}
 	e.host = m
 	// The screens, one line each (those that others open are built first).
