@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // listRows returns the state of each transaction row on a list screen: the

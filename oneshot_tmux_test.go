@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // promptIn runs the real program with args in a terminal (tmux), waits for

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // The broker dies under txnscope: SIGKILL, as a crashed machine, then a restart on the same

@@ -30,8 +30,8 @@ type executedMsg struct {
 	result model.Result
 }
 
-// openForceTerminate offers to force-terminate t as the current snapshot shows it.
-func (m *Model) openForceTerminate(t model.Txn) {
+// forceTerminate offers to force-terminate t as the current snapshot shows it.
+func (m *Model) forceTerminate(t model.Txn) {
 	if m.o.ReadOnly {
 		return
 	}
@@ -43,22 +43,18 @@ func (m *Model) openForceTerminate(t model.Txn) {
 	m.openDialog(a, "")
 }
 
-// openAbortPartition offers to abort the hanging transaction on p; t is the
+// abortPartition offers to abort the hanging transaction on p; t is the
 // transaction whose producer is preferred when it is one of the orphans.
-func (m *Model) openAbortPartition(t model.Txn, p views.DetailPart) {
-	if m.o.ReadOnly || m.snap == nil {
+func (m *Model) abortPartition(t model.Txn, p model.TxnPartition) {
+	if m.o.ReadOnly || m.data.snap == nil {
 		return
 	}
-	var pinner *model.Producer
-	if p.HasPinner {
-		pinner = &p.Pinner
-	}
-	pr, ok := model.AbortTarget(p.Orphans, t.ProducerID, pinner)
+	pr, ok := p.AbortTarget(t.ProducerID)
 	if !ok {
 		m.setStatus(statusInfo, fmt.Sprintf("%s-%d has no hanging transaction: every open one there is listed by its coordinator (use a to force-terminate)", p.Topic, p.Partition))
 		return
 	}
-	a, err := model.PlanAbortPartition(p.Part, pr, m.snap.MaxTimeout(), m.now)
+	a, err := model.PlanAbortPartition(p.Part, pr, m.data.snap.MaxTimeout(), m.now)
 	notice := ""
 	switch {
 	case errors.Is(err, model.ErrNotIdle):
@@ -94,17 +90,17 @@ func (m *Model) openDialog(a model.Action, notice string) {
 // target changed (replaced by a newer transaction, committed, fenced…):
 // Execute would refuse anyway, but better to know now.
 func (d *abortDialog) recheck(m *Model) {
-	if d.phase != views.DialogConfirm || m.snap == nil {
+	if d.phase != views.DialogConfirm || m.data.snap == nil {
 		return
 	}
 	var err error
 	a := d.action
 	if a.Kind == model.ForceTerminate {
-		t, ok := m.snap.Txn(a.TransactionalID)
+		t, ok := m.data.snap.Txn(a.TransactionalID)
 		err = model.CheckForceTerminate(a, t, ok)
 	} else {
-		p, ok := m.snap.Partition(a.TopicPartition)
-		err = model.CheckAbortPartition(a, p, ok, m.byPID[a.ProducerID], m.now)
+		p, ok := m.data.snap.Partition(a.TopicPartition)
+		err = model.CheckAbortPartition(a, p, ok, m.data.byPID[a.ProducerID], m.now)
 	}
 	d.warn = ""
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func withAudit(path string) func(*Options) {
@@ -90,7 +90,7 @@ func TestForceTerminateFlow(t *testing.T) {
 	h.press("enter")
 
 	got := h.admin.Executed()
-	tx, _ := h.m.snap.Txn("orders-enricher-v1-2-41")
+	tx, _ := h.m.data.snap.Txn("orders-enricher-v1-2-41")
 	want, _ := model.PlanForceTerminate(tx)
 	if len(got) != 1 || !reflect.DeepEqual(got[0], want) || got[0].Start.IsZero() || len(got[0].Partitions) != 2 {
 		t.Fatalf("executed %+v, want exactly %+v", got, want)

@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // BenchmarkListView is one frame of the list at 160×48 in colour. Only the
@@ -39,7 +39,7 @@ func BenchmarkRefreshApply(b *testing.B) {
 			snap := uitest.Big(n, uitest.T0)
 			h.admin.Push(snap)
 			h.run(h.m.Init())
-			msg := refreshedMsg{snap: snap, sum: h.m.sum, byPID: h.m.byPID}
+			msg := refreshedMsg{data: h.m.data}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

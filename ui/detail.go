@@ -8,108 +8,83 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// detailState is the detail screen of one transactional.id.
-type detailState struct {
+const screenDetail screenID = "detail"
+
+// detailScreen is the detail of one transactional.id.
+type detailScreen struct {
+	e      *shared
 	id     string
-	from   screen    // where esc goes back to
+	from   screenID  // where esc goes back to
 	last   model.Txn // shown when the coordinator stops listing the id
 	cursor int       // partition row
 	top    int       // first line of the scrolling part
 	data   views.DetailData
 }
 
-func (m *Model) openDetail(id string) {
-	t, _ := m.snap.Txn(id)
-	m.detail = detailState{id: id, last: t, from: m.screen}
-	m.screen = screenDetail
-	m.syncDetail()
+// open shows id's detail; esc goes back to from.
+func (s *detailScreen) open(id string, from screenID) {
+	t, _ := s.e.data.snap.Txn(id)
+	*s = detailScreen{e: s.e, id: id, last: t, from: from}
+	s.e.host.show(screenDetail)
+	s.sync()
 }
 
-// detailData gathers what the detail shows from the current snapshot. It runs
-// once per Update while the detail is open, not per frame.
-func (m *Model) detailData() views.DetailData {
-	ds := &m.detail
-	t, found := m.snap.Txn(ds.id)
+// focus puts the cursor on tp's row, if the detail has one.
+func (s *detailScreen) focus(tp model.TopicPartition) {
+	for i, dp := range s.data.Parts {
+		if dp.TopicPartition == tp {
+			s.cursor = i
+			s.data.Cursor = i
+			s.scroll(0, false)
+			return
+		}
+	}
+}
+
+func (s *detailScreen) home() screenID { return s.from }
+func (s *detailScreen) reload()        {} // sync rebuilds it after every message anyway
+func (s *detailScreen) grabs() bool    { return false }
+
+// sync rebuilds the detail's data from the current snapshot after any message
+// while it is on view (not per frame), keeping the cursor row in view (a
+// refresh can move it).
+func (s *detailScreen) sync() {
+	e := s.e
+	if e.host.current() != screenDetail || e.data.snap == nil {
+		return
+	}
+	t, found := e.data.snap.Txn(s.id)
 	if found {
-		ds.last = t
+		s.last = t
 	} else {
-		t = ds.last
+		t = s.last
 	}
-	st := m.hist.Stats(t.ID)
+	st := e.hist.Stats(t.ID)
 	d := views.DetailData{
-		Txn: t, Gone: !found, Stats: st, Now: m.now, Loc: m.loc, ReadOnly: m.o.ReadOnly,
-		Problems: model.Problems(t, st, m.snap, m.list.query, m.now),
+		Txn: t, Gone: !found, Stats: st, Now: e.now, Loc: e.loc, ReadOnly: e.o.ReadOnly,
+		// The list's query only lends its checkpoint interval here.
+		Problems: model.Problems(t, st, e.data.snap, model.Query{CheckpointInterval: e.o.CheckpointInterval}, e.now),
+		Parts:    model.TxnPartitions(t, e.data.snap, e.data.byPID),
 	}
-	listed := make(map[model.TopicPartition]bool, len(t.Partitions))
-	tps := append([]model.TopicPartition(nil), t.Partitions...)
-	model.SortPartitions(tps)
-	for _, tp := range tps {
-		listed[tp] = true
-		p, ok := m.snap.Partition(tp)
-		d.Parts = append(d.Parts, m.detailPart(t, tp, p, ok, true))
-	}
-	// Partitions where this producer has an open transaction the coordinator
-	// does not list for it: the hanging candidates.
-	for _, p := range m.snap.Partitions {
-		if listed[p.TopicPartition] {
-			continue
-		}
-		if pr, ok := p.Producer(t.ProducerID); !ok || pr.CurrentTxnStartOffset < 0 {
-			continue
-		}
-		d.Parts = append(d.Parts, m.detailPart(t, p.TopicPartition, p, true, false))
-	}
-	d.Cursor = min(max(ds.cursor, 0), max(len(d.Parts)-1, 0))
-	d.Top = ds.top
-	return d
+	d.Cursor = min(max(s.cursor, 0), max(len(d.Parts)-1, 0))
+	d.Top = s.top
+	s.data = d
+	s.cursor = d.Cursor
+	s.scroll(0, false)
 }
 
-func (m *Model) detailPart(t model.Txn, tp model.TopicPartition, p model.Partition, known, listed bool) views.DetailPart {
-	dp := views.DetailPart{TopicPartition: tp, Part: p, Known: known, Listed: listed}
-	if !known {
-		return dp
-	}
-	dp.Own, dp.HasOwn = p.Producer(t.ProducerID)
-	dp.Pinner, dp.HasPinner = p.Pinner()
-	dp.PinsLSO = dp.HasPinner && dp.Pinner.ProducerID == t.ProducerID
-	dp.Orphans = model.Orphans(p, m.byPID)
-	dp.Owners = map[int64]string{}
-	for _, pr := range p.Producers {
-		if o := m.byPID[pr.ProducerID]; o != nil {
-			dp.Owners[pr.ProducerID] = o.ID
-		}
-	}
-	if dp.HasPinner {
-		dp.PinnerID = dp.Owners[dp.Pinner.ProducerID]
-	}
-	return dp
-}
-
-// syncDetail rebuilds the detail's data after any message, keeping the
-// cursor row in view (a refresh can move it).
-func (m *Model) syncDetail() {
-	if m.screen != screenDetail || m.snap == nil {
+// scroll moves the window by delta lines, then keeps it inside the document
+// and, unless the operator scrolled past it on purpose, the cursor row inside
+// the window.
+func (s *detailScreen) scroll(delta int, free bool) {
+	body := s.e.host.bodyHeight()
+	if body <= 0 || s.e.w <= 0 {
 		return
 	}
-	ds := &m.detail
-	ds.data = m.detailData()
-	ds.cursor = ds.data.Cursor
-	m.scrollDetail(0, false)
-}
-
-// scrollDetail moves the window by delta lines, then keeps it inside the
-// document and, unless the operator scrolled past it on purpose, the cursor
-// row inside the window.
-func (m *Model) scrollDetail(delta int, free bool) {
-	ds := &m.detail
-	_, body, _ := m.layout()
-	if body <= 0 || m.w <= 0 {
-		return
-	}
-	rows, lines, visible := views.DetailLayout(ds.data, m.w, body)
-	top := ds.top + delta
+	rows, lines, visible := views.DetailLayout(s.data, s.e.w, body)
+	top := s.top + delta
 	if len(rows) > 0 && !free {
-		cl := rows[ds.cursor]
+		cl := rows[s.cursor]
 		if cl < top {
 			top = cl
 		}
@@ -117,57 +92,68 @@ func (m *Model) scrollDetail(delta int, free bool) {
 			top = cl - visible + 1
 		}
 	}
-	ds.top = min(max(top, 0), max(lines-visible, 0))
-	ds.data.Top = ds.top
+	s.top = min(max(top, 0), max(lines-visible, 0))
+	s.data.Top = s.top
 }
 
-func (m *Model) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
-	ds := &m.detail
-	k := m.keys
-	_, body, _ := m.layout()
-	rows := len(ds.data.Parts)
-	page := max(body/2, 1)
-	// move steps the cursor; past either end (or with no rows) it scrolls,
-	// which is how the fields above and the events below come into view.
-	move := func(n int) {
-		to := ds.cursor + n
-		switch {
-		case rows == 0:
-			m.scrollDetail(n, true)
-		case to < 0 && ds.cursor == 0, to >= rows && ds.cursor == rows-1:
-			m.scrollDetail(n, true)
-		default:
-			ds.cursor = min(max(to, 0), rows-1)
-			ds.data.Cursor = ds.cursor
-			m.scrollDetail(0, false)
-		}
-	}
+// move steps the cursor; past either end (or with no rows) it scrolls,
+// which is how the fields above and the events below come into view.
+func (s *detailScreen) move(n int) {
+	rows := len(s.data.Parts)
+	to := s.cursor + n
 	switch {
-	case key.Matches(msg, k.Back):
-		m.screen = ds.from
-	case key.Matches(msg, k.Up):
-		move(-1)
-	case key.Matches(msg, k.Down):
-		move(1)
-	case key.Matches(msg, k.PageUp):
-		move(-page)
-	case key.Matches(msg, k.PageDown):
-		move(page)
-	case key.Matches(msg, k.Home):
-		ds.cursor, ds.top = 0, 0
-	case key.Matches(msg, k.End):
-		ds.cursor = max(rows-1, 0)
-		ds.data.Cursor = ds.cursor
-		m.scrollDetail(1<<20, true)
-		m.scrollDetail(0, false)
-	case key.Matches(msg, k.Abort):
-		m.openForceTerminate(ds.data.Txn)
-	case key.Matches(msg, k.AbortPartition):
+	case rows == 0:
+		s.scroll(n, true)
+	case to < 0 && s.cursor == 0, to >= rows && s.cursor == rows-1:
+		s.scroll(n, true)
+	default:
+		s.cursor = min(max(to, 0), rows-1)
+		s.data.Cursor = s.cursor
+		s.scroll(0, false)
+	}
+}
+
+func (s *detailScreen) update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k, host := s.e.keys, s.e.host
+	rows := len(s.data.Parts)
+	page := max(host.bodyHeight()/2, 1)
+	switch {
+	case key.Matches(kp, k.Back):
+		host.show(s.from)
+	case key.Matches(kp, k.Up):
+		s.move(-1)
+	case key.Matches(kp, k.Down):
+		s.move(1)
+	case key.Matches(kp, k.PageUp):
+		s.move(-page)
+	case key.Matches(kp, k.PageDown):
+		s.move(page)
+	case key.Matches(kp, k.Home):
+		s.cursor, s.top = 0, 0
+	case key.Matches(kp, k.End):
+		s.cursor = max(rows-1, 0)
+		s.data.Cursor = s.cursor
+		s.scroll(1<<20, true)
+		s.scroll(0, false)
+	case key.Matches(kp, k.Abort):
+		host.forceTerminate(s.data.Txn)
+	case key.Matches(kp, k.AbortPartition):
 		if rows == 0 {
-			m.setStatus(statusInfo, "no partition selected")
+			host.setStatus(statusInfo, "no partition selected")
 			return nil
 		}
-		m.openAbortPartition(ds.data.Txn, ds.data.Parts[ds.data.Cursor])
+		host.abortPartition(s.data.Txn, s.data.Parts[s.data.Cursor])
 	}
 	return nil
 }
+
+func (s *detailScreen) keys() []key.Binding {
+	k := s.e.keys
+	return []key.Binding{k.Back, short(k.Abort, "force-terminate"), short(k.AbortPartition, "abort on partition"), k.Help, k.Quit}
+}
+
+func (s *detailScreen) view(w, h int) string { return views.Detail(s.data, w, h, s.e.st) }

@@ -192,8 +192,8 @@ func TestE2EKfakeForceTerminate(t *testing.T) {
 	if !ok {
 		t.Fatalf("final model is %T", final)
 	}
-	if final.dialog != nil || final.screen != screenDetail {
-		t.Errorf("at quit: dialog %v, screen %v; want the dialog closed on the detail", final.dialog, final.screen)
+	if final.dialog != nil || final.cur != screenDetail {
+		t.Errorf("at quit: dialog %v, screen %v; want the dialog closed on the detail", final.dialog, final.cur)
 	}
 	if !strings.Contains(final.status, "force-terminate "+id+": sent; the broker accepted it") {
 		t.Errorf("status %q", final.status)

@@ -13,8 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // Hostile ids: any producer picks its transactional.id, and Kafka takes any
@@ -72,7 +72,7 @@ func hostile(t *testing.T) *harness {
 	h := newHarness(t)
 	h.admin.Push(hostileSnapshot(uitest.T0))
 	h.run(h.m.Init())
-	if h.m.snap == nil {
+	if h.m.data.snap == nil {
 		t.Fatal("the first refresh did not arrive")
 	}
 	return h

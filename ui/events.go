@@ -2,9 +2,13 @@ package ui
 
 import "github.com/txnscope/txnscope/views"
 
+// The events pane (e) is part of the root's layout, not a screen: it takes
+// the bottom of the body under the transaction list, and the list gets what
+// is left (listRows).
+
 // eventsHeight is how much of the body the events pane takes when shown.
 func (m *Model) eventsHeight(body int) int {
-	if !m.showEvents || m.screen != screenList {
+	if !m.showEvents || m.cur != screenList {
 		return 0
 	}
 	h := max(body/3, 5)
@@ -14,7 +18,8 @@ func (m *Model) eventsHeight(body int) int {
 	return h
 }
 
-func (m *Model) eventsData(h int) views.EventsData {
+func (m *Model) eventsView(w, h int) string {
 	n := views.EventsRows(h)
-	return views.EventsData{Events: m.hist.Latest(n), Total: m.hist.Len(), Loc: m.loc}
+	d := views.EventsData{Events: m.hist.Latest(n), Total: m.hist.Len(), Loc: m.loc}
+	return views.Events(d, w, h, m.st)
 }

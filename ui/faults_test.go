@@ -16,8 +16,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // afterAbort is the fixture as a re-read finds it once crashed-job-0-7's
@@ -52,7 +52,7 @@ func TestUnknownAbortOutcomeIsReRead(t *testing.T) {
 			case "failed":
 				h.admin.Fail(errors.New("cannot reach the cluster: no answer within the timeout"))
 			}
-			before := h.m.snap
+			before := h.m.data.snap
 			h.selectID("crashed-job-0-7")
 			h.press("a")
 			h.typeText("abort")
@@ -73,7 +73,7 @@ func TestUnknownAbortOutcomeIsReRead(t *testing.T) {
 			row := rowOf(t, h, "crashed-job-0-7")
 			switch reread {
 			case "aborted":
-				if h.m.snap == before || !strings.Contains(row, "CompleteAbort") || strings.Contains(row, "Ongoing") {
+				if h.m.data.snap == before || !strings.Contains(row, "CompleteAbort") || strings.Contains(row, "Ongoing") {
 					t.Fatalf("the list does not show the re-read state: %q", row)
 				}
 			case "still open":
@@ -81,7 +81,7 @@ func TestUnknownAbortOutcomeIsReRead(t *testing.T) {
 					t.Fatalf("the re-read says Ongoing, the list shows %q", row)
 				}
 			case "failed":
-				if h.m.snap != before || h.m.poll.err == "" {
+				if h.m.data.snap != before || h.m.poll.err == "" {
 					t.Fatalf("a failed re-read replaced the data or hid the error")
 				}
 				// No re-read state to show: the outcome stays unknown
@@ -257,9 +257,9 @@ func TestFlakyClusterNeverShowsUnreportedTransactions(t *testing.T) {
 			}
 		case tea.QuitMsg:
 		default:
-			prev := h.m.snap
+			prev := h.m.data.snap
 			_, cmd := h.m.Update(msg)
-			if r, ok := msg.(refreshedMsg); ok && r.err != nil && h.m.snap != prev {
+			if r, ok := msg.(refreshedMsg); ok && r.err != nil && h.m.data.snap != prev {
 				t.Fatalf("a failed refresh (%v) replaced the data", r.err)
 			}
 			queue(cmd)
@@ -287,7 +287,7 @@ func TestFlakyClusterNeverShowsUnreportedTransactions(t *testing.T) {
 			deliver(keyMsg(keys[rng.IntN(len(keys))]))
 		}
 
-		s := h.m.snap
+		s := h.m.data.snap
 		if s == nil {
 			continue
 		}
@@ -301,7 +301,7 @@ func TestFlakyClusterNeverShowsUnreportedTransactions(t *testing.T) {
 			t.Fatalf("step %d: the UI went back from the snapshot of %s to an older one of %s", step, lastShown, s.TakenAt)
 		}
 		lastShown = s.TakenAt
-		if h.m.screen != screenList || h.m.showEvents || h.m.showHelp || h.m.dialog != nil {
+		if h.m.cur != screenList || h.m.showEvents || h.m.showHelp || h.m.dialog != nil {
 			continue // the events pane rightly names ids seen before
 		}
 		var have []string
@@ -336,7 +336,7 @@ func TestFlakyClusterProgram(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: 'r', Text: "r"})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
-	if final.snap != nil && !admin.servedIt(final.snap) {
+	if final.data.snap != nil && !admin.servedIt(final.data.snap) {
 		t.Fatal("the program shows a snapshot no refresh returned")
 	}
 	admin.mu.Lock()

@@ -15,8 +15,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 // screens are the states the golden files and the size sweep look at.

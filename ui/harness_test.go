@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/audit"
-	"github.com/txnscope/txnscope/ui/uitest"
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
 // harness drives a Model the way the Bubble Tea runtime would, but
@@ -56,7 +56,7 @@ func started(t *testing.T, opts ...func(*Options)) *harness {
 	h := newHarness(t, opts...)
 	h.admin.Push(uitest.Snapshot(uitest.T0))
 	h.run(h.m.Init())
-	if h.m.snap == nil {
+	if h.m.data.snap == nil {
 		t.Fatal("the first refresh did not arrive")
 	}
 	return h
@@ -83,6 +83,11 @@ func (h *harness) run(cmd tea.Cmd) {
 		h.send(msg)
 	}
 }
+
+// The screens, for tests that look at their state.
+func (h *harness) list() *listScreen        { return h.m.screens[screenList].(*listScreen) }
+func (h *harness) parts() *partitionsScreen { return h.m.screens[screenPartitions].(*partitionsScreen) }
+func (h *harness) detail() *detailScreen    { return h.m.screens[screenDetail].(*detailScreen) }
 
 // press sends keys by name: "j", "enter", "ctrl+c", "pgdown" ...
 func (h *harness) press(keys ...string) {
@@ -145,7 +150,7 @@ func (h *harness) lastTick() (scheduled, bool) {
 }
 
 func (h *harness) selectedID() string {
-	t, _ := h.m.list.current(h.m)
+	t, _ := h.list().current()
 	return t.ID
 }
 
@@ -153,7 +158,7 @@ func (h *harness) selectedID() string {
 func (h *harness) selectID(id string) {
 	h.t.Helper()
 	h.press("g")
-	for i := 0; i < len(h.m.list.rows); i++ {
+	for i := 0; i < len(h.list().win.rows); i++ {
 		if h.selectedID() == id {
 			return
 		}
@@ -166,8 +171,8 @@ func (h *harness) selectID(id string) {
 func (h *harness) selectPin(topic string, partition int32) {
 	h.t.Helper()
 	h.press("g")
-	for i := 0; i < len(h.m.pinView.win.rows); i++ {
-		if p, ok := h.m.currentPin(); ok && p.Topic == topic && p.TopicPartition.Partition == partition {
+	for i := 0; i < len(h.parts().win.rows); i++ {
+		if p, ok := h.parts().current(); ok && p.Topic == topic && p.TopicPartition.Partition == partition {
 			return
 		}
 		h.press("j")

@@ -46,7 +46,7 @@ func FuzzFilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string, paste bool) {
 		h := started(t)
-		limit := h.m.list.input.limit
+		limit := h.list().input.limit
 		enter := func() {
 			if paste {
 				h.send(tea.PasteMsg{Content: text})
@@ -62,7 +62,7 @@ func FuzzFilter(f *testing.F) {
 		h.press("/")
 		enter()
 		h.press("enter")
-		applied := h.m.list.query.Text
+		applied := h.list().query.Text
 		if want := wantFilter(text, limit); applied != want {
 			t.Fatalf("typed %q (paste %v): query %q, want %q", text, paste, applied, want)
 		}
@@ -71,14 +71,14 @@ func FuzzFilter(f *testing.F) {
 		}
 		needle := strings.ToLower(applied)
 		var want []string
-		for _, tx := range h.m.snap.Txns {
+		for _, tx := range h.m.data.snap.Txns {
 			if strings.Contains(strings.ToLower(tx.ID), needle) {
 				want = append(want, tx.ID)
 			}
 		}
 		var got []string
-		for _, i := range h.m.list.rows {
-			got = append(got, h.m.snap.Txns[i].ID)
+		for _, i := range h.list().win.rows {
+			got = append(got, h.m.data.snap.Txns[i].ID)
 		}
 		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 			t.Fatalf("filter %q lists %v, want %v", applied, got, want)
@@ -86,28 +86,28 @@ func FuzzFilter(f *testing.F) {
 		frame(t, h)
 
 		h.press("/")
-		if v := h.m.list.input.Value(); v != applied {
+		if v := h.list().input.Value(); v != applied {
 			t.Fatalf("reopened filter shows %q, applied was %q", v, applied)
 		}
 		h.press("enter")
-		if h.m.list.query.Text != applied {
-			t.Fatalf("applying %q again gave %q", applied, h.m.list.query.Text)
+		if h.list().query.Text != applied {
+			t.Fatalf("applying %q again gave %q", applied, h.list().query.Text)
 		}
 		h.press("/", "esc")
-		if h.m.list.query.Text != "" || len(h.m.list.rows) != len(h.m.snap.Txns) {
-			t.Fatalf("esc left query %q and %d of %d rows", h.m.list.query.Text, len(h.m.list.rows), len(h.m.snap.Txns))
+		if h.list().query.Text != "" || len(h.list().win.rows) != len(h.m.data.snap.Txns) {
+			t.Fatalf("esc left query %q and %d of %d rows", h.list().query.Text, len(h.list().win.rows), len(h.m.data.snap.Txns))
 		}
 
 		h.press("p", "/")
 		enter()
 		h.press("enter")
-		if got, want := h.m.pinView.text, wantFilter(text, h.m.pinView.input.limit); got != want {
+		if got, want := h.parts().query.Text, wantFilter(text, h.parts().input.limit); got != want {
 			t.Fatalf("partitions filter %q, want %q", got, want)
 		}
 		frame(t, h)
 		h.press("/", "esc")
-		if h.m.pinView.text != "" || len(h.m.pinView.win.rows) != len(h.m.pins) {
-			t.Fatalf("esc left the partitions filter %q and %d of %d rows", h.m.pinView.text, len(h.m.pinView.win.rows), len(h.m.pins))
+		if h.parts().query.Text != "" || len(h.parts().win.rows) != len(h.m.data.pins) {
+			t.Fatalf("esc left the partitions filter %q and %d of %d rows", h.parts().query.Text, len(h.parts().win.rows), len(h.m.data.pins))
 		}
 	})
 }

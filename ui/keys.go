@@ -62,28 +62,6 @@ func newKeyMap(readOnly bool) keyMap {
 	return k
 }
 
-func (k keyMap) listShort() []key.Binding {
-	return []key.Binding{short(k.Open, "open"), short(k.Abort, "abort"), short(k.Filter, "filter"),
-		short(k.StateFilter, "show"), k.Sort, k.Events, short(k.NextView, "partitions"), k.Help, k.Quit}
-}
-
-func (k keyMap) pinsShort() []key.Binding {
-	return []key.Binding{short(k.Open, "blocking txn"), short(k.Filter, "filter"), short(k.Back, "back"),
-		short(k.NextView, "groups"), k.Help, k.Quit}
-}
-
-func (k keyMap) groupsShort() []key.Binding {
-	return []key.Binding{short(k.Open, "its partitions"), short(k.Back, "back"), short(k.NextView, "transactions"), k.Help, k.Quit}
-}
-
-func (k keyMap) pinDetailShort() []key.Binding {
-	return []key.Binding{k.Back, short(k.AbortPartition, "abort on partition"), k.Help, k.Quit}
-}
-
-func (k keyMap) detailShort() []key.Binding {
-	return []key.Binding{k.Back, short(k.Abort, "force-terminate"), short(k.AbortPartition, "abort on partition"), k.Help, k.Quit}
-}
-
 // short is b with a terser description, for the one-line footer.
 func short(b key.Binding, desc string) key.Binding {
 	b.SetHelp(b.Help().Key, desc)

@@ -7,8 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestListCursorKeys(t *testing.T) {
@@ -36,8 +36,8 @@ func TestListCursorKeys(t *testing.T) {
 	} {
 		h := started(t)
 		h.press(c.keys...)
-		if h.m.list.cursor != c.want {
-			t.Errorf("%v: cursor %d, want %d", c.keys, h.m.list.cursor, c.want)
+		if h.list().win.cursor != c.want {
+			t.Errorf("%v: cursor %d, want %d", c.keys, h.list().win.cursor, c.want)
 		}
 	}
 }
@@ -48,12 +48,12 @@ func TestPagingThroughALongList(t *testing.T) {
 	h.run(h.m.Init())
 	visible := h.m.listRows()
 	h.press("pgdown")
-	if h.m.list.cursor != visible-1 || h.m.list.top != visible-1 {
-		t.Errorf("pgdown: cursor %d top %d, want both %d", h.m.list.cursor, h.m.list.top, visible-1)
+	if h.list().win.cursor != visible-1 || h.list().win.top != visible-1 {
+		t.Errorf("pgdown: cursor %d top %d, want both %d", h.list().win.cursor, h.list().win.top, visible-1)
 	}
 	h.press("G")
-	if h.m.list.cursor != 999 || h.m.list.top != 1000-visible {
-		t.Errorf("G: cursor %d top %d", h.m.list.cursor, h.m.list.top)
+	if h.list().win.cursor != 999 || h.list().win.top != 1000-visible {
+		t.Errorf("G: cursor %d top %d", h.list().win.cursor, h.list().win.top)
 	}
 	s := h.screen()
 	if !strings.Contains(s, h.selectedID()) {
@@ -84,15 +84,15 @@ func TestUntouchedCursorStaysOnTheMostUrgentRow(t *testing.T) {
 	}
 	h.admin.Push(next)
 	h.tick()
-	if got := h.selectedID(); got == first || h.m.list.cursor != 0 {
-		t.Errorf("cursor on %q (row %d), want the new first row, not %q", got, h.m.list.cursor, first)
+	if got := h.selectedID(); got == first || h.list().win.cursor != 0 {
+		t.Errorf("cursor on %q (row %d), want the new first row, not %q", got, h.list().win.cursor, first)
 	}
 }
 
 func TestFilterKeys(t *testing.T) {
 	h := started(t)
 	h.press("/")
-	if !h.m.list.typing {
+	if !h.list().typing {
 		t.Fatal("/ did not open the filter")
 	}
 	h.typeText("orders q")
@@ -100,33 +100,33 @@ func TestFilterKeys(t *testing.T) {
 		t.Fatal("q quit while typing the filter")
 	}
 	h.press("backspace", "backspace")
-	if got := h.m.list.input.Value(); got != "orders" {
+	if got := h.list().input.Value(); got != "orders" {
 		t.Errorf("filter input %q, want orders", got)
 	}
-	if len(h.m.list.rows) != 10 {
+	if len(h.list().win.rows) != 10 {
 		t.Errorf("the filter applied before enter")
 	}
 	h.press("enter")
-	if h.m.list.typing || h.m.list.query.Text != "orders" || len(h.m.list.rows) != 4 {
-		t.Errorf("enter: typing=%v text=%q rows=%d, want 4 orders rows", h.m.list.typing, h.m.list.query.Text, len(h.m.list.rows))
+	if h.list().typing || h.list().query.Text != "orders" || len(h.list().win.rows) != 4 {
+		t.Errorf("enter: typing=%v text=%q rows=%d, want 4 orders rows", h.list().typing, h.list().query.Text, len(h.list().win.rows))
 	}
 	mustContain(t, h.screen(), "filter /orders", "4 of 10 ids")
 
 	h.press("/")
 	h.typeText("zzz")
 	h.press("esc")
-	if h.m.list.typing || h.m.list.query.Text != "" || len(h.m.list.rows) != 10 {
+	if h.list().typing || h.list().query.Text != "" || len(h.list().win.rows) != 10 {
 		t.Errorf("esc while typing should clear the filter")
 	}
 
 	h.press("/")
 	h.send(tea.PasteMsg{Content: "long\n"})
 	h.press("enter")
-	if h.m.list.query.Text != "long" || len(h.m.list.rows) != 1 {
-		t.Errorf("pasted filter: %q, %d rows", h.m.list.query.Text, len(h.m.list.rows))
+	if h.list().query.Text != "long" || len(h.list().win.rows) != 1 {
+		t.Errorf("pasted filter: %q, %d rows", h.list().query.Text, len(h.list().win.rows))
 	}
 	h.press("esc")
-	if h.m.list.query.Text != "" || len(h.m.list.rows) != 10 {
+	if h.list().query.Text != "" || len(h.list().win.rows) != 10 {
 		t.Errorf("esc in the list should clear an applied filter")
 	}
 }
@@ -134,38 +134,38 @@ func TestFilterKeys(t *testing.T) {
 func TestStateFilterAndSortKeys(t *testing.T) {
 	h := started(t)
 	h.press("f")
-	if h.m.list.query.Filter != model.FilterOpen || len(h.m.list.rows) != 7 {
-		t.Errorf("f once: filter %v rows %d, want open only, 7", h.m.list.query.Filter, len(h.m.list.rows))
+	if h.list().query.Filter != model.FilterOpen || len(h.list().win.rows) != 7 {
+		t.Errorf("f once: filter %v rows %d, want open only, 7", h.list().query.Filter, len(h.list().win.rows))
 	}
 	mustContain(t, h.screen(), "show open only")
 	h.press("f")
-	if h.m.list.query.Filter != model.FilterProblems {
-		t.Errorf("f twice: %v", h.m.list.query.Filter)
+	if h.list().query.Filter != model.FilterProblems {
+		t.Errorf("f twice: %v", h.list().query.Filter)
 	}
-	for _, i := range h.m.list.rows {
-		tx := h.m.snap.Txns[i]
-		if len(model.Problems(tx, h.m.hist.Stats(tx.ID), h.m.snap, h.m.list.query, h.now)) == 0 {
+	for _, i := range h.list().win.rows {
+		tx := h.m.data.snap.Txns[i]
+		if len(model.Problems(tx, h.m.hist.Stats(tx.ID), h.m.data.snap, h.list().query, h.now)) == 0 {
 			t.Errorf("problems only shows %s, which has none", tx.ID)
 		}
 	}
 	h.press("f")
-	if h.m.list.query.Filter != model.FilterAll {
+	if h.list().query.Filter != model.FilterAll {
 		t.Errorf("f three times should come back to all")
 	}
 
-	if got := h.m.snap.Txns[h.m.list.rows[0]].ID; got != "crashed-job-0-7" {
+	if got := h.m.data.snap.Txns[h.list().win.rows[0]].ID; got != "crashed-job-0-7" {
 		t.Errorf("default sort puts %s first, want the most urgent", got)
 	}
 	h.press("s")
-	if h.m.list.query.Sort != model.SortAge || h.m.snap.Txns[h.m.list.rows[0]].ID != "long-runner" {
-		t.Errorf("s: sort %v first %s, want age with long-runner first", h.m.list.query.Sort, h.m.snap.Txns[h.m.list.rows[0]].ID)
+	if h.list().query.Sort != model.SortAge || h.m.data.snap.Txns[h.list().win.rows[0]].ID != "long-runner" {
+		t.Errorf("s: sort %v first %s, want age with long-runner first", h.list().query.Sort, h.m.data.snap.Txns[h.list().win.rows[0]].ID)
 	}
 	h.press("s")
-	if h.m.list.query.Sort != model.SortID || h.m.snap.Txns[h.m.list.rows[0]].ID != "abort-every-third-0-12" {
+	if h.list().query.Sort != model.SortID || h.m.data.snap.Txns[h.list().win.rows[0]].ID != "abort-every-third-0-12" {
 		t.Errorf("s twice: want id order")
 	}
 	h.press("s")
-	if h.m.list.query.Sort != model.SortState || h.m.snap.Txns[h.m.list.rows[0]].State != model.PrepareEpochFence {
+	if h.list().query.Sort != model.SortState || h.m.data.snap.Txns[h.list().win.rows[0]].State != model.PrepareEpochFence {
 		t.Errorf("s three times: want state order, fenced first")
 	}
 	mustContain(t, h.screen(), "sort state")
@@ -182,7 +182,7 @@ func TestViewKeys(t *testing.T) {
 	s := h.screen()
 	mustContain(t, s, "txnscope keys", "force-terminate the transaction", "abort a hanging txn", "filter by id", "refresh now")
 	h.press("j") // keys do not leak through the help
-	if h.m.list.cursor != 0 {
+	if h.list().win.cursor != 0 {
 		t.Errorf("j moved the list under the help screen")
 	}
 	h.press("?")
@@ -220,32 +220,32 @@ func TestDetailKeys(t *testing.T) {
 	h := started(t)
 	h.selectID("orders-enricher-v1-2-41")
 	h.press("enter")
-	if h.m.screen != screenDetail {
+	if h.m.cur != screenDetail {
 		t.Fatal("enter did not open the detail")
 	}
 	s := h.screen()
 	mustContain(t, s, "orders-enricher-v1-2-41", "producer id", "4003", "epoch", "broker 0",
 		"prefix orders-enricher-v1 · subtask 2 · checkpoint 41", "PARTITIONS (3)", "orders-4", "orders-5",
 		"orders-7", "NO", "this transaction", "leader 2", "DescribeProducers")
-	if len(h.m.detail.data.Parts) != 3 {
-		t.Fatalf("partition rows: %d, want 3", len(h.m.detail.data.Parts))
+	if len(h.detail().data.Parts) != 3 {
+		t.Fatalf("partition rows: %d, want 3", len(h.detail().data.Parts))
 	}
 	h.press("j")
-	if h.m.detail.cursor != 1 {
-		t.Errorf("j: partition cursor %d", h.m.detail.cursor)
+	if h.detail().cursor != 1 {
+		t.Errorf("j: partition cursor %d", h.detail().cursor)
 	}
 	h.press("G")
-	if h.m.detail.cursor != 2 {
-		t.Errorf("G: partition cursor %d", h.m.detail.cursor)
+	if h.detail().cursor != 2 {
+		t.Errorf("G: partition cursor %d", h.detail().cursor)
 	}
 	mustContain(t, h.screen(), "orders-7 · leader 2", "x abort producer 4003's open transaction")
 	h.press("k", "g")
-	if h.m.detail.cursor != 0 {
-		t.Errorf("g: partition cursor %d", h.m.detail.cursor)
+	if h.detail().cursor != 0 {
+		t.Errorf("g: partition cursor %d", h.detail().cursor)
 	}
 	h.press("end", "home", "pgdown", "pgup", "down", "up")
-	if h.m.detail.cursor != 0 {
-		t.Errorf("cursor %d after moving around", h.m.detail.cursor)
+	if h.detail().cursor != 0 {
+		t.Errorf("cursor %d after moving around", h.detail().cursor)
 	}
 	h.press("x") // orders-4 has no hanging transaction
 	if h.m.dialog != nil {
@@ -253,7 +253,7 @@ func TestDetailKeys(t *testing.T) {
 	}
 	mustContain(t, h.screen(), "has no hanging")
 	h.press("esc")
-	if h.m.screen != screenList {
+	if h.m.cur != screenList {
 		t.Errorf("esc did not go back to the list")
 	}
 	if h.selectedID() != "orders-enricher-v1-2-41" {

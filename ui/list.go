@@ -10,14 +10,17 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// listState is the transaction list: the query, the rows it selects (indices
+const screenList screenID = "transactions"
+
+// listScreen is the transaction list: the query, the rows it selects (indices
 // into the snapshot, computed on refresh and on query changes, never per
-// frame), and the cursor.
-type listState struct {
+// frame), and the cursor. The events pane below it belongs to the root
+// (events.go), which gives the list what is left.
+type listScreen struct {
+	e        *shared
+	detail   *detailScreen
 	query    model.Query
-	rows     []int
-	cursor   int
-	top      int
+	win      window
 	selected string // the id under the cursor; the cursor follows it across refreshes
 	// moved is set once the user moves the cursor. Until then the cursor stays on
 	// the first row, the most urgent one: following whatever id happened to be
@@ -27,171 +30,142 @@ type listState struct {
 	typing bool
 }
 
-func newFilterInput() input {
-	return input{prompt: "/", placeholder: "part of a transactional.id", limit: 256}
+func newListScreen(e *shared, detail *detailScreen) *listScreen {
+	s := &listScreen{e: e, detail: detail}
+	s.query.CheckpointInterval = e.o.CheckpointInterval
+	s.input = input{prompt: "/", placeholder: "part of a transactional.id", limit: 256}
+	return s
 }
+
+func (l *listScreen) reload()     { l.recompute() }
+func (l *listScreen) sync()       { l.win.clamp(l.e.host.listRows()) }
+func (l *listScreen) grabs() bool { return l.typing }
 
 // recompute re-runs the query and puts the cursor back on the same id, at the
 // same place on screen when possible.
-func (l *listState) recompute(m *Model) {
-	if m.snap == nil {
+func (l *listScreen) recompute() {
+	snap := l.e.data.snap
+	if snap == nil {
 		return
 	}
-	screenPos := l.cursor - l.top
-	l.rows = model.Rows(m.snap, m.hist, l.query, m.now)
+	w := &l.win
+	screenPos := w.cursor - w.top
+	w.rows = model.Rows(snap, l.e.hist, l.query, l.e.now)
 	// When the selected id is gone (expired, filtered out) the cursor stays
 	// where it was on screen.
 	if !l.moved {
-		l.cursor, screenPos = 0, 0
+		w.cursor, screenPos = 0, 0
 	} else if l.selected != "" {
-		for i, idx := range l.rows {
-			if m.snap.Txns[idx].ID == l.selected {
-				l.cursor = i
+		for i, idx := range w.rows {
+			if snap.Txns[idx].ID == l.selected {
+				w.cursor = i
 				break
 			}
 		}
 	}
-	l.top = l.cursor - screenPos
-	l.clamp(m.listRows())
-	l.remember(m)
+	w.top = w.cursor - screenPos
+	w.clamp(l.e.host.listRows())
+	l.remember()
 }
 
 // remember notes the id under the cursor.
-func (l *listState) remember(m *Model) {
-	if t, ok := l.current(m); ok {
+func (l *listScreen) remember() {
+	if t, ok := l.current(); ok {
 		l.selected = t.ID
 	}
 }
 
-func (l *listState) current(m *Model) (model.Txn, bool) {
-	if m.snap == nil || l.cursor < 0 || l.cursor >= len(l.rows) {
+func (l *listScreen) current() (model.Txn, bool) {
+	snap, w := l.e.data.snap, &l.win
+	if snap == nil || w.cursor < 0 || w.cursor >= len(w.rows) {
 		return model.Txn{}, false
 	}
-	return m.snap.Txns[l.rows[l.cursor]], true
+	return snap.Txns[w.rows[w.cursor]], true
 }
 
-// clamp keeps cursor and window inside the rows, the cursor inside the window.
-func (l *listState) clamp(visible int) {
-	n := len(l.rows)
-	l.cursor = min(max(l.cursor, 0), max(n-1, 0))
-	if visible <= 0 {
-		l.top = l.cursor
-		return
+func (l *listScreen) update(msg tea.Msg) tea.Cmd {
+	if l.typing {
+		text, done := filterKey(l.e.keys, &l.input, msg)
+		if done {
+			l.typing = false
+			l.query.Text = strings.TrimSpace(text)
+			l.recompute()
+		}
+		return nil
 	}
-	if l.cursor < l.top {
-		l.top = l.cursor
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
 	}
-	if l.cursor >= l.top+visible {
-		l.top = l.cursor - visible + 1
-	}
-	l.top = min(max(l.top, 0), max(n-visible, 0))
-}
-
-// move applies a cursor key; it reports whether msg was one.
-func (l *listState) move(k keyMap, msg tea.KeyPressMsg, visible int) bool {
-	page := max(visible-1, 1)
-	switch {
-	case key.Matches(msg, k.Up):
-		l.cursor--
-	case key.Matches(msg, k.Down):
-		l.cursor++
-	case key.Matches(msg, k.PageUp):
-		l.cursor -= page
-		l.top -= page
-	case key.Matches(msg, k.PageDown):
-		l.cursor += page
-		l.top += page
-	case key.Matches(msg, k.Home):
-		l.cursor = 0
-	case key.Matches(msg, k.End):
-		l.cursor = len(l.rows) - 1
-	default:
-		return false
-	}
-	l.moved = true
-	l.clamp(visible)
-	return true
-}
-
-func (m *Model) updateList(msg tea.KeyPressMsg) tea.Cmd {
-	l := &m.list
-	k := m.keys
-	if l.move(k, msg, m.listRows()) {
-		l.remember(m)
+	k := l.e.keys
+	if l.win.move(k, kp, l.e.host.listRows()) {
+		l.moved = true
+		l.remember()
 		return nil
 	}
 	switch {
-	case key.Matches(msg, k.Open):
-		if t, ok := l.current(m); ok {
-			m.openDetail(t.ID)
+	case key.Matches(kp, k.Events):
+		l.e.host.toggleEvents()
+	case key.Matches(kp, k.Open):
+		if t, ok := l.current(); ok {
+			l.detail.open(t.ID, screenList)
 		}
-	case key.Matches(msg, k.Filter):
+	case key.Matches(kp, k.Filter):
 		l.typing = true
 		l.input.SetValue(l.query.Text)
 		l.input.Focus()
-	case key.Matches(msg, k.StateFilter):
+	case key.Matches(kp, k.StateFilter):
 		l.query.Filter = l.query.Filter.Next()
-		l.recompute(m)
-	case key.Matches(msg, k.Sort):
+		l.recompute()
+	case key.Matches(kp, k.Sort):
 		l.query.Sort = l.query.Sort.Next()
-		l.recompute(m)
-	case key.Matches(msg, k.Back):
+		l.recompute()
+	case key.Matches(kp, k.Back):
 		if l.query.Text != "" {
 			l.query.Text = ""
-			l.recompute(m)
+			l.recompute()
 		}
-	case key.Matches(msg, k.Abort):
-		if t, ok := l.current(m); ok {
-			m.openForceTerminate(t)
+	case key.Matches(kp, k.Abort):
+		if t, ok := l.current(); ok {
+			l.e.host.forceTerminate(t)
 		}
 	}
 	return nil
 }
 
-// updateFilter handles keys while the filter is being typed: enter applies,
-// esc clears, everything else is text (so q does not quit here).
-func (m *Model) updateFilter(msg tea.Msg) tea.Cmd {
-	l := &m.list
-	if kp, ok := msg.(tea.KeyPressMsg); ok {
-		switch {
-		case key.Matches(kp, m.keys.Apply):
-			l.typing = false
-			l.input.Blur()
-			l.query.Text = strings.TrimSpace(l.input.Value())
-			l.recompute(m)
-			return nil
-		case key.Matches(kp, m.keys.Clear):
-			l.typing = false
-			l.input.Blur()
-			l.input.SetValue("")
-			l.query.Text = ""
-			l.recompute(m)
-			return nil
-		}
+func (l *listScreen) keys() []key.Binding {
+	k := l.e.keys
+	if l.typing {
+		return k.filterShort()
 	}
-	l.input.Update(msg)
-	return nil
+	return []key.Binding{short(k.Open, "open"), short(k.Abort, "abort"), short(k.Filter, "filter"),
+		short(k.StateFilter, "show"), k.Sort, k.Events, short(k.NextView, "partitions"), k.Help, k.Quit}
 }
 
-func (m *Model) listData() views.ListData {
+func (l *listScreen) view(w, h int) string {
+	return views.List(l.data(), w, h, l.e.st)
+}
+
+func (l *listScreen) data() views.ListData {
+	e := l.e
 	d := views.ListData{
-		Snap: m.snap, Hist: m.hist, Rows: m.list.rows, Cursor: m.list.cursor, Top: m.list.top,
-		Now: m.now, Query: m.list.query, PIDWidth: m.sum.PIDWidth, Hanging: m.hangingIDs,
+		Snap: e.data.snap, Hist: e.hist, Rows: l.win.rows, Cursor: l.win.cursor, Top: l.win.top,
+		Now: e.now, Query: l.query, PIDWidth: e.data.sum.PIDWidth, Hanging: e.data.hanging,
 	}
-	if m.list.typing {
-		d.Input = m.list.input.View(m.w/2, m.st)
+	if l.typing {
+		d.Input = l.input.View(e.w/2, e.st)
 	}
 	switch {
-	case m.snap == nil && m.poll.err != "":
+	case e.data.snap == nil && e.host.pollErr() != "":
 		d.Empty = "cannot reach the cluster yet; retrying"
-	case m.snap == nil:
-		d.Empty = "connecting to " + m.o.Bootstrap + "…"
-	case len(m.snap.Txns) == 0:
+	case e.data.snap == nil:
+		d.Empty = "connecting to " + e.o.Bootstrap + "…"
+	case len(e.data.snap.Txns) == 0:
 		d.Empty = "no transactional ids on this cluster"
 	default:
-		d.Empty = "no ids match (show " + m.list.query.Filter.String() + ")"
-		if m.list.query.Text != "" {
-			d.Empty = "no ids match /" + m.list.query.Text + " (show " + m.list.query.Filter.String() + "; esc clears)"
+		d.Empty = "no ids match (show " + l.query.Filter.String() + ")"
+		if l.query.Text != "" {
+			d.Empty = "no ids match /" + l.query.Text + " (show " + l.query.Filter.String() + "; esc clears)"
 		}
 	}
 	return d

@@ -53,20 +53,20 @@ type tickMsg struct{ id uint64 }
 type clockMsg struct{}
 
 // refreshedMsg is a Refresh reply with everything derived from it off the UI
-// goroutine (diff, header counts, producer index), or, with probe set, a
-// Ping reply (only gen and err).
+// goroutine (data; events, the diff from the previous snapshot, for the
+// history), or, with probe set, a Ping reply (only gen and err).
 type refreshedMsg struct {
 	gen    uint64
 	probe  bool
-	snap   *model.Snapshot
+	data   cluster
 	events []model.Event
-	sum    views.Summary
-	byPID  map[int64]*model.Txn
-	// pins, groups and hanging are the partitions and groups views' data.
-	pins    []model.Pin
-	groups  []model.BlockedGroup
-	hanging map[string]bool
-	err     error
+	err    error
+}
+
+// Init starts polling, the clock that keeps ages current, and asks the
+// terminal for its background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor)
 }
 
 // backoff is the wait before full refresh n+1 after n consecutive failures.
@@ -91,7 +91,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
-	gen, prev, admin, ctx, track, now := m.poll.gen, m.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
+	gen, prev, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
 	return func() tea.Msg {
 		next, err := admin.Refresh(ctx, prev)
 		if err != nil || next == nil {
@@ -100,11 +100,7 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
-		track.Observe(next)
-		pins := model.Pins(next, track, now())
-		return refreshedMsg{gen: gen, snap: next, events: model.Diff(prev, next),
-			sum: views.Summarize(next), byPID: model.ByProducerID(next),
-			pins: pins, groups: model.BlockedGroups(pins), hanging: model.HangingIDs(next, pins)}
+		return refreshedMsg{gen: gen, data: newCluster(next, track, now()), events: model.Diff(prev, next)}
 	}
 }
 
@@ -194,19 +190,18 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	return m.refresh()
 }
 
-// apply makes a new snapshot current: history, list rows, open detail and
-// dialog all follow it.
+// apply makes a refresh's data current: the history, every screen and the
+// dialog follow it.
 func (m *Model) apply(msg refreshedMsg) {
-	if m.snap == nil {
-		m.hist.Baseline(msg.snap)
+	if m.data.snap == nil {
+		m.hist.Baseline(msg.data.snap)
 	} else {
 		m.hist.Add(msg.events)
 	}
-	m.snap, m.sum, m.byPID = msg.snap, msg.sum, msg.byPID
-	m.pins, m.groups, m.hangingIDs = msg.pins, msg.groups, msg.hanging
-	m.pinSum = m.pinSummary()
-	m.list.recompute(m)
-	m.recomputePins()
+	m.data = msg.data
+	for _, s := range m.screens {
+		s.reload()
+	}
 	if m.dialog != nil {
 		m.dialog.recheck(m)
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestFirstRefreshShowsTheClusterAndSchedulesTheNext(t *testing.T) {
@@ -30,7 +30,7 @@ func TestFirstRefreshShowsTheClusterAndSchedulesTheNext(t *testing.T) {
 
 func TestTickRefreshesWithThePreviousSnapshotAndRecordsEvents(t *testing.T) {
 	h := started(t)
-	first := h.m.snap
+	first := h.m.data.snap
 	next := uitest.Snapshot(uitest.T0)
 	next.TakenAt = uitest.T0.Add(2 * time.Second)
 	for i := range next.Txns {
@@ -81,10 +81,10 @@ func TestRefreshesNeverOverlap(t *testing.T) {
 
 func TestOlderGenerationRepliesAreDropped(t *testing.T) {
 	h := started(t)
-	cur := h.m.snap
+	cur := h.m.data.snap
 	h.m.poll.busy = true
-	h.send(refreshedMsg{gen: h.m.poll.gen - 1, snap: uitest.Big(3, uitest.T0)})
-	if h.m.snap != cur {
+	h.send(refreshedMsg{gen: h.m.poll.gen - 1, data: cluster{snap: uitest.Big(3, uitest.T0)}})
+	if h.m.data.snap != cur {
 		t.Errorf("a reply from an older generation replaced the snapshot")
 	}
 }

@@ -20,9 +20,9 @@ func TestTooSmallNoKeyActs(t *testing.T) {
 	if h.m.dialog != nil || len(h.admin.Executed()) != 0 {
 		t.Fatalf("keys acted behind the too-small message: dialog %v, executed %v", h.m.dialog != nil, h.admin.Executed())
 	}
-	if h.m.screen != screenList || h.m.showHelp || h.m.showEvents || h.m.list.typing || h.selectedID() != "orders-enricher-v1-2-41" {
+	if h.m.cur != screenList || h.m.showHelp || h.m.showEvents || h.list().typing || h.selectedID() != "orders-enricher-v1-2-41" {
 		t.Errorf("keys changed the screens behind the too-small message: screen %v help %v events %v typing %v selected %s",
-			h.m.screen, h.m.showHelp, h.m.showEvents, h.m.list.typing, h.selectedID())
+			h.m.cur, h.m.showHelp, h.m.showEvents, h.list().typing, h.selectedID())
 	}
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	mustNotContain(t, h.screen(), "FORCE-TERMINATE", "sent")
@@ -59,9 +59,9 @@ func TestOverlaysHideActions(t *testing.T) {
 	h.selectID("orders-enricher-v1-2-41")
 	h.press("?")
 	h.press("a", "x", "enter", "j", "tab", "p", "c", "e", "/", "f", "s")
-	if h.m.dialog != nil || h.m.screen != screenList || h.m.showEvents || h.m.list.typing || h.selectedID() != "orders-enricher-v1-2-41" {
+	if h.m.dialog != nil || h.m.cur != screenList || h.m.showEvents || h.list().typing || h.selectedID() != "orders-enricher-v1-2-41" {
 		t.Errorf("keys acted under the help: dialog %v screen %v events %v typing %v selected %s",
-			h.m.dialog != nil, h.m.screen, h.m.showEvents, h.m.list.typing, h.selectedID())
+			h.m.dialog != nil, h.m.cur, h.m.showEvents, h.list().typing, h.selectedID())
 	}
 	h.press("esc")
 
@@ -71,7 +71,7 @@ func TestOverlaysHideActions(t *testing.T) {
 		t.Fatal("x did not open the dialog")
 	}
 	h.press("tab", "p", "c", "esc")
-	if h.m.dialog != nil || h.m.screen != screenDetail {
-		t.Errorf("keys reached the detail under the dialog: dialog %v screen %v", h.m.dialog != nil, h.m.screen)
+	if h.m.dialog != nil || h.m.cur != screenDetail {
+		t.Errorf("keys reached the detail under the dialog: dialog %v screen %v", h.m.dialog != nil, h.m.cur)
 	}
 }

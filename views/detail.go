@@ -13,51 +13,19 @@ import (
 )
 
 // DetailData is one transactional.id with everything known about it. The ui
-// assembles it from the snapshot (model.Orphans and friends); this file only
-// lays it out.
+// assembles it from the snapshot (model.TxnPartitions decides the rows and
+// what an abort on each would hit); this file only lays it out.
 type DetailData struct {
 	Txn      model.Txn
 	Gone     bool // the coordinator no longer lists the id: the last known state is shown
 	Stats    model.IDStats
 	Problems []string
-	Parts    []DetailPart
+	Parts    []model.TxnPartition
 	Now      time.Time
 	Loc      *time.Location
 	ReadOnly bool
 	Cursor   int // index into Parts
 	Top      int // first line of the scrolling part
-}
-
-// DetailPart is one partition row of the detail.
-type DetailPart struct {
-	model.TopicPartition
-	Part  model.Partition // offsets and producers; meaningful when Known
-	Known bool
-	// Listed is false for a partition the coordinator does not list in this
-	// transaction although its producer has an open transaction there.
-	Listed bool
-	Own    model.Producer // this transaction's producer on the partition
-	HasOwn bool
-	// PinsLSO: this transaction's start offset is what holds the LSO back.
-	PinsLSO   bool
-	Pinner    model.Producer
-	HasPinner bool
-	PinnerID  string           // the id the coordinator lists for the pinner's producer id
-	Orphans   []model.Producer // open here, accounted for by no open transaction
-	Owners    map[int64]string // transactional.id per producer id, for the producer pane
-}
-
-// Abortable reports whether an abort on this partition is possible.
-func (p DetailPart) Abortable() bool { return len(p.Orphans) > 0 }
-
-// AbortTarget is the hanging producer an abort on this partition would end
-// (model.AbortTarget decides, for the dialog too).
-func (p DetailPart) AbortTarget(pid int64) (model.Producer, bool) {
-	var pinner *model.Producer
-	if p.HasPinner {
-		pinner = &p.Pinner
-	}
-	return model.AbortTarget(p.Orphans, pid, pinner)
 }
 
 // detailDoc is the scrolling part of the detail, and the line of each partition row.

@@ -10,7 +10,7 @@ import (
 
 // paneProducers are the DescribeProducers rows worth showing for p: this
 // transaction's producer first, then every producer with an open transaction.
-func paneProducers(d DetailData, p DetailPart) []model.Producer {
+func paneProducers(d DetailData, p model.TxnPartition) []model.Producer {
 	var out []model.Producer
 	if p.HasOwn {
 		out = append(out, p.Own)
@@ -100,7 +100,7 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 		}
 		r := paneRow{pr: pr, loc: d.Loc, mine: pr.ProducerID == d.Txn.ProducerID}
 		switch {
-		case orphan[pr.ProducerID] && !r.mine && p.maybe(pr.ProducerID):
+		case orphan[pr.ProducerID] && !r.mine && p.MaybeHidden(pr.ProducerID):
 			r.who, r.maybe = possiblyHanging, true
 		case orphan[pr.ProducerID]:
 			r.who, r.bad = "HANGING (no listed txn)", true
@@ -124,7 +124,7 @@ func producerPane(d DetailData, w, h int, st Styles) string {
 	}
 	if hint {
 		target, _ := p.AbortTarget(d.Txn.ProducerID)
-		lines = append(lines, abortHint(target.ProducerID, target.ProducerID != d.Txn.ProducerID && p.maybe(target.ProducerID), st))
+		lines = append(lines, abortHint(target.ProducerID, target.ProducerID != d.Txn.ProducerID && p.MaybeHidden(target.ProducerID), st))
 	}
 	return Block(lines, w, h)
 }

@@ -9,8 +9,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestFitAndClip(t *testing.T) {
@@ -191,7 +191,7 @@ func TestRenderersAreExactlyTheirSize(t *testing.T) {
 	rows := model.Rows(s, h, model.Query{}, uitest.T0)
 	t0, _ := s.Txn("orders-enricher-v1-2-41")
 	p4, _ := s.Partition(model.TopicPartition{Topic: "orders", Partition: 4})
-	dd := DetailData{Txn: t0, Now: uitest.T0, Parts: []DetailPart{{TopicPartition: p4.TopicPartition, Part: p4, Known: true, Listed: true}}}
+	dd := DetailData{Txn: t0, Now: uitest.T0, Parts: []model.TxnPartition{{TopicPartition: p4.TopicPartition, Part: p4, Known: true, Listed: true}}}
 	ev := EventsData{Events: []model.Event{{At: uitest.T0, ID: "x", Kind: model.Committed}}, Total: 1}
 	st := PlainStyles()
 	render := map[string]func(w, h int) string{

@@ -65,10 +65,10 @@ func TestPinsAndGroupsFitAnySize(t *testing.T) {
 	for w := 1; w <= 200; w += 13 {
 		for h := 1; h <= 60; h += 7 {
 			for name, frame := range map[string]string{
-				"pins":       Pins(PinsData{Pins: pins, Rows: rows, Cursor: 4000, Top: 3990, Now: at, Scanned: 9000, Group: "billing"}, w, h, st),
-				"pins-empty": Pins(PinsData{Empty: "nothing pinned"}, w, h, st),
+				"pins":       Partitions(PartitionsData{Pins: pins, Rows: rows, Cursor: 4000, Top: 3990, Now: at, Scanned: 9000, Group: "billing"}, w, h, st),
+				"pins-empty": Partitions(PartitionsData{Empty: "nothing pinned"}, w, h, st),
 				"groups":     Groups(GroupsData{Groups: groups, Cursor: 10, Top: 5, Now: at, Err: "consumer groups: denied"}, w, h, st),
-				"detail":     PinDetail(PinDetailData{Pin: pins[3], Now: at, CanAbort: true, Orphans: []model.Producer{pins[3].Pinner}}, w, h, st),
+				"detail":     PartitionDetail(PartitionDetailData{Pin: pins[3], Now: at, CanAbort: true, Orphans: []model.Producer{pins[3].Pinner}}, w, h, st),
 			} {
 				lines := strings.Split(frame, "\n")
 				if len(lines) != h {
@@ -82,7 +82,7 @@ func TestPinsAndGroupsFitAnySize(t *testing.T) {
 			}
 		}
 	}
-	frame := Pins(PinsData{Pins: pins, Rows: rows, Cursor: 4000, Top: 3990, Now: at}, 160, 20, st)
+	frame := Partitions(PartitionsData{Pins: pins, Rows: rows, Cursor: 4000, Top: 3990, Now: at}, 160, 20, st)
 	if !strings.Contains(frame, "topic-with-a-long-name-3990-3990") || strings.Contains(frame, "topic-with-a-long-name-3989-") {
 		t.Errorf("the window does not start at row 3990:\n%s", frame)
 	}

@@ -10,27 +10,27 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
-	"github.com/txnscope/txnscope/ui/uitest"
 )
 
 func TestViewKeysSwitchViews(t *testing.T) {
 	h := started(t)
 	for _, step := range []struct {
 		key  string
-		want screen
+		want screenID
 		text string
 	}{
-		{"tab", screenPins, "sort pinned longest"},
+		{"tab", screenPartitions, "sort pinned longest"},
 		{"tab", screenGroups, "CONSUMER GROUP"},
 		{"tab", screenList, "TRANSACTIONAL ID"},
 		{"c", screenGroups, "billing-etl"},
-		{"p", screenPins, "billing-2"},
+		{"p", screenPartitions, "billing-2"},
 		{"t", screenList, "crashed-job-0-7"},
 	} {
 		h.press(step.key)
-		if h.m.screen != step.want {
-			t.Fatalf("after %s: screen %d, want %d", step.key, h.m.screen, step.want)
+		if h.m.cur != step.want {
+			t.Fatalf("after %s: screen %v, want %v", step.key, h.m.cur, step.want)
 		}
 		mustContain(t, h.screen(), step.text)
 	}
@@ -38,12 +38,12 @@ func TestViewKeysSwitchViews(t *testing.T) {
 	h.press("p")
 	h.selectPin("orders", 4)
 	h.press("enter")
-	if h.m.screen != screenDetail {
-		t.Fatalf("enter on orders-4: screen %d, want the detail", h.m.screen)
+	if h.m.cur != screenDetail {
+		t.Fatalf("enter on orders-4: screen %v, want the detail", h.m.cur)
 	}
 	h.press("tab")
-	if h.m.screen != screenGroups {
-		t.Fatalf("tab from a detail opened from partitions: screen %d, want groups", h.m.screen)
+	if h.m.cur != screenGroups {
+		t.Fatalf("tab from a detail opened from partitions: screen %v, want groups", h.m.cur)
 	}
 }
 
@@ -62,8 +62,8 @@ func TestPartitionsViewListsPinsLongestFirst(t *testing.T) {
 	h := pinnedLater(t)
 	h.press("p")
 	var order []string
-	for _, i := range h.m.pinView.win.rows {
-		p := h.m.pins[i]
+	for _, i := range h.parts().win.rows {
+		p := h.m.data.pins[i]
 		order = append(order, p.Topic+"-"+itoa(p.TopicPartition.Partition))
 	}
 	// orders-0's LSO moved 90 s after the start: a new pin, so it comes last.
@@ -80,10 +80,10 @@ func TestEnterOnAPartitionOpensTheHoldingTransaction(t *testing.T) {
 	h.press("p")
 	h.selectPin("orders", 7)
 	h.press("enter")
-	if h.m.screen != screenDetail || h.m.detail.id != "orders-enricher-v1-2-41" {
-		t.Fatalf("screen %d detail %q, want the detail of orders-enricher-v1-2-41", h.m.screen, h.m.detail.id)
+	if h.m.cur != screenDetail || h.detail().id != "orders-enricher-v1-2-41" {
+		t.Fatalf("screen %v detail %q, want the detail of orders-enricher-v1-2-41", h.m.cur, h.detail().id)
 	}
-	if p := h.m.detail.data.Parts[h.m.detail.cursor]; p.Topic != "orders" || p.TopicPartition.Partition != 7 {
+	if p := h.detail().data.Parts[h.detail().cursor]; p.Topic != "orders" || p.TopicPartition.Partition != 7 {
 		t.Fatalf("detail cursor on %s-%d, want orders-7", p.Topic, p.TopicPartition.Partition)
 	}
 	// The abort on the partition applies as from any detail.
@@ -92,10 +92,10 @@ func TestEnterOnAPartitionOpensTheHoldingTransaction(t *testing.T) {
 		t.Fatalf("x on orders-7: dialog %+v, want an abort on the partition for producer 4003", h.m.dialog)
 	}
 	h.press("esc", "esc")
-	if h.m.screen != screenPins {
-		t.Fatalf("esc from the detail: screen %d, want back to partitions", h.m.screen)
+	if h.m.cur != screenPartitions {
+		t.Fatalf("esc from the detail: screen %v, want back to partitions", h.m.cur)
 	}
-	if p, _ := h.m.currentPin(); p.Topic != "orders" || p.TopicPartition.Partition != 7 {
+	if p, _ := h.parts().current(); p.Topic != "orders" || p.TopicPartition.Partition != 7 {
 		t.Errorf("cursor on %+v after coming back, want orders-7", p.TopicPartition)
 	}
 }
@@ -106,8 +106,8 @@ func TestOwnerlessPinOffersTheAbortOnThePartition(t *testing.T) {
 	h.press("p")
 	h.selectPin("billing", 2)
 	h.press("enter")
-	if h.m.screen != screenPinDetail {
-		t.Fatalf("enter on billing-2: screen %d, want the partition detail", h.m.screen)
+	if h.m.cur != screenPartDetail {
+		t.Fatalf("enter on billing-2: screen %v, want the partition detail", h.m.cur)
 	}
 	mustContain(t, h.screen(), "billing-2", "HANGING", "no transactional id owns this producer", "billing-etl",
 		"x abort producer 9500's open transaction")
@@ -131,8 +131,8 @@ func TestOwnerlessPinOffersTheAbortOnThePartition(t *testing.T) {
 		t.Errorf("%d audit lines, want 2 (attempt, result)", len(lines))
 	}
 	h.press("enter", "esc")
-	if h.m.screen != screenPins {
-		t.Errorf("esc: screen %d, want partitions", h.m.screen)
+	if h.m.cur != screenPartitions {
+		t.Errorf("esc: screen %v, want partitions", h.m.cur)
 	}
 }
 
@@ -176,25 +176,25 @@ func TestGroupEnterNarrowsPartitionsToItsBlockers(t *testing.T) {
 	mustContain(t, h.screen(), "billing-etl", "orders-analytics", "HANGING")
 	mustNotContain(t, h.screen(), "dashboard") // far behind the LSO: not stuck
 	h.press("g", "enter")
-	g := h.m.groups[0].Group
-	if h.m.screen != screenPins || h.m.pinView.group != g {
-		t.Fatalf("enter on %s: screen %d filter %q", g, h.m.screen, h.m.pinView.group)
+	g := h.m.data.groups[0].Group
+	if h.m.cur != screenPartitions || h.parts().query.Group != g {
+		t.Fatalf("enter on %s: screen %v filter %q", g, h.m.cur, h.parts().query.Group)
 	}
 	var got []string
-	for _, i := range h.m.pinView.win.rows {
-		got = append(got, h.m.pins[i].Topic)
+	for _, i := range h.parts().win.rows {
+		got = append(got, h.m.data.pins[i].Topic)
 	}
 	if strings.Join(got, ",") != "audit,billing" {
 		t.Fatalf("partitions blocking %s: %v, want audit-0 and billing-2", g, got)
 	}
 	mustContain(t, h.screen(), "blocking group "+g)
 	h.press("esc")
-	if h.m.pinView.group != "" || len(h.m.pinView.win.rows) != 9 {
-		t.Fatalf("esc kept the filter %q (%d rows)", h.m.pinView.group, len(h.m.pinView.win.rows))
+	if h.parts().query.Group != "" || len(h.parts().win.rows) != 9 {
+		t.Fatalf("esc kept the filter %q (%d rows)", h.parts().query.Group, len(h.parts().win.rows))
 	}
 	h.press("esc")
-	if h.m.screen != screenList {
-		t.Fatalf("second esc: screen %d, want the transactions", h.m.screen)
+	if h.m.cur != screenList {
+		t.Fatalf("second esc: screen %v, want the transactions", h.m.cur)
 	}
 }
 
@@ -209,7 +209,7 @@ func TestPinCursorFollowsThePartitionAcrossRefreshes(t *testing.T) {
 	s.Sort()
 	h.admin.Push(s)
 	h.tick()
-	if p, _ := h.m.currentPin(); p.Topic != "orders" || p.TopicPartition.Partition != 3 {
+	if p, _ := h.parts().current(); p.Topic != "orders" || p.TopicPartition.Partition != 3 {
 		t.Fatalf("cursor on %+v, want orders-3", p.TopicPartition)
 	}
 }
@@ -228,8 +228,8 @@ func TestViewsBeforeTheFirstRefresh(t *testing.T) {
 	h.press("enter", "c")
 	mustContain(t, h.screen(), "waiting for the first refresh")
 	h.press("enter", "j", "G")
-	if h.m.screen != screenGroups {
-		t.Fatalf("screen %d: keys on an empty groups view must do nothing", h.m.screen)
+	if h.m.cur != screenGroups {
+		t.Fatalf("screen %v: keys on an empty groups view must do nothing", h.m.cur)
 	}
 }
 
@@ -238,15 +238,15 @@ func itoa(n int32) string { return strconv.Itoa(int(n)) }
 func TestPartitionsFilter(t *testing.T) {
 	h := started(t)
 	h.press("p", "/")
-	if !h.m.pinView.typing {
+	if !h.parts().typing {
 		t.Fatal("/ in the partitions view did not start the filter")
 	}
 	h.typeText("orders-enricher-v1-1") // an id: its two partitions
 	mustContain(t, h.screen(), "/orders-enricher-v1-1", "esc clear filter")
 	h.press("enter")
 	var got []string
-	for _, i := range h.m.pinView.win.rows {
-		got = append(got, h.m.pins[i].Topic+"-"+itoa(h.m.pins[i].TopicPartition.Partition))
+	for _, i := range h.parts().win.rows {
+		got = append(got, h.m.data.pins[i].Topic+"-"+itoa(h.m.data.pins[i].TopicPartition.Partition))
 	}
 	if strings.Join(got, ",") != "orders-2,orders-3" {
 		t.Fatalf("filtered rows %v, want orders-2 and orders-3", got)
@@ -258,19 +258,19 @@ func TestPartitionsFilter(t *testing.T) {
 	}
 	h.typeText("BILLING-2") // case does not matter, as in the list's filter
 	h.press("enter")
-	if len(h.m.pinView.win.rows) != 1 {
-		t.Fatalf("%d rows for /BILLING-2, want 1", len(h.m.pinView.win.rows))
+	if len(h.parts().win.rows) != 1 {
+		t.Fatalf("%d rows for /BILLING-2, want 1", len(h.parts().win.rows))
 	}
 	h.press("esc")
-	if h.m.pinView.text != "" || len(h.m.pinView.win.rows) != 9 || h.m.screen != screenPins {
-		t.Fatalf("esc: filter %q, %d rows, screen %d; want the filter cleared, still on partitions", h.m.pinView.text, len(h.m.pinView.win.rows), h.m.screen)
+	if h.parts().query.Text != "" || len(h.parts().win.rows) != 9 || h.m.cur != screenPartitions {
+		t.Fatalf("esc: filter %q, %d rows, screen %v; want the filter cleared, still on partitions", h.parts().query.Text, len(h.parts().win.rows), h.m.cur)
 	}
 	h.press("/")
 	h.typeText("nothing-like-this")
 	h.press("enter")
 	mustContain(t, h.screen(), "no pinned partition matches /nothing-like-this")
 	h.press("/", "esc")
-	if h.m.pinView.typing || h.m.pinView.text != "" {
+	if h.parts().typing || h.parts().query.Text != "" {
 		t.Fatal("esc while typing did not clear the filter")
 	}
 }

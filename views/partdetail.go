@@ -9,9 +9,9 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// PinDetailData is one pinned partition that no transaction holds: what
+// PartitionDetailData is one pinned partition that no transaction holds: what
 // pins it, why it is judged hanging, its producers and the groups waiting.
-type PinDetailData struct {
+type PartitionDetailData struct {
 	Pin model.Pin
 	// Gone is set when the partition is no longer pinned: the last state seen
 	// is shown.
@@ -25,15 +25,26 @@ type PinDetailData struct {
 	Target   model.Producer // what x would abort
 }
 
-// PinDetail draws it in exactly w×h.
-func PinDetail(d PinDetailData, w, h int, st Styles) string {
+// PartitionDetail draws it in exactly w×h.
+func PartitionDetail(d PartitionDetailData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
+	lines := partDetailHead(d, w, st)
+	lines = append(lines, partDetailProducers(d, w, st)...)
+	lines = append(lines, partDetailGroups(d.Pin.Stuck, w, st)...)
+	if d.CanAbort {
+		lines = append(lines, "", abortHint(d.Target.ProducerID, d.Pin.OwnersHidden && d.Owners[d.Target.ProducerID] == "", st))
+	}
+	return Block(lines, w, h)
+}
+
+// partDetailHead is the partition's title, its fields and why it is judged
+// (possibly) hanging.
+func partDetailHead(d PartitionDetailData, w int, st Styles) []string {
 	p := &d.Pin
 	var lines []string
 	add := func(s string) { lines = append(lines, s) }
-
 	title := " " + st.Bold.Render(partName(p.Topic, p.TopicPartition.Partition))
 	switch {
 	case p.Hanging:
@@ -85,8 +96,14 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 	}
 	reasons(p.Why, "!", st.Danger)
 	reasons(p.Maybe, "?", st.Warn)
-	add("")
+	return append(lines, "")
+}
 
+// partDetailProducers are the partition's producers, the one at the LSO marked.
+func partDetailProducers(d PartitionDetailData, w int, st Styles) []string {
+	p := &d.Pin
+	var lines []string
+	add := func(s string) { lines = append(lines, s) }
 	add(st.Section.Render(" PRODUCERS (DescribeProducers)"))
 	prs := p.Producers
 	pidWidth := 0
@@ -125,23 +142,21 @@ func PinDetail(d PinDetailData, w, h int, st Styles) string {
 		}
 		add(st.Dim.Render(mark) + RowLine(pcols, r, &st))
 	}
-	add("")
+	return append(lines, "")
+}
 
-	add(st.Section.Render(fmt.Sprintf(" CONSUMER GROUPS STUCK AT THE LSO (%d)", len(p.Stuck))))
-	if len(p.Stuck) == 0 {
-		add(st.Dim.Render("    none has its committed offset at this LSO"))
-	} else {
-		gcols := Layout(stuckColumns(), w-4)
-		add(st.Section.Render("    " + HeaderLine(gcols)))
-		for _, g := range p.Stuck {
-			add("    " + RowLine(gcols, g, &st))
-		}
+// partDetailGroups are the consumer groups waiting at the partition's LSO.
+func partDetailGroups(stuck []model.StuckGroup, w int, st Styles) []string {
+	lines := []string{st.Section.Render(fmt.Sprintf(" CONSUMER GROUPS STUCK AT THE LSO (%d)", len(stuck)))}
+	if len(stuck) == 0 {
+		return append(lines, st.Dim.Render("    none has its committed offset at this LSO"))
 	}
-	if d.CanAbort {
-		add("")
-		add(abortHint(d.Target.ProducerID, p.OwnersHidden && d.Owners[d.Target.ProducerID] == "", st))
+	gcols := Layout(stuckColumns(), w-4)
+	lines = append(lines, st.Section.Render("    "+HeaderLine(gcols)))
+	for _, g := range stuck {
+		lines = append(lines, "    "+RowLine(gcols, g, &st))
 	}
-	return Block(lines, w, h)
+	return lines
 }
 
 // needProducersACL is what DescribeProducers asks of the principal.

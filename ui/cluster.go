@@ -1,0 +1,41 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// cluster is everything one refresh learnt, worked out off the UI goroutine
+// (the refresh command builds it) and then swapped in whole: no screen ever
+// sees half of one refresh and half of the next.
+type cluster struct {
+	snap  *model.Snapshot // nil until the first refresh
+	sum   views.Summary   // the header's counts
+	byPID map[int64]*model.Txn
+	// pins, groups and hanging are the partitions and groups views' data;
+	// pinSum the header's count of them.
+	pins    []model.Pin
+	groups  []model.BlockedGroup
+	hanging map[string]bool
+	pinSum  views.PinSummary
+}
+
+// newCluster derives what the screens need from snap. track remembers since
+// when each partition is pinned; only the refresh command touches it, and
+// refreshes never overlap (poller), so it needs no lock.
+func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time) cluster {
+	track.Observe(snap)
+	pins := model.Pins(snap, track, now)
+	groups := model.BlockedGroups(pins)
+	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: model.ByProducerID(snap),
+		pins: pins, groups: groups, hanging: model.HangingIDs(snap, pins),
+		pinSum: views.PinSummary{Pinned: len(pins), Stuck: len(groups)}}
+	for i := range pins {
+		if pins[i].Hanging {
+			c.pinSum.Hanging++
+		}
+	}
+	return c
+}

@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// The help (?) covers the body of whatever screen is on view, which stays
+// where it was underneath; its keys come from the keymap itself.
+
+// updateHelp takes the keys while the help is open: only closing and quitting act.
+func (m *Model) updateHelp(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.keys.Help, m.keys.Back):
+		m.showHelp = false
+	case key.Matches(msg, m.keys.Quit):
+		return m.quit()
+	}
+	return nil
+}
+
+func (m *Model) helpView(w, h int) string {
+	return views.Help(m.keys.groups(), helpNotes(m.o.ReadOnly), w, h, m.st)
+}
+
+func helpNotes(readOnly bool) []string {
+	notes := []string{
+		"Sort: " + model.SortRatio.String() + " (default, most urgent first) → age → id → state.",
+		"Rows marked ! are past half their transaction.timeout.ms, !! past 90%; ? could not be described; " +
+			"H! holds a hanging transaction on some partition.",
+		"Partitions (p): every partition whose last stable offset is below its high watermark, pinned longest first. " +
+			"H! hanging (no coordinator will end it: abort it on the partition), !! consumer groups stuck at its LSO, " +
+			"! no open transaction holds it. enter opens the transaction holding it.",
+		fmt.Sprintf("Groups (c): consumer groups whose committed offset is at a pinned LSO (or up to %d offsets below); "+
+			"enter shows the partitions blocking one.", model.StuckSlack),
+	}
+	if readOnly {
+		notes = append(notes, "Read-only: the abort keys are not available in this session.")
+	} else {
+		notes = append(notes, "Aborts open a dialog that shows the transaction's start time: type abort and press enter to send; esc cancels. "+
+			"Just before sending, the target is re-read and the abort refused if it is not the very transaction shown; "+
+			"every request is written to the audit log before it goes out.")
+	}
+	return notes
+}

@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"github.com/txnscope/txnscope/audit"
+)
+
+// Options wire the UI to a cluster.
+type Options struct {
+	Admin              Admin
+	Bootstrap          string        // shown in the header and the audit log
+	Refresh            time.Duration // poll interval (default 2s)
+	ReadOnly           bool
+	Audit              *audit.Log       // nil when read-only
+	CheckpointInterval time.Duration    // 0 = unknown; passed to model.Query
+	Now                func() time.Time // nil = time.Now; tests pin it
+	// Warning stays in the header for the whole session, e.g. that the
+	// brokers' TLS certificates are not verified.
+	Warning string
+	// Context is the program's (nil: none): when it ends (a signal), an
+	// abort in flight is abandoned and recorded as an unknown outcome.
+	Context context.Context
+}
+
+// The layout needs this much room; below it a message says so.
+const (
+	minWidth  = 80
+	minHeight = 20
+)
+
+// historySize is how many events the events pane can go back.
+const historySize = 2000
+
+func (o Options) withDefaults() Options {
+	if o.Refresh <= 0 {
+		o.Refresh = 2 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ReadOnly {
+		o.Audit = nil
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	return o
+}
