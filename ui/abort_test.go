@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/ui/uitest"
 )

@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
