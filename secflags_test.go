@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 const testPassword = "Tr0ub4dor-and-3"
