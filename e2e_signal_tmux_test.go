@@ -20,8 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // The tests of this file run the real program in a terminal (tmux) against a

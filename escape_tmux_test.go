@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // tuiOnKfake runs the real program's TUI on bootstrap in a terminal (tmux) of

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 // parseWithin fails the test unless parse returns promptly: a FIFO used to

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 )
 
 func defaults(cmd command) config {

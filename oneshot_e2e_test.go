@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/txnscope/txnscope/audit"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 // tableRows parses kafka-transactions.sh's table format: a header line, then

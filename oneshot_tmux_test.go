@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // promptIn runs the real program with args in a terminal (tmux), waits for

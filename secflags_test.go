@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/txnscope/txnscope/internal/conn"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 const testPassword = "Tr0ub4dor-and-3"

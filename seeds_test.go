@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/testutil"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 // A broker being down is when this tool is used: dead seeds among good ones,

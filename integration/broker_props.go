@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 // serverProperties is kafka-up's single-node configuration on the given ports (PLAINTEXT, CONTROLLER,

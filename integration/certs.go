@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
 // NamedHost is the only name in the certificate of a Broker's NamedBootstrap listener. It does not

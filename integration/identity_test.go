@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/model"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 	"github.com/txnscope/txnscope/model"
 )
 

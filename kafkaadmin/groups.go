@@ -77,34 +77,19 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	state := make(map[string]string, len(groups))
+	for _, g := range groups {
+		state[g.id] = g.state
+	}
 	want := make(map[tp]bool, len(pinned))
 	for _, p := range pinned {
 		want[p] = true
-	}
-	var topics []kmsg.OffsetFetchRequestGroupTopic
-	if len(groups)*len(pinned) <= maxFetchPairs {
-		for topic, parts := range groupByTopic(pinned) {
-			rt := kmsg.NewOffsetFetchRequestGroupTopic()
-			rt.Topic = topic
-			rt.TopicID = meta[topic].id
-			rt.Partitions = parts
-			topics = append(topics, rt)
-		}
-	}
-	req := kmsg.NewPtrOffsetFetchRequest()
-	for _, g := range groups {
-		state[g.id] = g.state
-		rg := kmsg.NewOffsetFetchRequestGroup()
-		rg.Group = g.id
-		rg.Topics = topics // nil: every partition the group committed
-		req.Groups = append(req.Groups, rg)
 	}
 	var (
 		out      []model.GroupCommit
 		failed   = groupFailures{}
 		answered = make(map[string]bool, len(groups))
 	)
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	for _, sh := range c.kgo.RequestSharded(ctx, offsetFetchRequest(groups, pinned, meta)) {
 		asked := sh.Req.(*kmsg.OffsetFetchRequest).Groups
 		shardErr := sh.Err
 		if shardErr == nil {
@@ -117,32 +102,9 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 			failed.add(shardErr, len(asked))
 			continue
 		}
-		resp := sh.Resp.(*kmsg.OffsetFetchResponse)
-		for _, g := range resp.Groups {
+		for _, g := range sh.Resp.(*kmsg.OffsetFetchResponse).Groups {
 			answered[g.Group] = true
-			switch e := kerr.ErrorForCode(g.ErrorCode); {
-			case e == kerr.GroupIDNotFound:
-				continue // deleted since it was listed
-			case e != nil:
-				failed.add(e, 1)
-				continue
-			}
-			var topicDenied error
-			for _, t := range g.Topics {
-				for _, p := range t.Partitions {
-					x := tp{Topic: t.Topic, Partition: p.Partition}
-					if e := kerr.ErrorForCode(p.ErrorCode); e != nil && authErr(e) && want[x] {
-						topicDenied = e
-					}
-					if !want[x] || p.Offset < 0 || p.ErrorCode != 0 {
-						continue
-					}
-					out = append(out, model.GroupCommit{Group: g.Group, State: state[g.Group], TopicPartition: x, Offset: p.Offset})
-				}
-			}
-			if topicDenied != nil {
-				failed.add(topicDenied, 1)
-			}
+			out = append(out, commitsOf(g, state[g.Group], want, failed)...)
 		}
 	}
 	// A group the answers left out has offsets we did not read, not none.
@@ -151,6 +113,61 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 	}
 	model.SortGroupCommits(out)
 	return out, failed.text()
+}
+
+// offsetFetchRequest asks for every group's offsets on the pinned
+// partitions, or on all it committed past maxFetchPairs.
+func offsetFetchRequest(groups []listedGroup, pinned []tp, meta metaMap) *kmsg.OffsetFetchRequest {
+	var topics []kmsg.OffsetFetchRequestGroupTopic
+	if len(groups)*len(pinned) <= maxFetchPairs {
+		for topic, parts := range groupByTopic(pinned) {
+			rt := kmsg.NewOffsetFetchRequestGroupTopic()
+			rt.Topic = topic
+			rt.TopicID = meta[topic].id
+			rt.Partitions = parts
+			topics = append(topics, rt)
+		}
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	for _, g := range groups {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g.id
+		rg.Topics = topics // nil: every partition the group committed
+		req.Groups = append(req.Groups, rg)
+	}
+	return req
+}
+
+// commitsOf is what group g (in state) committed on the wanted partitions;
+// what it could not be read for goes to failed.
+func commitsOf(g kmsg.OffsetFetchResponseGroup, state string, want map[tp]bool, failed groupFailures) []model.GroupCommit {
+	switch e := kerr.ErrorForCode(g.ErrorCode); {
+	case e == kerr.GroupIDNotFound:
+		return nil // deleted since it was listed
+	case e != nil:
+		failed.add(e, 1)
+		return nil
+	}
+	var (
+		out         []model.GroupCommit
+		topicDenied error
+	)
+	for _, t := range g.Topics {
+		for _, p := range t.Partitions {
+			x := tp{Topic: t.Topic, Partition: p.Partition}
+			if e := kerr.ErrorForCode(p.ErrorCode); e != nil && authErr(e) && want[x] {
+				topicDenied = e
+			}
+			if !want[x] || p.Offset < 0 || p.ErrorCode != 0 {
+				continue
+			}
+			out = append(out, model.GroupCommit{Group: g.Group, State: state, TopicPartition: x, Offset: p.Offset})
+		}
+	}
+	if topicDenied != nil {
+		failed.add(topicDenied, 1)
+	}
+	return out
 }
 
 // groupFailures counts groups whose offsets could not be read, by why.

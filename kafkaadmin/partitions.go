@@ -3,7 +3,6 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
-	"sort"
 	"sync"
 	"time"
 
@@ -208,59 +207,4 @@ func unanswered[V any](tps []tp, got map[tp]V, errs *partErrs, offsets bool, wha
 			errs.record(p, offsets, what, errors.New("the broker's answer left this partition out"))
 		}
 	}
-}
-
-// producers runs DescribeProducers on the partitions' leaders.
-func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp][]model.Producer {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	req := kmsg.NewPtrDescribeProducersRequest()
-	for topic, parts := range groupByTopic(tps) {
-		rt := kmsg.NewDescribeProducersRequestTopic()
-		rt.Topic = topic
-		rt.Partitions = parts
-		req.Topics = append(req.Topics, rt)
-	}
-	out := make(map[tp][]model.Producer, len(tps))
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
-		if sh.Err != nil {
-			for _, rt := range sh.Req.(*kmsg.DescribeProducersRequest).Topics {
-				for _, p := range rt.Partitions {
-					errs.record(tp{Topic: rt.Topic, Partition: p}, false, "producers", sh.Err)
-				}
-			}
-			continue
-		}
-		for _, rt := range sh.Resp.(*kmsg.DescribeProducersResponse).Topics {
-			for _, rp := range rt.Partitions {
-				p := tp{Topic: rt.Topic, Partition: rp.Partition}
-				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
-					errs.record(p, false, "producers", e)
-					continue
-				}
-				rows := make([]model.Producer, 0, len(rp.ActiveProducers))
-				for _, ap := range rp.ActiveProducers {
-					rows = append(rows, fromActiveProducer(ap))
-				}
-				sort.Slice(rows, func(i, j int) bool { return rows[i].ProducerID < rows[j].ProducerID })
-				out[p] = rows
-			}
-		}
-	}
-	unanswered(tps, out, errs, false, "producers")
-	return out
-}
-
-func fromActiveProducer(ap kmsg.DescribeProducersResponseTopicPartitionActiveProducer) model.Producer {
-	pr := model.Producer{
-		ProducerID:            ap.ProducerID,
-		ProducerEpoch:         int16(ap.ProducerEpoch),
-		LastSequence:          ap.LastSequence,
-		CoordinatorEpoch:      ap.CoordinatorEpoch,
-		CurrentTxnStartOffset: ap.CurrentTxnStartOffset,
-	}
-	if ap.LastTimestamp >= 0 {
-		pr.LastTimestamp = time.UnixMilli(ap.LastTimestamp)
-	}
-	return pr
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // The ui probes every interval while the cluster is away and tells the user at

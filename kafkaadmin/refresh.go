@@ -42,6 +42,32 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		return nil, whole(ctx, "cannot list transactions", err)
 	}
 
+	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: c.currentTxns(ctx, prev, list, failed)}
+	snap.Sort()
+
+	ends := findEndings(prev, snap.Txns)
+	outcomes := c.readPartitions(ctx, prev, snap, ends, brokers)
+	bg.Wait()
+
+	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
+	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
+	applyOutcomes(snap, ends, outcomes)
+	applyHidden(snap, settings)
+	markUnlisted(snap, failed)
+	if !settings.idsHidden && len(failed) == 0 {
+		c.vouchForOwners(ctx, snap)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	snap.Sort()
+	return snap, nil
+}
+
+// currentTxns describes the listed ids that changed since prev, and the ones
+// prev had that the listing lost (to learn whether they are gone), and merges
+// each with what prev knew of it.
+func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map[string]listed, failed map[int32]error) []model.Txn {
 	// One lookup per id into prev, shared by the choice and the merge.
 	type row struct {
 		id   string
@@ -82,12 +108,14 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	}
 	txns = append(txns, unlisted(prev, list, failed)...)
 	txns = append(txns, stillThere(vanished, desc)...)
+	return txns
+}
 
-	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
-	snap.Sort()
-
+// readPartitions scans the partitions (scan.go) and, meanwhile, reads from
+// the log how the transactions in ends ended (outcome.go). The partitions go
+// into snap; the outcomes are returned.
+func (c *Client) readPartitions(ctx context.Context, prev, snap *model.Snapshot, ends []ending, brokers []int32) map[string]model.State {
 	watch := watched(prev, snap.Txns, c.cfg.Watch)
-	ends := findEndings(prev, snap.Txns)
 	meta, metaErr := c.clusterMetadata(ctx)
 	var (
 		outcomes map[string]model.State
@@ -97,23 +125,9 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	wg.Go(func() { scanned = c.scanPartitions(ctx, watch, meta, metaErr, brokers) })
 	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, meta) })
 	wg.Wait()
-	bg.Wait()
-
 	snap.Partitions, snap.Scanned, snap.Unread = scanned.parts, scanned.scanned, scanned.unread
 	snap.GroupCommits, snap.GroupsErr = scanned.commits, scanned.groupsErr
-	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
-	snap.EpochBumpsOnEnd = settings.bumpsOnEnd
-	applyOutcomes(snap, ends, outcomes)
-	applyHidden(snap, settings)
-	markUnlisted(snap, failed)
-	if !settings.idsHidden && len(failed) == 0 {
-		c.vouchForOwners(ctx, snap)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	snap.Sort()
-	return snap, nil
+	return outcomes
 }
 
 // whole explains a failure to read the cluster, preferring the caller's own

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 	"github.com/txnscope/txnscope/model"
 )
 

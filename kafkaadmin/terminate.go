@@ -44,47 +44,10 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 	anchor := c.firstOffset(ctx, a)
 	var r model.Result
 	for try := 1; ; try++ {
-		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
-		fenced := try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message
-		switch {
-		case err != nil && try == 1:
-			return refused("refused: %s", err)
-		case err != nil && fenced:
-			return c.afterFence(ctx, a, anchor, r, fmt.Sprintf("it could not be re-read afterwards (%s)", err))
-		case err != nil:
-			r.Err += fmt.Sprintf("; it could not be re-read afterwards (%s), so it was not retried", err)
-			return r
-		case fenced && model.Aborting(a, fresh):
-			// Only a fence answers so and then shows this very transaction
-			// aborting; after an answer that did nothing it would be someone
-			// else's abort.
-			return model.Result{Sent: true, Sends: r.Sends, Request: r.Request, After: fmt.Sprintf(
-				"the coordinator answered %s and is aborting it: now %s at epoch %d", r.ErrorCode, fresh.State, fresh.ProducerEpoch)}
-		case fenced && model.AbortingNewer(a, fresh):
-			// The coordinator fences whatever transaction is open when the
-			// request lands: the one shown ended while the request was on its
-			// way, and the next one was fenced.
-			r.Unknown = true
-			r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
-				"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-				r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.Start), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
-			return r
+		fresh, end, done := c.beforeInit(ctx, a, anchor, r, try, start)
+		if done {
+			return end
 		}
-		if err := model.CheckForceTerminate(a, fresh, found); err != nil {
-			switch {
-			case try == 1:
-				return model.Result{Refused: true, Err: err.Error()}
-			case fenced:
-				return c.afterFence(ctx, a, anchor, r, "then it was re-read: "+trimRefused(err))
-			}
-			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
-			return r
-		}
-		if try > maxInitAttempts || try > 1 && time.Since(start) >= c.cfg.Timeout {
-			r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
-			return r
-		}
-
 		r.ErrorCode, r.Err = "", ""
 		req := c.initRequest(a, fresh)
 		resp, next := c.send(ctx, rec, try, fresh.Coordinator, req, a.WireTo(fresh.Coordinator, req.TransactionTimeoutMillis), r)
@@ -93,29 +56,90 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 			return r
 		}
 		ke := kerr.ErrorForCode(resp.(*kmsg.InitProducerIDResponse).ErrorCode)
-		if ke == nil {
-			return c.afterTerminate(ctx, a, anchor, r)
+		next, again := c.afterInit(ctx, a, anchor, r, ke, try)
+		if !again {
+			return next
 		}
-		if answered(&r, ke) {
-			return r
-		}
-		switch {
-		case errors.Is(ke, kerr.ConcurrentTransactions):
-			r.Err = "the transaction is ending (being committed or aborted)"
-		case errors.Is(ke, kerr.CoordinatorLoadInProgress), errors.Is(ke, kerr.NotCoordinator), errors.Is(ke, kerr.CoordinatorNotAvailable):
-			// Refused before the coordinator did anything: the re-read finds
-			// the coordinator again.
-		default:
-			return r
-		}
-		if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
-			r.Err += "; interrupted before it was re-read"
-			if errors.Is(ke, kerr.ConcurrentTransactions) {
-				r.Unknown = true
-			}
-			return r
-		}
+		r = next
 	}
+}
+
+// beforeInit re-reads the transaction before InitProducerId number try (r is
+// what the previous one came to) and returns it when the request may go.
+// Otherwise done is set and end is how the force-terminate ends: refused on
+// the first try, and after a request, judged by what the re-read shows.
+func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
+	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+	fenced := try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message
+	switch {
+	case err != nil && try == 1:
+		return fresh, refused("refused: %s", err), true
+	case err != nil && fenced:
+		return fresh, c.afterFence(ctx, a, anchor, r, fmt.Sprintf("it could not be re-read afterwards (%s)", err)), true
+	case err != nil:
+		r.Err += fmt.Sprintf("; it could not be re-read afterwards (%s), so it was not retried", err)
+		return fresh, r, true
+	case fenced && model.Aborting(a, fresh):
+		// Only a fence answers so and then shows this very transaction
+		// aborting; after an answer that did nothing it would be someone
+		// else's abort.
+		return fresh, model.Result{Sent: true, Sends: r.Sends, Request: r.Request, After: fmt.Sprintf(
+			"the coordinator answered %s and is aborting it: now %s at epoch %d", r.ErrorCode, fresh.State, fresh.ProducerEpoch)}, true
+	case fenced && model.AbortingNewer(a, fresh):
+		// The coordinator fences whatever transaction is open when the
+		// request lands: the one shown ended while the request was on its
+		// way, and the next one was fenced.
+		r.Unknown = true
+		r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
+			"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
+			r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.Start), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+		return fresh, r, true
+	}
+	if err := model.CheckForceTerminate(a, fresh, found); err != nil {
+		switch {
+		case try == 1:
+			return fresh, model.Result{Refused: true, Err: err.Error()}, true
+		case fenced:
+			return fresh, c.afterFence(ctx, a, anchor, r, "then it was re-read: "+trimRefused(err)), true
+		}
+		r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+		return fresh, r, true
+	}
+	if try > maxInitAttempts || try > 1 && time.Since(start) >= c.cfg.Timeout {
+		r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
+		return fresh, r, true
+	}
+	return fresh, r, false
+}
+
+// afterInit judges the coordinator's answer ke to InitProducerId number try:
+// again is set when the answer says the coordinator did nothing yet (or is
+// fencing, which the next re-read tells), after a pause; otherwise r is how
+// the force-terminate ends.
+func (c *Client) afterInit(ctx context.Context, a model.Action, anchor *ending, r model.Result, ke error, try int) (_ model.Result, again bool) {
+	if ke == nil {
+		return c.afterTerminate(ctx, a, anchor, r), false
+	}
+	if answered(&r, ke) {
+		return r, false
+	}
+	switch {
+	case errors.Is(ke, kerr.ConcurrentTransactions):
+		r.Err = "the transaction is ending (being committed or aborted)"
+	case errors.Is(ke, kerr.CoordinatorLoadInProgress), errors.Is(ke, kerr.NotCoordinator), errors.Is(ke, kerr.CoordinatorNotAvailable):
+		// Refused before the coordinator did anything: the re-read finds
+		// the coordinator again.
+	default:
+		return r, false
+	}
+	if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
+		r.Err += "; interrupted before it was re-read"
+		if errors.Is(ke, kerr.ConcurrentTransactions) {
+			r.Unknown = true
+		}
+		return r, false
+	}
+	return r, true
 }
 
 // afterFence concludes an attempt whose last request was answered

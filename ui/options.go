@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/txnscope/txnscope/audit"
+	"github.com/txnscope/txnscope/internal/audit"
 )
 
 // Options wire the UI to a cluster.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/model"
 )
 

@@ -65,7 +65,6 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		groupsErr    string
 		wg           sync.WaitGroup
 		extraWG      sync.WaitGroup
-		extra        []tp
 		extraProds   map[tp][]model.Producer
 		groupsListed = make(chan struct{})
 	)
@@ -77,22 +76,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 	}()
 	wg.Wait()
 
-	inWatch := make(map[tp]bool, len(watch))
-	for _, p := range watch {
-		inWatch[p] = true
-	}
-	var pinned []tp
-	for _, p := range all {
-		h, okH := hwm[p]
-		l, okL := lso[p]
-		if !okH || !okL || l >= h {
-			continue
-		}
-		pinned = append(pinned, p)
-		if !inWatch[p] {
-			extra = append(extra, p)
-		}
-	}
+	pinned, extra := pinnedOf(all, watch, hwm, lso)
 	if len(extra) > 0 {
 		extraWG.Go(func() { extraProds = c.producers(ctx, extra, &errs) })
 	}
@@ -105,43 +89,77 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 	}
 	extraWG.Wait()
 
-	out := scan{scanned: len(all), commits: commits, groupsErr: groupsErr}
+	out := scan{scanned: len(all), unread: unread(all, hwm, lso), commits: commits, groupsErr: groupsErr}
 	keep := make([]tp, 0, len(watch)+len(extra))
 	keep = append(append(keep, watch...), extra...)
 	model.SortPartitions(keep)
 	for _, p := range keep {
-		part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
-		switch l, msg := meta.leaderOf(p); {
-		case metaErr != "":
-			errs.add(p, metaErr)
-		case meta[p.Topic].denied != nil:
-			errs.deny(p, true, meta[p.Topic].denied)
-		default:
-			part.Leader = l
-			errs.add(p, msg)
+		prods := producers[p]
+		if prods == nil {
+			prods = extraProds[p]
 		}
-		if v, ok := hwm[p]; ok {
-			part.HighWatermark = v
-		}
-		if v, ok := lso[p]; ok {
-			part.LastStableOffset = v
-		}
-		part.Producers = producers[p]
-		if part.Producers == nil {
-			part.Producers = extraProds[p]
-		}
-		errs.fill(&part)
-		out.parts = append(out.parts, part)
-	}
-	for _, p := range all {
-		if _, ok := hwm[p]; !ok {
-			out.unread++
-			continue
-		}
-		if _, ok := lso[p]; !ok {
-			out.unread++
-		}
+		out.parts = append(out.parts, partitionRow(p, meta, metaErr, hwm, lso, prods, &errs))
 	}
 	sort.Slice(out.parts, func(i, j int) bool { return out.parts[i].TopicPartition.Less(out.parts[j].TopicPartition) })
 	return out
+}
+
+// pinnedOf lists the partitions whose LSO is behind their high watermark
+// (an open transaction holds them), and the ones of those not watched.
+func pinnedOf(all, watch []tp, hwm, lso map[tp]int64) (pinned, extra []tp) {
+	inWatch := make(map[tp]bool, len(watch))
+	for _, p := range watch {
+		inWatch[p] = true
+	}
+	for _, p := range all {
+		h, okH := hwm[p]
+		l, okL := lso[p]
+		if !okH || !okL || l >= h {
+			continue
+		}
+		pinned = append(pinned, p)
+		if !inWatch[p] {
+			extra = append(extra, p)
+		}
+	}
+	return pinned, extra
+}
+
+// partitionRow is what the snapshot shows of p: -1 for what could not be
+// read, and why in its Err.
+func partitionRow(p tp, meta metaMap, metaErr string, hwm, lso map[tp]int64, prods []model.Producer, errs *partErrs) model.Partition {
+	part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
+	switch l, msg := meta.leaderOf(p); {
+	case metaErr != "":
+		errs.add(p, metaErr)
+	case meta[p.Topic].denied != nil:
+		errs.deny(p, true, meta[p.Topic].denied)
+	default:
+		part.Leader = l
+		errs.add(p, msg)
+	}
+	if v, ok := hwm[p]; ok {
+		part.HighWatermark = v
+	}
+	if v, ok := lso[p]; ok {
+		part.LastStableOffset = v
+	}
+	part.Producers = prods
+	errs.fill(&part)
+	return part
+}
+
+// unread counts the partitions whose high watermark or LSO is missing.
+func unread(all []tp, hwm, lso map[tp]int64) int {
+	n := 0
+	for _, p := range all {
+		if _, ok := hwm[p]; !ok {
+			n++
+			continue
+		}
+		if _, ok := lso[p]; !ok {
+			n++
+		}
+	}
+	return n
 }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/testutil"
+	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
-	"github.com/txnscope/txnscope/kafkaadmin/kafkatest"
 )
 
 // Dead seeds cost a client nothing but a stagger: a silent one first, three

@@ -76,48 +76,8 @@ func WriteCertsFor(t testing.TB, hosts ...string) Certs {
 	if err != nil {
 		t.Fatalf("ca certificate: %v", err)
 	}
-
-	srvTmpl := &x509.Certificate{
-		SerialNumber: serial(t),
-		Subject:      pkix.Name{CommonName: "txnscope test broker"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		// Kafka's inter-broker and controller connections present the same
-		// certificate as clients.
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		if h == "" || seen[h] {
-			continue
-		}
-		seen[h] = true
-		if ip := net.ParseIP(h); ip != nil {
-			srvTmpl.IPAddresses = append(srvTmpl.IPAddresses, ip)
-		} else {
-			srvTmpl.DNSNames = append(srvTmpl.DNSNames, h)
-		}
-	}
-	srvKey := newKey(t)
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("server certificate: %v", err)
-	}
-
-	cliTmpl := &x509.Certificate{
-		SerialNumber: serial(t),
-		Subject:      pkix.Name{CommonName: "txnscope-client"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	cliKey := newKey(t)
-	cliDER, err := x509.CreateCertificate(rand.Reader, cliTmpl, ca, &cliKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatalf("client certificate: %v", err)
-	}
+	srvDER, srvKey := signed(t, "server", serverTemplate(t, now, hosts), ca, caKey)
+	cliDER, cliKey := signed(t, "client", clientTemplate(t, now), ca, caKey)
 
 	caPEM := pemBlock("CERTIFICATE", caDER)
 	srvPEM := pemBlock("CERTIFICATE", srvDER)
@@ -135,22 +95,80 @@ func WriteCertsFor(t testing.TB, hosts ...string) Certs {
 		ClientKeyFile:   write(t, dir, "client.key", cliKeyPEM),
 		ClientChainFile: write(t, dir, "client-chain.pem", cat(cliKeyPEM, cliPEM)),
 	}
-
-	pair, err := tls.X509KeyPair(cat(srvPEM, caPEM), srvKeyPEM)
-	if err != nil {
-		t.Fatalf("server key pair: %v", err)
-	}
 	c.ClientCA = x509.NewCertPool()
 	c.ClientCA.AddCert(ca)
-	c.ServerTLS = &tls.Config{
-		Certificates: []tls.Certificate{pair},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    c.ClientCA,
-		MinVersion:   tls.VersionTLS12,
-	}
+	c.ServerTLS = serverTLS(t, cat(srvPEM, caPEM), srvKeyPEM, c.ClientCA)
 	c.ServerMutualTLS = c.ServerTLS.Clone()
 	c.ServerMutualTLS.ClientAuth = tls.RequireAndVerifyClientCert
 	return c
+}
+
+// serverTemplate is the brokers' certificate, naming hosts.
+func serverTemplate(t testing.TB, now time.Time, hosts []string) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(t),
+		Subject:      pkix.Name{CommonName: "txnscope test broker"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		// Kafka's inter-broker and controller connections present the same
+		// certificate as clients.
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if h == "" || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	return tmpl
+}
+
+// clientTemplate is the client certificate of mutual TLS.
+func clientTemplate(t testing.TB, now time.Time) *x509.Certificate {
+	t.Helper()
+	return &x509.Certificate{
+		SerialNumber: serial(t),
+		Subject:      pkix.Name{CommonName: "txnscope-client"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+}
+
+// signed is tmpl with a new key, signed by the CA.
+func signed(t testing.TB, what string, tmpl, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey) {
+	t.Helper()
+	key := newKey(t)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatalf("%s certificate: %v", what, err)
+	}
+	return der, key
+}
+
+// serverTLS is kfake's server side: it verifies a client certificate if one
+// is given.
+func serverTLS(t testing.TB, chainPEM, key []byte, clientCA *x509.CertPool) *tls.Config {
+	t.Helper()
+	pair, err := tls.X509KeyPair(chainPEM, key)
+	if err != nil {
+		t.Fatalf("server key pair: %v", err)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{pair},
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientCAs:    clientCA,
+		MinVersion:   tls.VersionTLS12,
+	}
 }
 
 func newKey(t testing.TB) *ecdsa.PrivateKey {
