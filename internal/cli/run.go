@@ -1,6 +1,6 @@
 // Command txnscope is a terminal UI that shows every transaction of a Kafka
 // cluster live and aborts stuck ones safely. See README.md.
-package main
+package cli
 
 import (
 	"context"
