@@ -47,7 +47,7 @@ type actionJSON struct {
 // runAction opens the audit log, plans the abort or force-terminate from what
 // the cluster says now, asks for confirmation unless --yes, then lets the
 // executor re-check, record and send it, exactly as the TUI does.
-func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Reader, stderr io.Writer, o out) error {
+func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
 	log := audit.New(c.auditLog)
 	if err := log.Open(); err != nil {
 		return fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err)
@@ -58,7 +58,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Re
 		return fmt.Errorf("%s refused: %w", c.cmd, err)
 	}
 	if !c.one.yes {
-		ok, err := confirm(ctx, stdin, stderr, cl.Recheck, a, log.Path())
+		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, log.Path())
 		if err != nil {
 			return err
 		}

@@ -1,25 +1,40 @@
 package cli
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 )
 
-// cmdDemoHeadless is demo --headless: the cluster without the UI, which
-// takes none of the UI's flags. It is never c.cmd, only a row of the table.
-const cmdDemoHeadless command = "demo --headless"
+// command names a row of the table: what txnscope was asked to do.
+type command string
 
-// spec is one row of the table of commands: which flags the command takes.
-// --help and --version go with every command.
+// spec is one row of the table of commands. Dispatch, the refusal of a flag
+// the command does not take, its --help, the global usage, shell completion
+// and docs/cli.md are all made from these rows.
 type spec struct {
-	cmd   command
+	cmd      command
+	synopsis string // one line
+	// shape is how its own flags go together, for its usage line.
+	shape string
+	// flags are the flags it takes besides --help and --version.
 	flags []string
+	// acts: it changes the cluster (--read-only refuses it).
+	acts bool
+	// oneShot: one of kafka-transactions.sh's commands, listed together.
+	oneShot bool
+	// arg, when set, is the one argument it takes after its name.
+	arg string
 	// why, when set, tells in a refusal why the command does not take one
 	// of the flags whyFor (nil: any flag).
 	why    string
 	whyFor []string
+	// check refuses a combination of flags the command cannot run with;
+	// given says whether a flag was given. nil: none to check.
+	check func(c *config, given func(string) bool) error
+	run   func(ctx context.Context, c config, std Stdio) error
 }
 
 // Flags shared by several commands.
@@ -35,23 +50,65 @@ var (
 	actFlags = slices.Concat(readFlags, []string{"audit-log", "yes"})
 )
 
-// commands is the one table of the commands and the flags each takes: parse
-// refuses any other flag given, naming the commands it would apply to.
-var commands = []spec{
-	{cmd: cmdTUI, flags: slices.Concat(clusterFlags, uiFlags)},
-	{cmd: cmdDemo, flags: slices.Concat([]string{"timeout", "headless"}, uiFlags), why: "it runs its own plaintext cluster", whyFor: clusterFlags},
-	{cmd: cmdDemoHeadless, flags: []string{"headless"}, why: "it runs the cluster without the UI"},
-	{cmd: cmdSnapshot, flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval"})},
-	{cmd: cmdList, flags: slices.Concat(readFlags, []string{"duration-filter", "transactional-id-pattern"})},
-	{cmd: cmdDescribe, flags: slices.Concat(readFlags, []string{"transactional-id", "transactionalId"})},
-	{cmd: cmdDescribeProducers, flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id"})},
-	{cmd: cmdFindHanging, flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id", "max-transaction-timeout"})},
-	{cmd: cmdAbort, flags: slices.Concat(actFlags, []string{"topic", "partition", "start-offset", "producer-id", "producer-epoch", "coordinator-epoch", "max-transaction-timeout"})},
-	{cmd: cmdForceTerminate, flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"})},
+// commands is the one table of the commands, in the order the help lists
+// them: a command is its row here and its file, cmd_NAME.go. It is filled in
+// init because completion's run reads it (a cycle to the compiler).
+var commands []spec
+
+func init() {
+	commands = []spec{
+		{cmd: cmdTUI, synopsis: "open the terminal UI on a cluster",
+			flags: slices.Concat(clusterFlags, uiFlags), run: runTUICommand},
+		{cmd: cmdDemo, synopsis: "start an embedded demo cluster and open the UI on it",
+			flags: slices.Concat([]string{"timeout", "headless"}, uiFlags), why: "it runs its own plaintext cluster", whyFor: clusterFlags,
+			run: runDemoTUI},
+		{cmd: cmdDemoHeadless, synopsis: `run the demo cluster without the UI until SIGINT/SIGTERM; the first line on stdout is "bootstrap: HOST:PORT,..."`,
+			flags: []string{"headless"}, why: "it runs the cluster without the UI", run: runHeadless},
+		{cmd: cmdSnapshot, synopsis: "print every transaction once and exit",
+			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval"}), run: runSnapshot},
+		{cmd: cmdList, synopsis: "list the transactions the coordinators know, with their state", oneShot: true,
+			shape: "[--duration-filter MS] [--transactional-id-pattern REGEX]",
+			flags: slices.Concat(readFlags, []string{"duration-filter", "transactional-id-pattern"}), run: withClient(runList)},
+		{cmd: cmdDescribe, synopsis: "describe one transaction: producer, state, timeout, start, partitions", oneShot: true,
+			shape: "--transactional-id ID",
+			flags: slices.Concat(readFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runDescribe)},
+		{cmd: cmdDescribeProducers, synopsis: "the producers writing to one partition, and where their open transaction starts", oneShot: true,
+			shape: "--topic T --partition P [--broker-id B]",
+			flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id"}), check: checkDescribeProducers, run: withClient(runDescribeProducers)},
+		{cmd: cmdFindHanging, synopsis: "find open transactions whose producer is gone (hanging)", oneShot: true,
+			shape: "(--topic T [--partition P] | --broker-id B) [--max-transaction-timeout MIN]",
+			flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id", "max-transaction-timeout"}), check: checkFindHanging, run: withClient(runFindHanging)},
+		{cmd: cmdAbort, synopsis: "abort one open transaction on a partition (changes the cluster)", oneShot: true, acts: true,
+			shape: "--topic T --partition P (--start-offset O | --producer-id PID --producer-epoch E --coordinator-epoch CE) [--max-transaction-timeout MIN] [--yes]",
+			flags: slices.Concat(actFlags, []string{"topic", "partition", "start-offset", "producer-id", "producer-epoch", "coordinator-epoch", "max-transaction-timeout"}),
+			check: checkAbort, run: withClient(runAction)},
+		{cmd: cmdForceTerminate, synopsis: "abort the ongoing transaction of a transactional id (changes the cluster)", oneShot: true, acts: true,
+			shape: "--transactional-id ID [--yes]    (also spelled forceTerminateTransaction --transactionalId ID)",
+			flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runAction)},
+		{cmd: cmdCompletion, synopsis: "print a shell completion script, for bash, zsh or fish", arg: "bash|zsh|fish",
+			check: checkCompletion, run: runCompletion},
+	}
 }
+
+// commandAliases are kafka-transactions.sh's own spellings.
+var commandAliases = map[string]command{"forceTerminateTransaction": cmdForceTerminate}
 
 // everywhere are the flags every command takes.
 var everywhere = []string{"help", "version"}
+
+// lookup is the row of the command named name on the command line (an
+// alias included); demo --headless is found through specOf.
+func lookup(name string) (spec, bool) {
+	if alias, ok := commandAliases[name]; ok {
+		name = string(alias)
+	}
+	for _, s := range commands {
+		if s.cmd != cmdTUI && string(s.cmd) == name {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
 
 // specOf is c's row of the table.
 func specOf(c config) spec {
@@ -67,12 +124,34 @@ func specOf(c config) spec {
 	return spec{cmd: cmd} // not reached: a test checks every command has its row
 }
 
+// named are the commands given by name, for messages: the UI has none,
+// demo --headless is demo, and completion is about txnscope, not a cluster.
+func named() []string {
+	var names []string
+	for _, s := range commands {
+		if s.cmd != cmdTUI && !s.aside() && !slices.Contains(names, s.cmd.kind()) {
+			names = append(names, s.cmd.kind())
+		}
+	}
+	return names
+}
+
+// aside: the row takes no flag, as --help and --version: it is about
+// txnscope itself, so "every other command" does not count it.
+func (s spec) aside() bool { return len(s.flags) == 0 }
+
 // title names a command in messages.
 func (c command) title() string {
 	if c == cmdTUI {
 		return "the UI"
 	}
 	return string(c)
+}
+
+// kind is the command's first word: demo for demo --headless.
+func (c command) kind() string {
+	w, _, _ := strings.Cut(string(c), " ")
+	return w
 }
 
 // notApplying refuses the first flag given that c's command does not take:
@@ -106,7 +185,7 @@ func takers(flag string, refuser command) string {
 		switch {
 		case slices.Contains(s.flags, flag):
 			with = append(with, s.cmd.title())
-		case s.cmd.kind() != refuser.kind():
+		case s.cmd.kind() != refuser.kind() && !s.aside():
 			others = false
 		}
 	}
@@ -114,10 +193,4 @@ func takers(flag string, refuser command) string {
 		return "every other command"
 	}
 	return strings.Join(with, ", ")
-}
-
-// kind is the command's first word: demo for demo --headless.
-func (c command) kind() string {
-	w, _, _ := strings.Cut(string(c), " ")
-	return w
 }

@@ -35,7 +35,7 @@ func flagArg(f *pflag.Flag) string {
 func TestCommandTableIsComplete(t *testing.T) {
 	var c config
 	fs := flagSet(&c)
-	cmds := slices.Concat([]command{cmdTUI, cmdDemo, cmdSnapshot}, oneShotCommands)
+	cmds := []command{cmdTUI, cmdDemo, cmdSnapshot, cmdList, cmdDescribe, cmdDescribeProducers, cmdFindHanging, cmdAbort, cmdForceTerminate}
 	for _, cmd := range cmds {
 		if specOf(config{cmd: cmd}).flags == nil {
 			t.Errorf("command %q has no row in the table", cmd)

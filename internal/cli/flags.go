@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,18 +16,11 @@ import (
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
-// command is what txnscope was asked to do.
-type command string
-
-const (
-	cmdTUI      command = ""
-	cmdDemo     command = "demo"
-	cmdSnapshot command = "snapshot"
-)
-
 // config is the parsed command line.
 type config struct {
-	cmd       command
+	cmd command
+	// arg is the argument after the command, for a command that takes one.
+	arg       string
 	bootstrap []string
 	refresh   time.Duration
 	timeout   time.Duration
@@ -48,86 +42,25 @@ type config struct {
 	warnings []string
 }
 
-// usageError is bad input on the command line: exit status 2, with the usage.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// usageText is the help; the first %s is the default audit log path, the
-// second the one-shot commands' section. Written by hand
-// (rather than pflag's FlagUsages) to show value shapes and where flags apply.
-const usageText = `txnscope shows every Kafka transaction live and aborts stuck ones safely.
-
-Usage:
-  txnscope [flags]              open the terminal UI on a cluster
-  txnscope demo [flags]         start an embedded demo cluster and open the UI on it
-  txnscope demo --headless      run the demo cluster without the UI; the first line on
-                                stdout is "bootstrap: HOST:PORT,..."; stop it with SIGINT/SIGTERM
-  txnscope snapshot [flags]     print every transaction once and exit
-  txnscope list|describe|describe-producers|find-hanging|abort|force-terminate [flags]
-                                kafka-transactions.sh's commands (see below)
-
-Flags:
-  -b, --bootstrap-server HOST:PORT[,HOST:PORT...]
-                                   brokers to start from (default localhost:9092; not with demo)
-      --refresh DURATION           how often the UI polls the cluster (default 2s; 500ms to 1h:
-                                   every refresh scans the whole cluster)
-      --timeout DURATION           deadline of every request to the cluster (default 10s; at
-                                   most 10m); dead bootstrap servers are skipped within it
-      --read-only                  no abort keys and no abort dialogs
-      --audit-log PATH             every abort request, written before it goes out, and its result
-                                   (default %s)
-  -o, --output table|json          output of snapshot and the one-shot commands (default table)
-      --checkpoint-interval DURATION
-                                   the Flink jobs' checkpoint interval (at most 24h): transaction
-                                   timeouts shorter than twice it are flagged as problems
-      --headless                   demo only: no UI (see above)
-      --version                    print the version and exit
-  -h, --help                       print this help and exit
-
-Connecting to a secured cluster (not with demo; flags win over --command-config):
-      --command-config FILE        a Java client .properties file, as kafka-transactions.sh
-                                   takes: bootstrap.servers (unless -b), security.protocol,
-                                   sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore
-      --tls                        connect with TLS (implied by every --tls-* flag)
-      --tls-ca FILE                PEM CA certificate(s) of the brokers (default: system roots)
-      --tls-cert FILE, --tls-key FILE
-                                   client certificate and unencrypted key for mutual TLS
-                                   (may be one file)
-      --tls-server-name NAME       name to expect in the brokers' certificates
-      --tls-insecure-skip-verify   accept any broker certificate (warned about on every run)
-      --sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER
-      --sasl-username NAME         SASL user (not for OAUTHBEARER)
-      --sasl-password-file FILE    file holding the password, or the OAUTHBEARER token (a
-                                   trailing newline is dropped); else the environment
-                                   variable TXNSCOPE_SASL_PASSWORD. There is no flag for the
-                                   password itself: command lines are visible to all users
-
-%s
-DURATION is like 500ms, 2s, 1m30s. A flag the command does not take is refused, never
-ignored. Files (--command-config, --sasl-password-file, --tls-*, and the files a properties
-file names) must be regular files of at most 4 MiB; one holding a secret that other users
-can read is warned about. Exit status: 0 success, 1 the cluster could not be read or an
-abort was refused or failed, 2 bad usage.
-`
-
 // flagSet declares every flag into c. Subcommands share one set: which flags
 // apply where is checked after parsing, so mistakes get a precise message.
+// The usage strings are the help's (pflag shows the back-quoted word as the
+// value's shape): the limits come from the constants that enforce them.
 func flagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("txnscope", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
-	fs.StringP("bootstrap-server", "b", "localhost:9092", "Kafka brokers to start from, comma-separated (not with demo)")
-	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, "how often the UI polls the cluster")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of every request to the cluster")
-	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys, no abort dialogs")
-	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "file every abort request is written to before it goes out")
-	fs.StringVarP(&c.output, "output", "o", "table", "snapshot output: table or json")
-	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0,
-		"Flink checkpoint interval; flags transaction timeouts below twice it")
-	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI until SIGINT/SIGTERM")
+	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT[,HOST:PORT...]`")
+	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster, a `DURATION` of %s to %s: every refresh scans the whole cluster",
+		minRefresh, short(maxRefresh)))
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",
+		short(kafkaadmin.MaxTimeout)))
+	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys and no abort dialogs; abort and force-terminate are refused")
+	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every abort request is written to before it goes out, and its result"+noDefaultAuditLog())
+	fs.StringVarP(&c.output, "output", "o", "table", "output of snapshot and the one-shot commands: `table|json`")
+	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0, fmt.Sprintf(
+		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
+	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
 	secFlagSet(fs, &c.sec)
@@ -135,13 +68,25 @@ func flagSet(c *config) *pflag.FlagSet {
 	return fs
 }
 
-// usage is the help text.
-func usage() string {
-	def := audit.DefaultPath()
-	if def == "" {
-		def = "none: HOME and XDG_STATE_HOME are unset, pass it"
+// noDefaultAuditLog says, in --audit-log's usage, that it has no default.
+func noDefaultAuditLog() string {
+	if audit.DefaultPath() != "" {
+		return ""
 	}
-	return fmt.Sprintf(usageText, def, oneShotUsage)
+	return " (no default: HOME and XDG_STATE_HOME are unset, pass it)"
+}
+
+// short writes a whole number of hours or minutes without the zero parts
+// time.Duration prints (1h, not 1h0m0s).
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // parse reads the arguments after the program name. On --help or --version it
@@ -157,41 +102,25 @@ func parse(args []string) (config, error) {
 		return c, usageError{oneLine(err.Error())}
 	}
 	if c.help || c.version {
+		if len(fs.Args()) > 0 { // the command whose help to show
+			s, _ := lookup(fs.Args()[0])
+			c.cmd = s.cmd
+		}
 		return c, nil
 	}
-
-	switch rest := fs.Args(); {
-	case len(rest) == 0:
-		c.cmd = cmdTUI
-	case rest[0] == string(cmdDemo) || rest[0] == string(cmdSnapshot) || isOneShot(command(rest[0])) || commandAliases[rest[0]] != "":
-		c.cmd = command(rest[0])
-		if alias, ok := commandAliases[rest[0]]; ok {
-			c.cmd = alias
-		}
-		if len(rest) > 1 {
-			return c, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
-		}
-	default:
-		return c, usagef("unknown command %q (want demo, snapshot, %s)", clip(rest[0]), describeOneShot())
+	s, err := commandOf(fs.Args())
+	if err != nil {
+		return c, err
 	}
-
+	c.cmd = s.cmd
+	if s.arg != "" && len(fs.Args()) > 1 {
+		c.arg = fs.Args()[1]
+	}
 	if err := notApplying(fs, c); err != nil {
 		return c, err
 	}
-
-	raw, _ := fs.GetString("bootstrap-server")
-	for _, s := range strings.Split(raw, ",") {
-		s = strings.TrimSpace(s)
-		switch {
-		case s == "":
-			continue
-		case strings.ContainsAny(s, " \t\r\n"):
-			return c, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(s))
-		}
-		c.bootstrap = append(c.bootstrap, s)
-	}
-	if len(c.bootstrap) == 0 {
-		return c, usagef("--bootstrap-server is empty: give at least one host:port")
+	if c.bootstrap, err = bootstrapOf(fs); err != nil {
+		return c, err
 	}
 	if err := checkDurations(fs, c); err != nil {
 		return c, err
@@ -204,7 +133,7 @@ func parse(args []string) (config, error) {
 	if c.output != "table" && c.output != "json" {
 		return c, usagef("bad --output %q: want table or json", clip(c.output))
 	}
-	if c.cmd != cmdDemo {
+	if slices.Contains(s.flags, "bootstrap-server") { // it connects to a cluster of the user's
 		boot, err := resolveSecurity(fs, &c, os.Getenv)
 		if err != nil {
 			return c, err
@@ -214,10 +143,48 @@ func parse(args []string) (config, error) {
 			c.bootstrap = boot
 		}
 	}
-	if err := validateOneShot(fs, &c); err != nil {
+	if err := checkCommand(fs, &c); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// commandOf is the row of the command rest names (the arguments left after
+// the flags); the UI's when there are none.
+func commandOf(rest []string) (spec, error) {
+	if len(rest) == 0 {
+		return specOf(config{cmd: cmdTUI}), nil
+	}
+	s, ok := lookup(rest[0])
+	switch {
+	case !ok:
+		return s, usagef("unknown command %q (want %s)", clip(rest[0]), strings.Join(named(), ", "))
+	case s.arg == "" && len(rest) > 1:
+		return s, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
+	case s.arg != "" && len(rest) > 2:
+		return s, usagef("unexpected argument %q after %s %s", clip(rest[2]), rest[0], clip(rest[1]))
+	}
+	return s, nil
+}
+
+// bootstrapOf is --bootstrap-server's list of brokers.
+func bootstrapOf(fs *pflag.FlagSet) ([]string, error) {
+	raw, _ := fs.GetString("bootstrap-server")
+	var boot []string
+	for _, s := range strings.Split(raw, ",") {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			continue
+		case strings.ContainsAny(s, " \t\r\n"):
+			return nil, usagef("bad --bootstrap-server %q: a host:port may not contain spaces", clip(s))
+		}
+		boot = append(boot, s)
+	}
+	if len(boot) == 0 {
+		return nil, usagef("--bootstrap-server is empty: give at least one host:port")
+	}
+	return boot, nil
 }
 
 // Bounds of the durations given on the command line, besides --timeout's
@@ -279,19 +246,4 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
 	}
 	return nil
-}
-
-// clip shortens a value quoted in an error: an argument pasted by mistake
-// may be kilobytes long, and the message is one line.
-func clip(s string) string {
-	const most = 64
-	if r := []rune(s); len(r) > most {
-		return string(r[:most]) + "…"
-	}
-	return s
-}
-
-// oneLine keeps an error message to one line of stderr.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

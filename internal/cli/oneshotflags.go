@@ -6,33 +6,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// The one-shot commands mirror kafka-transactions.sh: same names, same flags.
-const (
-	cmdList              command = "list"
-	cmdDescribe          command = "describe"
-	cmdDescribeProducers command = "describe-producers"
-	cmdFindHanging       command = "find-hanging"
-	cmdAbort             command = "abort"
-	cmdForceTerminate    command = "force-terminate"
-)
-
-// commandAliases are kafka-transactions.sh's own spellings.
-var commandAliases = map[string]command{"forceTerminateTransaction": cmdForceTerminate}
-
-var oneShotCommands = []command{cmdList, cmdDescribe, cmdDescribeProducers, cmdFindHanging, cmdAbort, cmdForceTerminate}
-
-func isOneShot(c command) bool {
-	for _, x := range oneShotCommands {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-// acts reports whether the command changes the cluster.
-func (c command) acts() bool { return c == cmdAbort || c == cmdForceTerminate }
-
 // oneShot holds the one-shot commands' flags. Numbers not given are -1 (none
 // of them is meaningful below zero), except the coordinator epoch, which may
 // be -1 as DescribeProducers reports it.
@@ -63,32 +36,32 @@ func defaultOneShot() oneShot {
 		maxTxnTimeoutMin: 15, durationFilterMs: -1}
 }
 
-// oneShotFlags declares the one-shot flags into o.
+// oneShotFlags declares the one-shot flags into o. They mirror
+// kafka-transactions.sh's: same names, same meanings.
 func oneShotFlags(fs *pflag.FlagSet, o *oneShot) {
 	*o = defaultOneShot()
-	fs.StringVar(&o.transactionalID, "transactional-id", "", "describe, force-terminate: the transactional id")
+	fs.StringVar(&o.transactionalID, "transactional-id", "", "the transactional `ID`")
 	// kafka-transactions.sh forceTerminateTransaction spells it so.
-	fs.StringVar(&o.transactionalID, "transactionalId", "", "alias of --transactional-id")
-	fs.StringVar(&o.topic, "topic", "", "topic name")
-	fs.Int32Var(&o.partition, "partition", -1, "partition number")
-	fs.Int32Var(&o.brokerID, "broker-id", -1, "broker id")
-	fs.Int64Var(&o.startOffset, "start-offset", -1, "abort: start offset of the transaction to abort")
-	fs.Int64Var(&o.producerID, "producer-id", -1, "abort: producer id")
-	fs.Int16Var(&o.producerEpoch, "producer-epoch", -1, "abort: producer epoch")
-	fs.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "abort: coordinator epoch")
-	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", 15, "find-hanging: maximum transaction timeout in minutes; abort: the producer must be idle longer (default: the brokers' transaction.max.timeout.ms; 0 sets the rule aside)")
-	fs.Int64Var(&o.durationFilterMs, "duration-filter", -1, "list: only transactions running longer than this many ms")
-	fs.StringVar(&o.idPattern, "transactional-id-pattern", "", "list: regular expression the ids must match")
-	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate: do not ask for confirmation")
+	fs.StringVar(&o.transactionalID, "transactionalId", "", "alias of --transactional-id `ID`")
+	fs.StringVar(&o.topic, "topic", "", "the topic `NAME` (find-hanging: alone, it searches the whole topic)")
+	fs.Int32Var(&o.partition, "partition", -1, "the partition number `N`")
+	fs.Int32Var(&o.brokerID, "broker-id", -1, "describe-producers: ask broker `N` instead of the leader; find-hanging: search the partitions broker N holds")
+	fs.Int64Var(&o.startOffset, "start-offset", -1, "abort: the open transaction starting at offset `N`")
+	fs.Int64Var(&o.producerID, "producer-id", -1, "abort: the transaction by its producer instead: producer id `N`, with --producer-epoch and --coordinator-epoch")
+	fs.Int16Var(&o.producerEpoch, "producer-epoch", -1, "abort: the producer's epoch `N`")
+	fs.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "abort: the coordinator epoch `N` of the producer's transaction")
+	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", 15, "find-hanging: open longer than `MIN` minutes is suspect; abort: the producer must be idle longer "+
+		"(default: the brokers' transaction.max.timeout.ms; 0 sends regardless)")
+	fs.Int64Var(&o.durationFilterMs, "duration-filter", -1, "list: only transactions running longer than `MS` milliseconds (-1: all)")
+	fs.StringVar(&o.idPattern, "transactional-id-pattern", "", "list: only ids matching the regular expression `REGEX` (Kafka 4.1+ brokers)")
+	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate: send without asking; required when stdin is not a terminal (on a terminal you type abort)")
 }
 
-// validateOneShot checks the one-shot flags with kafka-transactions.sh's
-// requirements (which command takes which is the table's: commands.go).
-func validateOneShot(fs *pflag.FlagSet, c *config) error {
+// checkCommand checks the flags the command takes with
+// kafka-transactions.sh's requirements; the command's own are its check's.
+func checkCommand(fs *pflag.FlagSet, c *config) error {
 	o := &c.one
-	if !isOneShot(c.cmd) {
-		return nil
-	}
+	s := specOf(*c)
 	given := fs.Changed
 	o.hasCoordinatorEpoch = given("coordinator-epoch")
 	o.hasMaxTxnTimeout = given("max-transaction-timeout")
@@ -102,88 +75,16 @@ func validateOneShot(fs *pflag.FlagSet, c *config) error {
 			return usagef("--%s must not be negative, got %d", n.name, n.v)
 		}
 	}
-	if c.cmd.acts() && c.readOnly {
+	if s.acts && c.readOnly {
 		return usagef("%s changes the cluster, and --read-only forbids it", c.cmd)
 	}
-
-	switch c.cmd {
-	case cmdDescribe, cmdForceTerminate:
-		if strings.TrimSpace(o.transactionalID) == "" {
-			return usagef("%s needs --transactional-id", c.cmd)
-		}
-	case cmdDescribeProducers:
-		if !given("topic") || !given("partition") {
-			return usagef("describe-producers needs --topic and --partition")
-		}
-	case cmdFindHanging:
-		if !given("topic") && !given("broker-id") {
-			return usagef("find-hanging needs --topic or --broker-id to limit the search")
-		}
-		if given("partition") && !given("topic") {
-			return usagef("--partition needs --topic")
-		}
-	case cmdAbort:
-		if !given("topic") || !given("partition") {
-			return usagef("abort needs --topic and --partition")
-		}
-		byProducer := given("producer-id") || given("producer-epoch") || given("coordinator-epoch")
-		switch {
-		case given("start-offset") && byProducer:
-			return usagef("give either --start-offset or --producer-id, --producer-epoch and --coordinator-epoch, not both")
-		case given("start-offset"):
-		case !byProducer:
-			return usagef("abort needs --start-offset, or --producer-id, --producer-epoch and --coordinator-epoch")
-		case !given("producer-id"):
-			return usagef("missing --producer-id")
-		case !given("producer-epoch"):
-			return usagef("missing --producer-epoch")
-		case !given("coordinator-epoch"):
-			return usagef("missing --coordinator-epoch")
+	if s.check != nil {
+		if err := s.check(c, given); err != nil {
+			return err
 		}
 	}
 	if topic := o.topic; given("topic") && strings.TrimSpace(topic) == "" {
 		return usagef("--topic is empty")
 	}
 	return nil
-}
-
-// oneShotUsage is the help section for the one-shot commands.
-const oneShotUsage = `One-shot commands (kafka-transactions.sh's, with its flags, columns and semantics):
-  txnscope list [--duration-filter MS] [--transactional-id-pattern REGEX]
-  txnscope describe --transactional-id ID
-  txnscope describe-producers --topic T --partition P [--broker-id B]
-  txnscope find-hanging (--topic T [--partition P] | --broker-id B) [--max-transaction-timeout MIN]
-  txnscope abort --topic T --partition P (--start-offset O |
-                 --producer-id PID --producer-epoch E --coordinator-epoch CE)
-                 [--max-transaction-timeout MIN] [--yes]
-  txnscope force-terminate --transactional-id ID [--yes]
-                                (also spelled forceTerminateTransaction --transactionalId ID)
-      --transactional-id ID        the transactional id (--transactionalId is an alias)
-      --topic NAME, --partition N  the partition (find-hanging: --topic alone searches the topic)
-      --broker-id N                describe-producers: ask this replica instead of the leader;
-                                   find-hanging: search the partitions this broker holds
-      --start-offset N             abort: the open transaction starting at this offset
-      --producer-id N, --producer-epoch N, --coordinator-epoch N
-                                   abort: the transaction by its producer instead
-      --max-transaction-timeout MIN
-                                   find-hanging: open longer than this is suspect (default 15);
-                                   abort: the producer must be idle longer (default: the brokers'
-                                   transaction.max.timeout.ms; 0 sends regardless)
-      --duration-filter MS         list: only transactions running longer than MS (-1: all)
-      --transactional-id-pattern REGEX
-                                   list: only ids matching REGEX (Kafka 4.1+ brokers)
-      --yes                        abort, force-terminate: send without asking; required when
-                                   stdin is not a terminal (on a terminal you type abort)
-  -o json prints them as JSON. abort and force-terminate show the transaction's start time,
-  re-check the target just before every request, refuse unless it is the very transaction
-  shown, and write each request to the audit log before it goes out.
-`
-
-// describeOneShot is for error messages naming a command.
-func describeOneShot() string {
-	names := make([]string, len(oneShotCommands))
-	for i, c := range oneShotCommands {
-		names[i] = string(c)
-	}
-	return strings.Join(names, ", ")
 }

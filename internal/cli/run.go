@@ -1,5 +1,6 @@
-// Command txnscope is a terminal UI that shows every transaction of a Kafka
-// cluster live and aborts stuck ones safely. See README.md.
+// Package cli is txnscope's command line: the table of commands (commands.go),
+// one file per command (cmd_*.go), the flags, and the help, shell completion
+// and docs/cli.md generated from the table.
 package cli
 
 import (
@@ -7,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 
 	"github.com/txnscope/txnscope/internal/escape"
 )
@@ -21,67 +20,63 @@ const (
 	exitUsage   = 2
 )
 
-func main() {
-	// SIGHUP (the SSH session dropped) ends txnscope as SIGINT and SIGTERM
-	// do: an abort in flight is recorded as an unknown outcome and the
-	// terminal restored, instead of the process dying mid-request. The first
-	// signal asks for a clean shutdown. A dropped session delivers SIGHUP
-	// twice, and a supervisor may repeat SIGTERM: those are ignored from then
-	// on, so they cannot cut the audit log's result line short; a second
-	// ctrl+c, should the shutdown hang, kills the process the usual way.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	context.AfterFunc(ctx, func() {
-		signal.Ignore(syscall.SIGHUP, syscall.SIGTERM)
-		stop()
-	})
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+// Stdio is the program's standard streams.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
 }
 
-// run parses args and does what they ask; it returns the exit status.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Run parses args (the arguments after the program name) and does what they
+// ask; it returns the exit status.
+func Run(ctx context.Context, args []string, std Stdio) int {
 	c, err := parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "txnscope: %v\n\n%s", err, usage())
+		fmt.Fprintf(std.Err, "txnscope: %v\n\n%s", err, usage())
 		return exitUsage
 	}
 	switch {
 	case c.help:
-		fmt.Fprint(stdout, usage())
+		fmt.Fprint(std.Out, help(c))
 		return exitOK
 	case c.version:
-		fmt.Fprintf(stdout, "txnscope %s\n", version())
+		fmt.Fprintf(std.Out, "txnscope %s\n", version())
 		return exitOK
 	}
 
 	for _, w := range c.warnings {
-		fmt.Fprintf(stderr, "txnscope: warning: %s\n", w)
+		fmt.Fprintf(std.Err, "txnscope: warning: %s\n", w)
 	}
-	if c.insecure() && (c.cmd == cmdSnapshot || isOneShot(c.cmd)) {
-		fmt.Fprintf(stderr, "txnscope: warning: %s\n", insecureWarning)
-	}
-	if c.cmd == cmdSnapshot {
-		err = runSnapshot(ctx, c, stdout, stderr)
-	} else if isOneShot(c.cmd) {
-		err = runOneShot(ctx, c, stdin, stdout, stderr)
-	} else if c.cmd == cmdDemo && c.headless {
-		err = runHeadless(ctx, stdout, stderr)
-	} else if !isTerminal(stdout) {
-		err = usagef("stdout is not a terminal, and the UI needs one; use `txnscope snapshot` for text or JSON output")
-	} else if c.cmd == cmdDemo {
-		err = runDemoTUI(ctx, c, stdout)
-	} else {
-		err = runTUI(ctx, c, c.bootstrap, stdout)
-	}
+	err = specOf(c).run(ctx, c, std)
 	if err == nil {
 		return exitOK
 	}
 	// Errors quote the cluster (ids, topics, a broker's error text): written
 	// out, never raw.
-	fmt.Fprintf(stderr, "txnscope: %s\n", escape.Line(err.Error()))
+	fmt.Fprintf(std.Err, "txnscope: %s\n", escape.Line(err.Error()))
 	if errors.As(err, new(usageError)) {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// usageError is bad input on the command line: exit status 2, with the usage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// clip shortens a value quoted in an error: an argument pasted by mistake
+// may be kilobytes long, and the message is one line.
+func clip(s string) string {
+	const most = 64
+	if r := []rune(s); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return s
+}
+
+// oneLine keeps an error message to one line of stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
