@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
 // completion prints a shell completion script made from the table of
@@ -37,6 +39,12 @@ func runCompletion(_ context.Context, c config, std Stdio) error {
 	return err
 }
 
+// choices are the values of the flags whose usage lists them in words (a
+// test checks it names each); --output's usage shows them as its shape.
+var choices = map[string][]string{
+	"sasl-mechanism": {kafkaadmin.Plain, kafkaadmin.ScramSHA256, kafkaadmin.ScramSHA512, kafkaadmin.OAuthBearer},
+}
+
 // flagValues is what follows flag name on the command line: its choices,
 // "FILE" for a path, "" for a bool, "?" for anything else.
 func flagValues(name string) string {
@@ -45,6 +53,8 @@ func flagValues(name string) string {
 	switch {
 	case f.Value.Type() == "bool":
 		return ""
+	case choices[name] != nil:
+		return strings.Join(choices[name], " ")
 	case strings.Contains(shape, "|"):
 		return strings.ReplaceAll(shape, "|", " ")
 	case shape == "FILE" || shape == "PATH":
@@ -72,20 +82,25 @@ func bashCompletion() string {
 			names = append(names, string(s.cmd))
 		}
 	}
-	fmt.Fprintf(&b, "      %s) cmd=$w; break;;\n    esac\n  done\n  case $prev in\n", strings.Join(names, "|"))
-	var all []string
-	flagSet(&config{}).VisitAll(func(f *pflag.Flag) { all = append(all, f.Name) })
-	for _, name := range all {
-		switch v := flagValues(name); v {
+	fmt.Fprintf(&b, "      %s) cmd=$w; break;;\n", strings.Join(names, "|"))
+	for alias, cmd := range commandAliases {
+		fmt.Fprintf(&b, "      %s) cmd=%s; break;;\n", alias, cmd)
+	}
+	b.WriteString("    esac\n  done\n  case $prev in\n")
+	var files, others []string
+	flagSet(&config{}).VisitAll(func(f *pflag.Flag) {
+		switch v := flagValues(f.Name); v {
 		case "":
 		case "FILE":
-			fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return;;\n", strings.Join(spellings(name), "|"))
+			files = append(files, spellings(f.Name)...)
 		case "?":
-			fmt.Fprintf(&b, "    %s) return;;\n", strings.Join(spellings(name), "|"))
+			others = append(others, spellings(f.Name)...)
 		default:
-			fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(spellings(name), "|"), v)
+			fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return;;\n", strings.Join(spellings(f.Name), "|"), v)
 		}
-	}
+	})
+	fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return;;\n", strings.Join(files, "|"))
+	fmt.Fprintf(&b, "    %s) return;;\n", strings.Join(others, "|"))
 	b.WriteString("  esac\n  case $cmd in\n")
 	for _, name := range append([]string{""}, names...) {
 		s, _ := lookup(name)
@@ -99,7 +114,7 @@ func bashCompletion() string {
 		case name == "":
 			words = strings.Join(names, " ") + " " + words
 		case name == string(cmdDemo):
-			words += " " + flagWords(specOf(config{cmd: cmdDemo, headless: true}))
+			words = flagWords(s, specOf(config{cmd: cmdDemo, headless: true}))
 		}
 		fmt.Fprintf(&b, "    %q) COMPREPLY=($(compgen -W %q -- \"$cur\"));;\n", name, words)
 	}
@@ -107,11 +122,17 @@ func bashCompletion() string {
 	return b.String()
 }
 
-// flagWords are the spellings of the flags s takes, --help and --version.
-func flagWords(s spec) string {
+// flagWords are the spellings of the flags the rows take, --help and --version.
+func flagWords(rows ...spec) string {
 	var words []string
-	for _, name := range slices.Concat(s.flags, everywhere) {
-		words = append(words, spellings(name)...)
+	for _, s := range rows {
+		for _, name := range slices.Concat(s.flags, everywhere) {
+			for _, w := range spellings(name) {
+				if !slices.Contains(words, w) {
+					words = append(words, w)
+				}
+			}
+		}
 	}
 	return strings.Join(words, " ")
 }
@@ -119,13 +140,12 @@ func flagWords(s spec) string {
 func fishCompletion() string {
 	var b strings.Builder
 	b.WriteString("# fish completion for txnscope: txnscope completion fish | source\ncomplete -c txnscope -f\n")
-	var names []string
 	for _, s := range commands {
 		if s.cmd != cmdTUI && s.cmd.kind() == string(s.cmd) {
-			names = append(names, string(s.cmd))
 			fmt.Fprintf(&b, "complete -c txnscope -n __fish_use_subcommand -a %s -d %s\n", s.cmd, fishQuote(s.synopsis))
 		}
 	}
+	done := map[string]bool{} // demo's flags and demo --headless's are one list
 	for _, s := range commands {
 		cond := "__fish_use_subcommand"
 		if s.cmd != cmdTUI {
@@ -135,7 +155,10 @@ func fishCompletion() string {
 			fmt.Fprintf(&b, "complete -c txnscope -n %s -a %s\n", cond, fishQuote(strings.ReplaceAll(s.arg, "|", " ")))
 		}
 		for _, name := range slices.Concat(s.flags, everywhere) {
-			fmt.Fprintf(&b, "complete -c txnscope -n %s%s\n", cond, fishFlag(name))
+			if line := fmt.Sprintf("complete -c txnscope -n %s%s\n", cond, fishFlag(name)); !done[line] {
+				done[line] = true
+				b.WriteString(line)
+			}
 		}
 	}
 	return b.String()

@@ -50,7 +50,7 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("txnscope", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
-	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT[,HOST:PORT...]`")
+	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT,...`")
 	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster, a `DURATION` of %s to %s: every refresh scans the whole cluster",
 		minRefresh, short(maxRefresh)))
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",

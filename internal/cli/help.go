@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,13 +20,19 @@ const oneShotNote = `  -o json prints them as JSON. abort and force-terminate sh
   shown, and write each request to the audit log before it goes out.
 `
 
-// footer closes every help.
-const footer = `DURATION is like 500ms, 2s, 1m30s. A flag the command does not take is refused, never
-ignored. Files (--command-config, --sasl-password-file, --tls-*, and the files a properties
-file names) must be regular files of at most 4 MiB; one holding a secret that other users
-can read is warned about. Exit status: 0 success, 1 the cluster could not be read or an
-abort was refused or failed, 2 bad usage.
+// The footer closes every help: the facts about durations and files go
+// where a flag takes one.
+const (
+	durationsNote = "DURATION is like 500ms, 2s, 1m30s.\n"
+	filesNote     = `Files (--command-config, --sasl-password-file, --tls-*, and the files a properties file
+names) must be regular files of at most 4 MiB; one holding a secret that other users can read
+is warned about.
 `
+	exitNote = `A flag the command does not take is refused, never ignored. Exit status: 0 success, 1 the
+cluster could not be read or an abort was refused or failed, 2 bad usage.
+`
+	footer = durationsNote + filesNote + exitNote
+)
 
 // help is what --help prints: the usage, or the help of the command given.
 func help(c config) string {
@@ -48,9 +55,13 @@ func usage() string {
 			plain = append(plain, s)
 		}
 	}
-	writeSynopses(&b, plain)
+	width := 0
+	for _, s := range commands {
+		width = max(width, len(synopsisLine(s)))
+	}
+	writeSynopses(&b, plain, width)
 	b.WriteString("\nOne-shot commands (kafka-transactions.sh's, with its flags, columns and semantics):\n")
-	writeSynopses(&b, oneShots)
+	writeSynopses(&b, oneShots, width)
 	b.WriteString(oneShotNote)
 	for _, g := range flagGroups() {
 		fmt.Fprintf(&b, "\n%s:\n%s", g.title, g.set.FlagUsagesWrapped(helpWidth))
@@ -59,20 +70,20 @@ func usage() string {
 	return b.String()
 }
 
-// writeSynopses lists commands, one line each, synopses aligned.
-func writeSynopses(b *strings.Builder, rows []spec) {
-	lines := make([]string, len(rows))
-	width := 0
-	for i, s := range rows {
-		lines[i] = strings.TrimSpace("txnscope " + string(s.cmd) + " " + s.arg)
-		if len(s.flags) > 1 || s.cmd == cmdTUI {
-			lines[i] += " [flags]"
-		}
-		width = max(width, len(lines[i]))
+// writeSynopses lists commands, one line each, synopses aligned at width.
+func writeSynopses(b *strings.Builder, rows []spec, width int) {
+	for _, s := range rows {
+		fmt.Fprintf(b, "  %-*s  %s\n", width, synopsisLine(s), s.synopsis)
 	}
-	for i, s := range rows {
-		fmt.Fprintf(b, "  %-*s  %s\n", width, lines[i], s.synopsis)
+}
+
+// synopsisLine is how the usage spells s before its synopsis.
+func synopsisLine(s spec) string {
+	line := strings.TrimSpace("txnscope " + string(s.cmd) + " " + s.arg)
+	if len(s.flags) > 1 || s.cmd == cmdTUI {
+		line += " [flags]"
 	}
+	return line
 }
 
 // commandHelp is s's --help: its synopsis, its usage line and only the flags
@@ -81,22 +92,32 @@ func commandHelp(s spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "txnscope %s: %s\n\nUsage:\n  %s\n", s.cmd, s.synopsis, usageLine(s))
 	if s.oneShot {
-		b.WriteString("\nkafka-transactions.sh's " + s.cmd.kind() + ", with its flags, columns and semantics; -o json prints JSON.\n")
+		name := cmp.Or(aliasOf(s.cmd), string(s.cmd))
+		b.WriteString("\nkafka-transactions.sh's " + name + ", with its flags, columns and semantics; -o json prints JSON.\n")
 	}
 	if s.acts {
 		b.WriteString("It shows the transaction's start time, re-checks the target just before every request,\n" +
 			"refuses unless it is the very transaction shown, and writes each request to the audit log\nbefore it goes out.\n")
 	}
-	own, cluster := flagsOf(s.flags, func(name string) bool { return !slices.Contains(clusterFlags, name) }),
-		flagsOf(s.flags, func(name string) bool { return slices.Contains(clusterFlags, name) })
+	// A command that connects lists how after its own flags.
+	connects := slices.Contains(s.flags, "bootstrap-server")
+	isCluster := func(name string) bool { return connects && slices.Contains(clusterFlags, name) }
+	own := flagsOf(s.flags, func(name string) bool { return !isCluster(name) })
 	for _, name := range everywhere {
 		own.AddFlag(helpFlag(name))
 	}
 	fmt.Fprintf(&b, "\nFlags:\n%s", own.FlagUsagesWrapped(helpWidth))
-	if cluster.HasFlags() {
-		fmt.Fprintf(&b, "\n%s:\n%s", clusterTitle, cluster.FlagUsagesWrapped(helpWidth))
+	if connects {
+		fmt.Fprintf(&b, "\nCluster flags (they win over --command-config):\n%s", flagsOf(s.flags, isCluster).FlagUsagesWrapped(helpWidth))
 	}
-	return b.String() + "\n" + footer
+	b.WriteString("\n")
+	if slices.ContainsFunc(s.flags, func(name string) bool { return flagSet(&config{}).Lookup(name).Value.Type() == "duration" }) {
+		b.WriteString(durationsNote)
+	}
+	if connects {
+		b.WriteString(filesNote)
+	}
+	return b.String() + exitNote
 }
 
 // usageLine is how s is spelled on the command line.
@@ -174,5 +195,12 @@ func helpFlag(name string) *pflag.Flag {
 	if f.DefValue == "-1" {
 		f.DefValue = "0"
 	}
+	if f.Value.Type() == "bool" {
+		f.Value = plainBool{f.Value}
+	}
 	return &f
 }
+
+// plainBool hides that a value is a bool flag from pflag's usage, which
+// would write --read-only[=true|false] for a flag one gives bare.
+type plainBool struct{ pflag.Value }

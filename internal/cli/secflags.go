@@ -42,7 +42,7 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM `FILE` of --tls-cert's unencrypted private key")
 	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "`NAME` expected in the brokers' certificates (default: the host dialled)")
 	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about on every run)")
-	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "`PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER` (a static token)")
+	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "SASL `MECHANISM`: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER (a static token)")
 	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user `NAME` (not for OAUTHBEARER)")
 	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "`FILE` holding the password, or the OAUTHBEARER token (a trailing newline is dropped); "+
 		"else the environment variable "+passwordEnv+". There is no flag for the password itself: command lines are visible to all users")
