@@ -75,7 +75,7 @@ func bashCompletion() string {
 	var b strings.Builder
 	b.WriteString("# bash completion for txnscope: source <(txnscope completion bash)\n_txnscope() {\n" +
 		"  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd= w\n" +
-		"  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n    case $w in\n")
+		"  for w in \"${COMP_WORDS[@]:1:$((COMP_CWORD-1))}\"; do\n    case $w in\n")
 	var names []string
 	for _, s := range commands {
 		if s.cmd != cmdTUI && s.cmd.kind() == string(s.cmd) {

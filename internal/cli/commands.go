@@ -75,7 +75,7 @@ func init() {
 		{cmd: cmdDescribeProducers, synopsis: "the producers of one partition, and where their open transactions start", oneShot: true,
 			shape: "--topic T --partition P [--broker-id B]",
 			flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id"}), check: checkDescribeProducers, run: withClient(runDescribeProducers)},
-		{cmd: cmdFindHanging, synopsis: "find open transactions whose producer is gone (hanging)", oneShot: true,
+		{cmd: cmdFindHanging, synopsis: "find hanging transactions: open on a partition, unknown to their coordinator", oneShot: true,
 			shape: "(--topic T [--partition P] | --broker-id B) [--max-transaction-timeout MIN]",
 			flags: slices.Concat(readFlags, []string{"topic", "partition", "broker-id", "max-transaction-timeout"}), check: checkFindHanging, run: withClient(runFindHanging)},
 		{cmd: cmdAbort, synopsis: "abort one open transaction on a partition (changes the cluster)", oneShot: true, acts: true,
