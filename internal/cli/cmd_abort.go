@@ -1,5 +1,15 @@
 package cli
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
+)
+
 // abort is kafka-transactions.sh abort: one open transaction on one
 // partition, by its start offset or by its producer (action.go runs it).
 const cmdAbort command = "abort"
@@ -23,4 +33,23 @@ func checkAbort(_ *config, given func(string) bool) error {
 		return usagef("missing --coordinator-epoch")
 	}
 	return nil
+}
+
+func runAbort(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
+	return runAction(ctx, cl, c, o, std, planAbort)
+}
+
+func planAbort(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error) {
+	s := kafkaadmin.AbortSpec{TopicPartition: model.TopicPartition{Topic: c.one.topic, Partition: c.one.partition},
+		StartOffset: c.one.startOffset, ProducerID: c.one.producerID, ProducerEpoch: c.one.producerEpoch,
+		CoordinatorEpoch: c.one.coordinatorEpoch}
+	if c.one.hasMaxTxnTimeout {
+		s.MinIdle = time.Duration(c.one.maxTxnTimeoutMin) * time.Minute
+		s.WaiveIdle = c.one.maxTxnTimeoutMin == 0
+	}
+	a, err := cl.PlanAbort(ctx, s)
+	if errors.Is(err, model.ErrNotIdle) {
+		err = fmt.Errorf("%w; to send it regardless, pass --max-transaction-timeout 0", err)
+	}
+	return a, err
 }

@@ -81,10 +81,10 @@ func init() {
 		{cmd: cmdAbort, synopsis: "abort one open transaction on a partition (changes the cluster)", oneShot: true, acts: true,
 			shape: "--topic T --partition P (--start-offset O | --producer-id PID --producer-epoch E --coordinator-epoch CE) [--max-transaction-timeout MIN] [--yes]",
 			flags: slices.Concat(actFlags, []string{"topic", "partition", "start-offset", "producer-id", "producer-epoch", "coordinator-epoch", "max-transaction-timeout"}),
-			check: checkAbort, run: withClient(runAction)},
+			check: checkAbort, run: withClient(runAbort)},
 		{cmd: cmdForceTerminate, synopsis: "abort the ongoing transaction of a transactional id (changes the cluster)", oneShot: true, acts: true,
 			shape: "--transactional-id ID [--yes]",
-			flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runAction)},
+			flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runForceTerminate)},
 		{cmd: cmdCompletion, synopsis: "print a shell completion script, for bash, zsh or fish", arg: "bash|zsh|fish",
 			check: checkCompletion, run: runCompletion},
 	}

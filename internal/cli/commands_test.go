@@ -112,3 +112,21 @@ func TestFlagDoesNotApplyMessages(t *testing.T) {
 		})
 	}
 }
+
+// Every row carries what dispatch, help and completion read from it.
+func TestCommandRows(t *testing.T) {
+	seen := map[command]bool{}
+	for _, s := range commands {
+		if seen[s.cmd] {
+			t.Errorf("%s has two rows", s.cmd.title())
+		}
+		seen[s.cmd] = true
+		if s.run == nil || s.synopsis == "" || strings.Contains(s.synopsis, "\n") {
+			t.Errorf("%s: run %v, synopsis %q: want a run function and a one-line synopsis", s.cmd.title(), s.run != nil, s.synopsis)
+		}
+		// What changes the cluster is audited and confirmed.
+		if s.acts && (!slices.Contains(s.flags, "audit-log") || !slices.Contains(s.flags, "yes")) {
+			t.Errorf("%s changes the cluster but takes no --audit-log or --yes", s.cmd.title())
+		}
+	}
+}
