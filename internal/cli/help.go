@@ -187,20 +187,22 @@ func flagsOf(names []string, keep func(string) bool) *pflag.FlagSet {
 	return fs
 }
 
-// helpFlag is a copy of the flag name for the help. A number defaulting to
-// -1 has no default: -1 stands for not given (--duration-filter's usage
-// says what -1 means there).
+// helpFlag is a copy of the flag name for the help. pflag's "(default X)"
+// is left out where it would mislead: a number defaulting to -1 stands for
+// not given (--duration-filter's usage says what -1 means there), and a
+// usage that states its defaults itself knows them better.
 func helpFlag(name string) *pflag.Flag {
 	f := *flagSet(&config{}).Lookup(name)
-	if f.DefValue == "-1" {
-		f.DefValue = "0"
+	if f.DefValue == "-1" || strings.Contains(f.Usage, "default") {
+		f.Value, f.DefValue = helpValue{f.Value}, ""
 	}
 	if f.Value.Type() == "bool" {
-		f.Value = plainBool{f.Value}
+		f.Value = helpValue{f.Value}
 	}
 	return &f
 }
 
-// plainBool hides that a value is a bool flag from pflag's usage, which
-// would write --read-only[=true|false] for a flag one gives bare.
-type plainBool struct{ pflag.Value }
+// helpValue hides from pflag's usage that a value is a bool flag, which it
+// would write --read-only[=true|false] for a flag one gives bare, and lets
+// an empty default mean none whatever the type.
+type helpValue struct{ pflag.Value }

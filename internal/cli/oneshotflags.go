@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -50,8 +51,8 @@ func oneShotFlags(fs *pflag.FlagSet, o *oneShot) {
 	fs.Int64Var(&o.producerID, "producer-id", -1, "abort: the transaction by its producer instead: producer id `N`, with --producer-epoch and --coordinator-epoch")
 	fs.Int16Var(&o.producerEpoch, "producer-epoch", -1, "abort: the producer's epoch `N`")
 	fs.Int32Var(&o.coordinatorEpoch, "coordinator-epoch", -1, "abort: the coordinator epoch `N` of the producer's transaction")
-	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", 15, "find-hanging: open longer than `MIN` minutes is suspect; abort: the producer must be idle longer than MIN "+
-		"(abort's default: the brokers' transaction.max.timeout.ms; 0 sends regardless)")
+	fs.IntVar(&o.maxTxnTimeoutMin, "max-transaction-timeout", o.maxTxnTimeoutMin, fmt.Sprintf("find-hanging: open longer than `MIN` minutes is suspect (default %d); "+
+		"abort: the producer must be idle longer (default: the brokers' transaction.max.timeout.ms; 0 sends regardless)", o.maxTxnTimeoutMin))
 	fs.Int64Var(&o.durationFilterMs, "duration-filter", -1, "list: only transactions running longer than `MS` milliseconds (-1: all)")
 	fs.StringVar(&o.idPattern, "transactional-id-pattern", "", "list: only ids matching the regular expression `REGEX` (Kafka 4.1+ brokers)")
 	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate: send without asking; required when stdin is not a terminal (on a terminal you type abort)")
