@@ -31,6 +31,19 @@ type securedCluster struct {
 	certs kafkatest.Certs
 }
 
+// passwordEnv is the environment variable the program reads the SASL
+// password from.
+const passwordEnv = "TXNSCOPE_SASL_PASSWORD"
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func newSecuredCluster(t *testing.T, mutual bool) securedCluster {
 	t.Helper()
 	certs := kafkatest.WriteCerts(t)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -44,10 +44,13 @@ type actionJSON struct {
 	AuditError    string           `json:"audit_error,omitempty"`
 }
 
+// planner reads the cluster for what c asks to change.
+type planner func(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error)
+
 // runAction opens the audit log, plans the abort or force-terminate from what
 // the cluster says now, asks for confirmation unless --yes, then lets the
 // executor re-check, record and send it, exactly as the TUI does.
-func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Reader, stderr io.Writer, o out) error {
+func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio, plan planner) error {
 	log := audit.New(c.auditLog)
 	if err := log.Open(); err != nil {
 		return fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err)
@@ -58,7 +61,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Re
 		return fmt.Errorf("%s refused: %w", c.cmd, err)
 	}
 	if !c.one.yes {
-		ok, err := confirm(ctx, stdin, stderr, cl.Recheck, a, log.Path())
+		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, log.Path())
 		if err != nil {
 			return err
 		}
@@ -86,24 +89,6 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, stdin io.Re
 		return fmt.Errorf("%s %s: %s", a.Kind, a.Target(), r.Summary())
 	}
 	return nil
-}
-
-func plan(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error) {
-	if c.cmd == cmdForceTerminate {
-		return cl.PlanForceTerminate(ctx, c.one.transactionalID)
-	}
-	s := kafkaadmin.AbortSpec{TopicPartition: model.TopicPartition{Topic: c.one.topic, Partition: c.one.partition},
-		StartOffset: c.one.startOffset, ProducerID: c.one.producerID, ProducerEpoch: c.one.producerEpoch,
-		CoordinatorEpoch: c.one.coordinatorEpoch}
-	if c.one.hasMaxTxnTimeout {
-		s.MinIdle = time.Duration(c.one.maxTxnTimeoutMin) * time.Minute
-		s.WaiveIdle = c.one.maxTxnTimeoutMin == 0
-	}
-	a, err := cl.PlanAbort(ctx, s)
-	if errors.Is(err, model.ErrNotIdle) {
-		err = fmt.Errorf("%w; to send it regardless, pass --max-transaction-timeout 0", err)
-	}
-	return a, err
 }
 
 // readsTerminal reports whether r is a terminal someone can type on.

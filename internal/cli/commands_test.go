@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"slices"
@@ -35,7 +35,7 @@ func flagArg(f *pflag.Flag) string {
 func TestCommandTableIsComplete(t *testing.T) {
 	var c config
 	fs := flagSet(&c)
-	cmds := slices.Concat([]command{cmdTUI, cmdDemo, cmdSnapshot}, oneShotCommands)
+	cmds := []command{cmdTUI, cmdDemo, cmdSnapshot, cmdList, cmdDescribe, cmdDescribeProducers, cmdFindHanging, cmdAbort, cmdForceTerminate}
 	for _, cmd := range cmds {
 		if specOf(config{cmd: cmd}).flags == nil {
 			t.Errorf("command %q has no row in the table", cmd)
@@ -110,5 +110,23 @@ func TestFlagDoesNotApplyMessages(t *testing.T) {
 				t.Errorf("%T is not a usage error", err)
 			}
 		})
+	}
+}
+
+// Every row carries what dispatch, help and completion read from it.
+func TestCommandRows(t *testing.T) {
+	seen := map[command]bool{}
+	for _, s := range commands {
+		if seen[s.cmd] {
+			t.Errorf("%s has two rows", s.cmd.title())
+		}
+		seen[s.cmd] = true
+		if s.run == nil || s.synopsis == "" || strings.Contains(s.synopsis, "\n") {
+			t.Errorf("%s: run %v, synopsis %q: want a run function and a one-line synopsis", s.cmd.title(), s.run != nil, s.synopsis)
+		}
+		// What changes the cluster is audited and confirmed.
+		if s.acts && (!slices.Contains(s.flags, "audit-log") || !slices.Contains(s.flags, "yes")) {
+			t.Errorf("%s changes the cluster but takes no --audit-log or --yes", s.cmd.title())
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -128,7 +128,7 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code = run(ctx, args, strings.NewReader(""), &out, &errb)
+	code = Run(ctx, args, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb})
 	return code, out.String(), errb.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -10,6 +10,13 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/kafkaadmin/demo"
+)
+
+const (
+	cmdDemo command = "demo"
+	// cmdDemoHeadless is demo --headless: the cluster without the UI, which
+	// takes none of the UI's flags. It is never c.cmd, only a row of the table.
+	cmdDemoHeadless command = "demo --headless"
 )
 
 // demoLog is where the demo workloads write: a file next to the audit log in
@@ -45,7 +52,10 @@ func startDemo(ctx context.Context) (*demo.Demo, string, func(), error) {
 }
 
 // runDemoTUI opens the UI on a fresh demo cluster.
-func runDemoTUI(ctx context.Context, c config, stdout io.Writer) error {
+func runDemoTUI(ctx context.Context, c config, std Stdio) error {
+	if err := needTerminal(std.Out); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d, _, stop, err := startDemo(ctx)
@@ -53,12 +63,13 @@ func runDemoTUI(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer stop()
-	return runTUI(ctx, c, d.Bootstrap(), stdout)
+	return runTUI(ctx, c, d.Bootstrap(), std.Out)
 }
 
 // runHeadless runs the demo cluster until ctx ends (SIGINT/SIGTERM). The
 // bootstrap line comes first on stdout so that scripts can read it and go on.
-func runHeadless(ctx context.Context, stdout, stderr io.Writer) error {
+func runHeadless(ctx context.Context, _ config, std Stdio) error {
+	stdout, stderr := std.Out, std.Err
 	d, path, stop, err := startDemo(ctx)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,6 +16,25 @@ import (
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/ui"
 )
+
+// The UI is what txnscope does given no command.
+const cmdTUI command = ""
+
+// runTUICommand opens the UI on the user's cluster.
+func runTUICommand(ctx context.Context, c config, std Stdio) error {
+	if err := needTerminal(std.Out); err != nil {
+		return err
+	}
+	return runTUI(ctx, c, c.bootstrap, std.Out)
+}
+
+// needTerminal refuses to start the UI where it cannot be seen.
+func needTerminal(stdout io.Writer) error {
+	if !isTerminal(stdout) {
+		return usagef("stdout is not a terminal, and the UI needs one; use `txnscope snapshot` for text or JSON output")
+	}
+	return nil
+}
 
 // isTerminal reports whether w is a terminal (not a pipe, a file or /dev/null).
 func isTerminal(w io.Writer) bool {

@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -13,8 +12,12 @@ import (
 	"github.com/txnscope/txnscope/views"
 )
 
-// runSnapshot reads the cluster once and prints it.
-func runSnapshot(ctx context.Context, c config, stdout, stderr io.Writer) error {
+// snapshot reads the cluster once and prints it, as the UI would show it.
+const cmdSnapshot command = "snapshot"
+
+func runSnapshot(ctx context.Context, c config, std Stdio) error {
+	stdout, stderr := std.Out, std.Err
+	warnInsecure(c, stderr)
 	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
 	if err != nil {
 		return usageError{err.Error()}

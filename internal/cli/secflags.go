@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -38,16 +38,18 @@ var (
 )
 
 func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
-	fs.BoolVar(&s.tls, "tls", false, "connect with TLS")
-	fs.StringVar(&s.tlsCA, "tls-ca", "", "PEM file of the CA(s) that signed the brokers' certificates")
-	fs.StringVar(&s.tlsCert, "tls-cert", "", "PEM client certificate for mutual TLS")
-	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM private key of --tls-cert (unencrypted)")
-	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "name expected in the brokers' certificates")
-	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about)")
-	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", conn.MechanismChoices)
-	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user name")
-	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "file holding the SASL password or token")
-	fs.StringVar(&s.commandConfig, "command-config", "", "Java client properties file, as for kafka-transactions.sh")
+	fs.BoolVar(&s.tls, "tls", false, "connect with TLS (implied by every --tls-* flag)")
+	fs.StringVar(&s.tlsCA, "tls-ca", "", "PEM `FILE` of the CA certificate(s) that signed the brokers' certificates (default: the system roots)")
+	fs.StringVar(&s.tlsCert, "tls-cert", "", "PEM `FILE` of the client certificate, for mutual TLS (may hold the key too)")
+	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM `FILE` of --tls-cert's unencrypted private key")
+	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "`NAME` expected in the brokers' certificates (default: the host dialled)")
+	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about on every run)")
+	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "SASL `MECHANISM`: "+conn.MechanismChoices+" (a static token)")
+	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user `NAME` (not for OAUTHBEARER)")
+	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "`FILE` holding the password, or the OAUTHBEARER token (a trailing newline is dropped); "+
+		"else the environment variable "+passwordEnv+". There is no flag for the password itself: command lines are visible to all users")
+	fs.StringVar(&s.commandConfig, "command-config", "", "a Java client .properties `FILE`, as kafka-transactions.sh takes: bootstrap.servers (unless -b), "+
+		"security.protocol, sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore")
 }
 
 // resolveSecurity merges the command config, the flags and the environment

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/kafkaadmin"
+)
+
+// config is the parsed command line.
+type config struct {
+	cmd command
+	// arg is the argument after the command, for a command that takes one.
+	arg       string
+	bootstrap []string
+	refresh   time.Duration
+	timeout   time.Duration
+	readOnly  bool
+	auditLog  string
+	output    string // snapshot: "table" or "json"
+	// checkpointInterval is zero when not given.
+	checkpointInterval time.Duration
+	headless           bool
+	help               bool
+	version            bool
+	// one holds the one-shot commands' flags (oneshotflags.go).
+	one oneShot
+	// sec holds the TLS and SASL flags as given, security what they and the
+	// --command-config file resolve to (secflags.go).
+	sec      secFlags
+	security conn.Security
+	// warnings are printed on stderr before the command runs.
+	warnings []string
+}
+
+// flagSet declares every flag into c. Subcommands share one set: which flags
+// apply where is checked after parsing, so mistakes get a precise message.
+// The usage strings are the help's (pflag shows the back-quoted word as the
+// value's shape): the limits come from the constants that enforce them.
+func flagSet(c *config) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("txnscope", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard) // errors are reported once, by the caller
+	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT,...`")
+	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster, a `DURATION` of %s to %s: every refresh scans the whole cluster",
+		minRefresh, short(maxRefresh)))
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",
+		short(kafkaadmin.MaxTimeout)))
+	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys and no abort dialogs; abort and force-terminate are refused")
+	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every abort request is written to before it goes out, and its result"+noDefaultAuditLog())
+	fs.StringVarP(&c.output, "output", "o", "table", "output of snapshot and the one-shot commands: `table|json`")
+	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0, fmt.Sprintf(
+		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
+	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
+	secFlagSet(fs, &c.sec)
+	oneShotFlags(fs, &c.one)
+	return fs
+}
+
+// noDefaultAuditLog says, in --audit-log's usage, that it has no default.
+func noDefaultAuditLog() string {
+	if audit.DefaultPath() != "" {
+		return ""
+	}
+	return " (no default: HOME and XDG_STATE_HOME are unset, pass it)"
+}
+
+// short writes a whole number of hours or minutes without the zero parts
+// time.Duration prints (1h, not 1h0m0s).
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// parse reads the arguments after the program name. On --help or --version it
+// returns the config with that set and does not validate the rest.
+func parse(args []string) (config, error) {
+	var c config
+	fs := flagSet(&c)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			c.help = true
+			return c, nil
+		}
+		return c, usageError{oneLine(err.Error())}
+	}
+	if c.help || c.version {
+		if len(fs.Args()) > 0 { // the command whose help to show
+			s, _ := lookup(fs.Args()[0])
+			c.cmd = s.cmd
+		}
+		return c, nil
+	}
+	s, err := commandOf(fs.Args())
+	if err != nil {
+		return c, err
+	}
+	c.cmd = s.cmd
+	if s.arg != "" && len(fs.Args()) > 1 {
+		c.arg = fs.Args()[1]
+	}
+	if err := notApplying(fs, c); err != nil {
+		return c, err
+	}
+	if c.bootstrap, err = bootstrapFlag(fs); err != nil {
+		return c, err
+	}
+	if err := checkDurations(fs, c); err != nil {
+		return c, err
+	}
+	// Without HOME or XDG_STATE_HOME there is no default: the commands that
+	// abort say so when they open it (audit.Log.Open); the others need none.
+	if fs.Changed("audit-log") && c.auditLog == "" {
+		return c, usagef("--audit-log is empty")
+	}
+	if c.output != "table" && c.output != "json" {
+		return c, usagef("bad --output %q: want table or json", clip(c.output))
+	}
+	if slices.Contains(s.flags, "bootstrap-server") { // it connects to a cluster of the user's
+		boot, err := resolveSecurity(fs, &c, os.Getenv)
+		if err != nil {
+			return c, err
+		}
+		// -b wins over the file's bootstrap.servers, which wins over the default.
+		if !fs.Changed("bootstrap-server") && len(boot) > 0 {
+			c.bootstrap = boot
+		}
+	}
+	if err := checkCommand(fs, &c); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// commandOf is the row of the command rest names (the arguments left after
+// the flags); the UI's when there are none.
+func commandOf(rest []string) (spec, error) {
+	if len(rest) == 0 {
+		return specOf(config{cmd: cmdTUI}), nil
+	}
+	s, ok := lookup(rest[0])
+	switch {
+	case !ok:
+		return s, usagef("unknown command %q (want %s)", clip(rest[0]), strings.Join(named(), ", "))
+	case s.arg == "" && len(rest) > 1:
+		return s, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
+	case s.arg != "" && len(rest) > 2:
+		return s, usagef("unexpected argument %q after %s %s", clip(rest[2]), rest[0], clip(rest[1]))
+	}
+	return s, nil
+}
+
+// Bounds of the durations given on the command line, besides --timeout's
+// (kafkaadmin.MinTimeout, MaxTimeout).
+const (
+	// minRefresh: every refresh scans the whole cluster (ListTransactions on
+	// every broker, DescribeTransactions of every id, the offsets of every
+	// partition), and one that falls due while another runs starts the moment
+	// it returns, so a shorter interval only means scans back to back with
+	// nothing new to see: ages are shown to the second. Two scans a second
+	// is the most one UI asks of a cluster.
+	minRefresh = 500 * time.Millisecond
+	// maxRefresh: a view refreshed less than hourly is not live any more.
+	maxRefresh = time.Hour
+	// maxCheckpointInterval: no Flink job checkpoints less than daily, and
+	// transaction timeouts are compared with twice the interval.
+	maxCheckpointInterval = 24 * time.Hour
+)
+
+// checkDurations refuses a duration out of its flag's bounds, and a number
+// of minutes or milliseconds that would overflow once turned into time (a
+// --max-transaction-timeout of 153722867280913 minutes is 4 s after the
+// overflow).
+func checkDurations(fs *pflag.FlagSet, c config) error {
+	for _, d := range []struct {
+		name     string
+		v        time.Duration
+		min, max time.Duration
+		why      string
+	}{
+		{"refresh", c.refresh, minRefresh, maxRefresh, ": every refresh scans the whole cluster"},
+		{"timeout", c.timeout, kafkaadmin.MinTimeout, kafkaadmin.MaxTimeout, ""},
+		{"checkpoint-interval", c.checkpointInterval, time.Nanosecond, maxCheckpointInterval, ""},
+	} {
+		switch {
+		case !fs.Changed(d.name):
+		case d.v <= 0:
+			return usagef("--%s must be positive, got %s", d.name, d.v)
+		case d.v < d.min:
+			return usagef("--%s %s is shorter than the least allowed, %s%s", d.name, d.v, d.min, d.why)
+		case d.v > d.max:
+			return usagef("--%s %s is longer than the most allowed, %s", d.name, d.v, d.max)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+		unit time.Duration
+		what string
+	}{
+		{"max-transaction-timeout", int64(c.one.maxTxnTimeoutMin), time.Minute, "minutes"},
+		{"duration-filter", c.one.durationFilterMs, time.Millisecond, "ms"},
+	} {
+		if most := int64(math.MaxInt64 / n.unit); fs.Changed(n.name) && n.v > most {
+			return usagef("--%s %d is too large: at most %d %s", n.name, n.v, most, n.what)
+		}
+	}
+	if c.one.durationFilterMs < -1 {
+		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
+	}
+	return nil
+}

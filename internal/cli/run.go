@@ -1,0 +1,82 @@
+// Package cli is txnscope's command line: the table of commands (commands.go),
+// one file per command (cmd_*.go), the flags, and the help, shell completion
+// and docs/cli.md generated from the table.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/txnscope/txnscope/internal/escape"
+)
+
+// Exit statuses, part of the command line contract.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the cluster could not be read, an abort was refused or failed, ...
+	exitUsage   = 2
+)
+
+// Stdio is the program's standard streams.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Run parses args (the arguments after the program name) and does what they
+// ask; it returns the exit status.
+func Run(ctx context.Context, args []string, std Stdio) int {
+	c, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(std.Err, "txnscope: %v\n\n%s", err, usage())
+		return exitUsage
+	}
+	switch {
+	case c.help:
+		fmt.Fprint(std.Out, help(c))
+		return exitOK
+	case c.version:
+		fmt.Fprintf(std.Out, "txnscope %s\n", version())
+		return exitOK
+	}
+
+	for _, w := range c.warnings {
+		fmt.Fprintf(std.Err, "txnscope: warning: %s\n", w)
+	}
+	err = specOf(c).run(ctx, c, std)
+	if err == nil {
+		return exitOK
+	}
+	// Errors quote the cluster (ids, topics, a broker's error text): written
+	// out, never raw.
+	fmt.Fprintf(std.Err, "txnscope: %s\n", escape.Line(err.Error()))
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// usageError is bad input on the command line: exit status 2, with the usage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// clip shortens a value quoted in an error: an argument pasted by mistake
+// may be kilobytes long, and the message is one line.
+func clip(s string) string {
+	const most = 64
+	if r := []rune(s); len(r) > most {
+		return string(r[:most]) + "…"
+	}
+	return s
+}
+
+// oneLine keeps an error message to one line of stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
