@@ -12,11 +12,6 @@ import (
 // root is the repository, seen from this package's directory.
 const root = "../.."
 
-// pending are files another branch of issue 10 adds (docs/cli.md is generated
-// from the command table): a link to one passes while it is missing, and is
-// checked like any other once it exists.
-var pending = map[string]bool{"docs/cli.md": true}
-
 // The README's promise to a newcomer.
 const (
 	maxReadmeLines = 200
@@ -113,10 +108,6 @@ func TestLinksResolve(t *testing.T) {
 				rel = filepath.ToSlash(filepath.Join(filepath.Dir(file), path))
 			}
 			if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
-				if pending[rel] {
-					t.Logf("%s: %s links to %s, which another branch adds", file, target, rel)
-					continue
-				}
 				t.Errorf("%s: link %s: %s does not exist", file, target, rel)
 				continue
 			}
@@ -171,9 +162,6 @@ func TestReadmeLinksEveryDoc(t *testing.T) {
 		if f != "README.md" {
 			want = append(want, f)
 		}
-	}
-	for p := range pending {
-		want = append(want, p)
 	}
 	for _, f := range want {
 		if !strings.Contains(readme, "]("+f+")") {
