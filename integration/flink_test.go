@@ -140,8 +140,8 @@ func TestFlinkExactlyOnce(t *testing.T) {
 	if mean < interval/4 || mean > interval+time.Second {
 		t.Errorf("mean visibility delay %s, want roughly half the %s checkpoint interval", mean, interval)
 	}
-	if max := delays[len(delays)-1]; max > interval+3*time.Second {
-		t.Errorf("max visibility delay %s, want at most about one checkpoint interval (%s)", max, interval)
+	if longest := delays[len(delays)-1]; longest > interval+3*time.Second {
+		t.Errorf("max visibility delay %s, want at most about one checkpoint interval (%s)", longest, interval)
 	}
 }
 

@@ -195,8 +195,8 @@ func (c *Client) initRequest(a model.Action, fresh model.Txn) *kmsg.InitProducer
 		req.TransactionTimeoutMillis = defaultTxnTimeoutMs
 	}
 	// A timeout above transaction.max.timeout.ms would be refused outright.
-	if max := c.knownMaxTimeoutMs(); max > 0 && int64(req.TransactionTimeoutMillis) > max {
-		req.TransactionTimeoutMillis = int32(max)
+	if ceiling := c.knownMaxTimeoutMs(); ceiling > 0 && int64(req.TransactionTimeoutMillis) > ceiling {
+		req.TransactionTimeoutMillis = int32(ceiling)
 	}
 	return req
 }

@@ -10,7 +10,7 @@ import (
 
 func TestHangingCandidate(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
-	max := 15 * time.Minute
+	threshold := 15 * time.Minute
 	tests := []struct {
 		name string
 		p    Producer
@@ -18,15 +18,15 @@ func TestHangingCandidate(t *testing.T) {
 	}{
 		{"idempotent producer, no transaction, long idle", Producer{CurrentTxnStartOffset: -1, LastTimestamp: now.Add(-time.Hour)}, false},
 		{"open transaction just begun", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-time.Second)}, false},
-		{"open transaction exactly at the threshold is not over it", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-max)}, false},
-		{"open transaction one millisecond over", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-max - time.Millisecond)}, true},
+		{"open transaction exactly at the threshold is not over it", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-threshold)}, false},
+		{"open transaction one millisecond over", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-threshold - time.Millisecond)}, true},
 		{"start offset 0 is an open transaction", Producer{CurrentTxnStartOffset: 0, LastTimestamp: now.Add(-time.Hour)}, true},
 		{"unknown last timestamp counts as very old (as kafka-transactions.sh)", Producer{CurrentTxnStartOffset: 3}, true},
 		{"client clock ahead of ours", Producer{CurrentTxnStartOffset: 3, LastTimestamp: now.Add(time.Hour)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := HangingCandidate(tt.p, now, max); got != tt.want {
+			if got := HangingCandidate(tt.p, now, threshold); got != tt.want {
 				t.Errorf("HangingCandidate = %v, want %v", got, tt.want)
 			}
 		})
@@ -40,7 +40,7 @@ func TestHangingCandidate(t *testing.T) {
 
 func TestFindHanging(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
-	max := 15 * time.Minute
+	threshold := 15 * time.Minute
 	old := now.Add(-20 * time.Minute)
 	fresh := now.Add(-time.Minute)
 	orders0 := TopicPartition{"orders", 0}
@@ -121,8 +121,8 @@ func TestFindHanging(t *testing.T) {
 		{
 			name: "candidates under and over the threshold",
 			rows: []ProducerOn{
-				row(orders0, 7, 0, 40, now.Add(-max-time.Second)),
-				row(orders1, 8, 0, 40, now.Add(-max+time.Second)),
+				row(orders0, 7, 0, 40, now.Add(-threshold-time.Second)),
+				row(orders1, 8, 0, 40, now.Add(-threshold+time.Second)),
 			},
 			want: []want{{orders0, 7, NoOwner, ""}},
 		},
@@ -145,11 +145,11 @@ func TestFindHanging(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := FindHanging(tt.rows, now, max, tt.owners)
+			got := FindHanging(tt.rows, now, threshold, tt.owners)
 			var gotW []want
 			for _, h := range got {
 				gotW = append(gotW, want{h.TopicPartition, h.ProducerID, h.Reason, h.TransactionalID})
-				if h.Duration != h.IdleFor(now) || h.Duration <= max {
+				if h.Duration != h.IdleFor(now) || h.Duration <= threshold {
 					t.Errorf("%v: duration %s", h.TopicPartition, h.Duration)
 				}
 			}
