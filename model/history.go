@@ -89,6 +89,10 @@ func appendNew(out []Event, at time.Time, n Txn) []Event {
 }
 
 func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
+	p, n, ok := knownOnly(p, n) // pending.go
+	if !ok {
+		return out
+	}
 	out = appendRevision(out, at, p, n, tv2)
 	pidChanged := p.ProducerID != n.ProducerID
 	switch {

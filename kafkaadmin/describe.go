@@ -1,0 +1,65 @@
+package kafkaadmin
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// Describe describes ids (rows a Poll left pending) on their coordinators: a
+// progressive load calls it batch after batch, and model.Fill puts the answers
+// into the snapshot. Every id comes back described, with its error, or in
+// Gone. It fails as a whole only when ctx ends: a coordinator that does not
+// answer leaves its error on its ids.
+func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+	ctx, cancel := c.scope(ctx)
+	defer cancel()
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	desc := c.describeTxns(ctx, sorted)
+	if err := ctx.Err(); err != nil {
+		return model.Descriptions{}, err
+	}
+	out := model.Descriptions{At: time.Now(), Txns: make([]model.Txn, 0, len(sorted))}
+	for _, id := range sorted {
+		d := desc[id]
+		switch {
+		case d.gone:
+			out.Gone = append(out.Gone, id)
+		case d.txn.Described:
+			out.Txns = append(out.Txns, d.txn)
+		default:
+			out.Txns = append(out.Txns, model.Txn{ID: id, Err: d.err})
+		}
+	}
+	return out, nil
+}
+
+// withinBudget keeps at most budget of the ids to describe (all when budget
+// < 0), open ones first, then in id order; later are the ones left for the
+// progressive describe.
+func withinBudget(ask []string, list map[string]listed, budget int) (now []string, later map[string]bool) {
+	if budget < 0 || len(ask) <= budget {
+		return ask, nil
+	}
+	sort.Slice(ask, func(i, j int) bool {
+		oi, oj := list[ask[i]].state.Open(), list[ask[j]].state.Open()
+		if oi != oj {
+			return oi
+		}
+		return ask[i] < ask[j]
+	})
+	later = make(map[string]bool, len(ask)-budget)
+	for _, id := range ask[budget:] {
+		later[id] = true
+	}
+	return ask[:budget], later
+}
+
+// listedOnly is an id's row as ListTransactions gives it, pending its
+// describe.
+func listedOnly(id string, l listed) model.Txn {
+	return model.Txn{ID: id, State: l.state, ProducerID: l.pid, Coordinator: l.coord, Pending: true}
+}

@@ -1,0 +1,134 @@
+package model
+
+import "time"
+
+// A progressive load: ListTransactions alone gives every id's state, producer
+// id and coordinator, so a snapshot can show all rows at once, marked
+// Pending, and describe them in batches afterwards. Nothing here may turn
+// "not described yet" into a fact: a pending row's epoch, start, timeout and
+// partitions are unknown, not zero.
+
+// Descriptions is what DescribeTransactions said of some pending ids.
+type Descriptions struct {
+	At time.Time
+	// Txns are the rows as described (Described set), or, when the describe
+	// failed, the id with Err set.
+	Txns []Txn
+	// Gone are the ids the coordinator no longer knows: expired since they
+	// were listed.
+	Gone []string
+}
+
+// Fill returns a copy of s whose pending rows answered by d are replaced by
+// their descriptions (a failed one keeps its listing, with the error, and is
+// no longer pending: the next refresh retries it), and the events the
+// descriptions reveal: a row described in another state or producer than it
+// was listed in changed in between. Rows that are not pending are left alone,
+// a refresh took them since; s itself is not touched, the screens may be
+// reading it.
+func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
+	if s == nil {
+		return nil, nil
+	}
+	byID := make(map[string]*Txn, len(d.Txns))
+	for i := range d.Txns {
+		byID[d.Txns[i].ID] = &d.Txns[i]
+	}
+	gone := make(map[string]bool, len(d.Gone))
+	for _, id := range d.Gone {
+		gone[id] = true
+	}
+	out := *s
+	out.Txns = make([]Txn, 0, len(s.Txns))
+	var was, now []Txn
+	for _, t := range s.Txns {
+		if !t.Pending {
+			out.Txns = append(out.Txns, t)
+			continue
+		}
+		if gone[t.ID] {
+			continue
+		}
+		got, ok := byID[t.ID]
+		if !ok {
+			out.Txns = append(out.Txns, t)
+			continue
+		}
+		n := *got
+		if !n.Described {
+			n = t
+			n.Pending, n.Err = false, got.Err
+		}
+		was, now = append(was, t), append(now, n)
+		out.Txns = append(out.Txns, n)
+	}
+	at := d.At
+	if at.IsZero() {
+		at = s.TakenAt
+	}
+	evs := Diff(&Snapshot{TakenAt: s.TakenAt, Txns: was, EpochBumpsOnEnd: s.EpochBumpsOnEnd},
+		&Snapshot{TakenAt: at, Txns: now, EpochBumpsOnEnd: s.EpochBumpsOnEnd})
+	return &out, evs
+}
+
+// PendingCount is how many rows of s are still to be described.
+func PendingCount(s *Snapshot) int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for i := range s.Txns {
+		if s.Txns[i].Pending {
+			n++
+		}
+	}
+	return n
+}
+
+// NextPending picks up to n pending ids of s to describe next: those of
+// first that are pending (the ids on screen), then the open ones, then the
+// rest in id order.
+func NextPending(s *Snapshot, first []string, n int) []string {
+	if s == nil || n <= 0 {
+		return nil
+	}
+	out := make([]string, 0, min(n, len(s.Txns)))
+	taken := make(map[string]bool, len(first))
+	for _, id := range first {
+		if t, ok := s.Txn(id); ok && t.Pending && !taken[id] && len(out) < n {
+			out = append(out, id)
+			taken[id] = true
+		}
+	}
+	for _, open := range []bool{true, false} {
+		for i := 0; i < len(s.Txns) && len(out) < n; i++ {
+			t := &s.Txns[i]
+			if t.Pending && t.State.Open() == open && !taken[t.ID] {
+				out = append(out, t.ID)
+			}
+		}
+	}
+	return out
+}
+
+// knownOnly readies two rows of one id for Diff as far as both are known. A
+// pending row knows only its state and producer id: when those did not
+// change, nothing can be said (ok false); when they did, the epoch nobody
+// reported is taken from the other row, so that no made-up epoch jump
+// decides how a transaction ended (a pending row's start and timeout are
+// zero, which Diff reads as unknown already).
+func knownOnly(p, n Txn) (Txn, Txn, bool) {
+	if !p.Pending && !n.Pending {
+		return p, n, true
+	}
+	if p.State == n.State && p.ProducerID == n.ProducerID {
+		return p, n, false
+	}
+	switch {
+	case p.Pending && !n.Pending:
+		p.ProducerEpoch = n.ProducerEpoch
+	case n.Pending && !p.Pending:
+		n.ProducerEpoch = p.ProducerEpoch
+	}
+	return p, n, true
+}
