@@ -32,7 +32,7 @@ func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapsho
 	if prev == nil {
 		return c.refresh(ctx, nil, 0)
 	}
-	return c.refresh(ctx, prev, pollBudget)
+	return c.refresh(ctx, prev, c.budget)
 }
 
 // pollBudget bounds the ids one Poll describes: about the open ids of a
