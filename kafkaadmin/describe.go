@@ -37,25 +37,30 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 	return out, nil
 }
 
-// withinBudget keeps at most budget of the ids to describe (all when budget
-// < 0), open ones first, then in id order; later are the ones left for the
-// progressive describe.
+// withinBudget picks the ids to describe now: all of them when budget < 0,
+// none when it is 0 (a first poll), otherwise every open one (an open
+// transaction is what txnscope watches: one left undescribed could move on to
+// the next unseen) and at most budget of the others, in id order. later are
+// the ones left for the progressive describe.
 func withinBudget(ask []string, list map[string]listed, budget int) (now []string, later map[string]bool) {
-	if budget < 0 || len(ask) <= budget {
+	if budget < 0 {
 		return ask, nil
 	}
-	sort.Slice(ask, func(i, j int) bool {
-		oi, oj := list[ask[i]].state.Open(), list[ask[j]].state.Open()
-		if oi != oj {
-			return oi
+	later = make(map[string]bool)
+	left := budget
+	sort.Strings(ask)
+	for _, id := range ask {
+		switch {
+		case budget > 0 && list[id].state.Open():
+			now = append(now, id)
+		case left > 0:
+			now = append(now, id)
+			left--
+		default:
+			later[id] = true
 		}
-		return ask[i] < ask[j]
-	})
-	later = make(map[string]bool, len(ask)-budget)
-	for _, id := range ask[budget:] {
-		later[id] = true
 	}
-	return ask[:budget], later
+	return now, later
 }
 
 // listedOnly is an id's row as ListTransactions gives it, pending its

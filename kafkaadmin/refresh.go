@@ -25,9 +25,10 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 
 // Poll is the TUI's refresh: Refresh with a bounded describe. A first poll
 // (prev nil) describes nothing, so that every listed id is on screen after one
-// ListTransactions; later ones describe what changed since prev (open ids
-// first), at most pollBudget ids. The ids left over, and those prev still had
-// pending, stay listed only (Txn.Pending) for Describe.
+// ListTransactions; later ones describe what changed since prev: every open
+// id (as Refresh does), and at most pollBudget of the others (new ids, idle
+// ones whose state or producer changed). The ids left over, and those prev
+// still had pending, stay listed only (Txn.Pending) for Describe.
 func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
 	if prev == nil {
 		return c.refresh(ctx, nil, 0)
@@ -35,12 +36,13 @@ func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapsho
 	return c.refresh(ctx, prev, c.budget)
 }
 
-// pollBudget bounds the ids one Poll describes: about the open ids of a
-// 500,000-id cluster at 1 % open, twice over, in a few round trips.
+// pollBudget bounds the idle ids one Poll describes: a few round trips, a
+// small part of what a 500,000-id listing costs.
 const pollBudget = 10000
 
-// refresh reads the cluster, describing at most budget of the ids that need it
-// (all of them when budget < 0, the pending ones of prev included).
+// refresh reads the cluster, describing the ids that need it within budget
+// (withinBudget; all of them when budget < 0, the pending ones of prev
+// included).
 func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) (*model.Snapshot, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
