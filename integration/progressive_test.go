@@ -98,9 +98,18 @@ func initIDs(ctx context.Context, t *testing.T, bootstrap string, ids []string) 
 		t.Fatalf("client: %v", err)
 	}
 	defer cl.Close()
-	coords := kadm.NewClient(cl).FindTxnCoordinators(ctx, ids...)
-	if err := coords.Error(); err != nil {
-		t.Fatalf("FindTxnCoordinators: %v", err)
+	// A fresh broker creates __transaction_state on the first lookup.
+	var coords kadm.FindCoordinatorResponses
+	for try := 0; ; try++ {
+		coords = kadm.NewClient(cl).FindTxnCoordinators(ctx, ids...)
+		err := coords.Error()
+		if err == nil {
+			break
+		}
+		if try == 100 || !kerr.IsRetriable(err) {
+			t.Fatalf("FindTxnCoordinators: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	work := make(chan string)
 	var (
