@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 // Describe describes ids (rows a Poll left pending) on their coordinators: a
 // progressive load calls it batch after batch, and model.Fill puts the answers
 // into the snapshot. Every id comes back described, with its error, or in
-// Gone. It fails as a whole only when ctx ends: a coordinator that does not
-// answer leaves its error on its ids.
+// Gone. It fails as a whole when ctx ends or when no coordinator answered for
+// any id (the cluster went away: the TUI shows it disconnected rather than
+// every row broken); one coordinator that does not answer leaves its error on
+// its ids.
 func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
@@ -23,8 +26,11 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 		return model.Descriptions{}, err
 	}
 	out := model.Descriptions{At: time.Now(), Txns: make([]model.Txn, 0, len(sorted))}
+	answered := false
+	var why string
 	for _, id := range sorted {
 		d := desc[id]
+		answered = answered || d.gone || d.txn.Described || d.denied != ""
 		switch {
 		case d.gone:
 			out.Gone = append(out.Gone, id)
@@ -32,7 +38,11 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 			out.Txns = append(out.Txns, d.txn)
 		default:
 			out.Txns = append(out.Txns, model.Txn{ID: id, Err: d.err})
+			why = d.err
 		}
+	}
+	if !answered && len(sorted) > 0 {
+		return model.Descriptions{}, errors.New("DescribeTransactions: no coordinator answered: " + why)
 	}
 	return out, nil
 }

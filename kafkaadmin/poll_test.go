@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
@@ -228,5 +229,19 @@ func TestDescribeGoneAndCancelled(t *testing.T) {
 	cancel()
 	if _, err := a.Describe(ctx, []string{"a-0-1"}); err == nil {
 		t.Errorf("a cancelled Describe did not fail")
+	}
+}
+
+// A cluster that answers no describe at all fails the batch as a whole, so
+// that the TUI shows it disconnected rather than every row broken.
+func TestDescribeOfAClusterGoneFails(t *testing.T) {
+	t.Parallel()
+	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: []string{testutil.ClosedAddr(t)}, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Describe(context.Background(), []string{"a-0-1", "b-0-1"}); err == nil || !strings.Contains(err.Error(), "no coordinator answered") {
+		t.Errorf("Describe of a closed address = %v, want no coordinator answered", err)
 	}
 }

@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // A progressive load: ListTransactions alone gives every id's state, producer
 // id and coordinator, so a snapshot can show all rows at once, marked
@@ -30,37 +34,32 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	if s == nil {
 		return nil, nil
 	}
-	byID := make(map[string]*Txn, len(d.Txns))
-	for i := range d.Txns {
-		byID[d.Txns[i].ID] = &d.Txns[i]
-	}
-	gone := make(map[string]bool, len(d.Gone))
-	for _, id := range d.Gone {
-		gone[id] = true
-	}
+	// One copy of the rows, then a binary search per answer: a batch is a
+	// few thousand ids of hundreds of thousands.
 	out := *s
-	out.Txns = make([]Txn, 0, len(s.Txns))
+	out.Txns = slices.Clone(s.Txns)
+	answers := slices.Clone(d.Txns)
+	slices.SortFunc(answers, func(a, b Txn) int { return strings.Compare(a.ID, b.ID) })
 	var was, now []Txn
-	for _, t := range s.Txns {
-		if !t.Pending {
-			out.Txns = append(out.Txns, t)
-			continue
+	for _, got := range answers {
+		i, ok := out.find(got.ID)
+		if !ok || !out.Txns[i].Pending {
+			continue // a refresh took it since
 		}
-		if gone[t.ID] {
-			continue
-		}
-		got, ok := byID[t.ID]
-		if !ok {
-			out.Txns = append(out.Txns, t)
-			continue
-		}
-		n := *got
+		t, n := out.Txns[i], got
 		if !n.Described {
 			n = t
 			n.Pending, n.Err = false, got.Err
 		}
 		was, now = append(was, t), append(now, n)
-		out.Txns = append(out.Txns, n)
+		out.Txns[i] = n
+	}
+	if len(d.Gone) > 0 {
+		gone := make(map[string]bool, len(d.Gone))
+		for _, id := range d.Gone {
+			gone[id] = true
+		}
+		out.Txns = slices.DeleteFunc(out.Txns, func(t Txn) bool { return t.Pending && gone[t.ID] })
 	}
 	at := d.At
 	if at.IsZero() {
@@ -69,6 +68,11 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	evs := Diff(&Snapshot{TakenAt: s.TakenAt, Txns: was, EpochBumpsOnEnd: s.EpochBumpsOnEnd},
 		&Snapshot{TakenAt: at, Txns: now, EpochBumpsOnEnd: s.EpochBumpsOnEnd})
 	return &out, evs
+}
+
+// find is the index of id's row in Txns (sorted by id).
+func (s *Snapshot) find(id string) (int, bool) {
+	return slices.BinarySearchFunc(s.Txns, id, func(t Txn, id string) int { return strings.Compare(t.ID, id) })
 }
 
 // PendingCount is how many rows of s are still to be described.

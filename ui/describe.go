@@ -6,11 +6,14 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// describeBatch is how many pending ids one Describe asks for: at 500,000
-// ids, 25 batches, each a few DescribeTransactions round trips, so the
-// header's count moves every fraction of a second while each batch's copy
-// of the snapshot stays rare.
-const describeBatch = 20000
+// describeBatch is how many pending ids one Describe asks for: a broker
+// describes 50,000 ids in about 0.2 s, and each batch costs a copy of the
+// snapshot and its screens' data, so at 500,000 ids ten batches; the first
+// of a load is firstBatch, the rows on screen and the open ones, soon.
+const (
+	describeBatch = 50000
+	firstBatch    = 2000
+)
 
 // describedMsg is one describe batch, filled into the snapshot it was taken
 // from (base) off the UI goroutine; events are the state changes the
@@ -29,8 +32,12 @@ func (m *Model) describe() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++
 	m.poll.busy, m.poll.batch, m.poll.busySince = true, true, m.now
-	gen, base, admin, ctx, track, now, n := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.batch
-	first := m.onScreen()
+	n := m.batch
+	if m.data.sum.Pending == m.data.sum.Total {
+		n = min(n, firstBatch)
+	}
+	gen, base, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
+	first, q := m.onScreen(), m.listQuery()
 	return func() tea.Msg {
 		ids := model.NextPending(base, first, n)
 		d, err := admin.Describe(ctx, ids)
@@ -38,7 +45,7 @@ func (m *Model) describe() tea.Cmd {
 			return describedMsg{gen: gen, base: base, err: err}
 		}
 		next, evs := model.Fill(base, d)
-		return describedMsg{gen: gen, base: base, data: newCluster(next, track, now()), events: evs}
+		return describedMsg{gen: gen, base: base, data: newCluster(next, track, now(), q), events: evs}
 	}
 }
 
@@ -66,6 +73,15 @@ func (m *Model) described(msg describedMsg) tea.Cmd {
 	// An answer that left every row pending would be asked again forever.
 	m.poll.stalled = m.data.sum.Pending >= before
 	return m.next()
+}
+
+// listQuery is the transaction list's query now, for a command to sort its
+// rows off the UI goroutine.
+func (m *Model) listQuery() model.Query {
+	if l, ok := m.screens[screenList].(*listScreen); ok {
+		return l.query
+	}
+	return model.Query{}
 }
 
 // onScreen are the ids the transaction list shows now, to describe first.

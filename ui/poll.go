@@ -69,6 +69,9 @@ type refreshedMsg struct {
 	events []model.Event
 	err    error
 	took   time.Duration // how long Admin.Poll took
+	// baseline is the history of a first snapshot, the outcome each id shows,
+	// worked out here too: at 500,000 ids it is no work for the UI goroutine.
+	baseline *model.History
 }
 
 // Init starts polling, the clock that keeps ages current, and asks the
@@ -99,7 +102,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
-	gen, prev, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
+	gen, prev, admin, ctx, track, now, q := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery()
 	return func() tea.Msg {
 		start := now()
 		next, err := admin.Poll(ctx, prev)
@@ -110,7 +113,12 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
-		return refreshedMsg{gen: gen, data: newCluster(next, track, now()), events: model.Diff(prev, next), took: took}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next), took: took}
+		if prev == nil {
+			msg.baseline = model.NewHistory(historySize)
+			msg.baseline.Baseline(next)
+		}
+		return msg
 	}
 }
 
@@ -216,9 +224,12 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 // apply makes a refresh's data current: the history, every screen and the
 // dialog follow it.
 func (m *Model) apply(msg refreshedMsg) {
-	if m.data.snap == nil {
+	switch {
+	case m.data.snap == nil && msg.baseline != nil:
+		m.hist = msg.baseline // nothing was recorded before the first snapshot
+	case m.data.snap == nil:
 		m.hist.Baseline(msg.data.snap)
-	} else {
+	default:
 		m.hist.Add(msg.events)
 	}
 	m.swap(msg.data)
