@@ -68,7 +68,7 @@ type refreshedMsg struct {
 	data   cluster
 	events []model.Event
 	err    error
-	took   time.Duration // how long Admin.Poll took
+	took   time.Duration // how long the refresh took, Admin.Poll and the rest
 	// baseline is the history of a first snapshot, the outcome each id shows,
 	// worked out here too: at 500,000 ids it is no work for the UI goroutine.
 	baseline *model.History
@@ -106,18 +106,18 @@ func (m *Model) refresh() tea.Cmd {
 	return func() tea.Msg {
 		start := now()
 		next, err := admin.Poll(ctx, prev)
-		took := now().Sub(start)
 		if err != nil || next == nil {
 			if err == nil {
 				err = errors.New("the cluster returned no snapshot")
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
-		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next), took: took}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
 			msg.baseline.Baseline(next)
 		}
+		msg.took = now().Sub(start) // reading the cluster and working out the screens' data
 		return msg
 	}
 }
