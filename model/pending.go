@@ -115,18 +115,19 @@ func NextPending(s *Snapshot, first []string, n int) []string {
 	return out
 }
 
-// knownOnly readies two rows of one id for Diff as far as both are known. A
-// pending row knows only its state and producer id: when those did not
-// change, nothing can be said (ok false); when they did, the epoch nobody
-// reported is taken from the other row, so that no made-up epoch jump
-// decides how a transaction ended (a pending row's start and timeout are
-// zero, which Diff reads as unknown already).
-func knownOnly(p, n Txn) (Txn, Txn, bool) {
-	if !p.Pending && !n.Pending {
-		return p, n, true
-	}
+// UnknownEpoch is an event's ProducerEpoch when the row it comes from was
+// listed only: its epoch was not reported.
+const UnknownEpoch int16 = -1
+
+// appendListed is appendChange for two rows of one id of which one or both
+// are pending. A pending row knows only its state and producer id: when those
+// did not change, nothing can be said; when they did, the epoch nobody
+// reported is taken from the other row, so that no made-up epoch jump decides
+// how a transaction ended (a pending row's start and timeout are zero, which
+// Diff reads as unknown already), and the events say the epoch is unknown.
+func appendListed(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 	if p.State == n.State && p.ProducerID == n.ProducerID {
-		return p, n, false
+		return out
 	}
 	switch {
 	case p.Pending && !n.Pending:
@@ -134,5 +135,33 @@ func knownOnly(p, n Txn) (Txn, Txn, bool) {
 	case n.Pending && !p.Pending:
 		n.ProducerEpoch = p.ProducerEpoch
 	}
-	return p, n, true
+	from, listed := len(out), n.Pending
+	p.Pending, n.Pending = false, false
+	out = appendChange(out, prevAt, at, p, n, tv2)
+	if listed {
+		n.Pending = true
+		unknownEpochs(out, from, n)
+	}
+	return out
+}
+
+// appendNewListed is appendNew for a pending row: what its listed state
+// says, with the epoch unknown.
+func appendNewListed(out []Event, at time.Time, n Txn) []Event {
+	from, known := len(out), n
+	known.Pending = false
+	out = appendNew(out, at, known)
+	unknownEpochs(out, from, n)
+	return out
+}
+
+// unknownEpochs marks the events from index from on as not knowing the
+// epoch when they come from n, a pending row.
+func unknownEpochs(evs []Event, from int, n Txn) {
+	if !n.Pending {
+		return
+	}
+	for k := from; k < len(evs); k++ {
+		evs[k].ProducerEpoch = UnknownEpoch
+	}
 }

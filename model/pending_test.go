@@ -40,15 +40,35 @@ func TestDiffOfPendingRows(t *testing.T) {
 		{"described open, listed aborted", describedRow("a", Ongoing, 7, 3), pendingRow("a", CompleteAbort, 7), []EventKind{Aborted}},
 		{"listed idle, described open", pendingRow("a", CompleteCommit, 7), describedRow("a", Ongoing, 7, 9), []EventKind{Began}},
 		{"new producer id", pendingRow("a", Ongoing, 7), describedRow("a", Ongoing, 8, 0), []EventKind{Ended, Began}},
+		{"described open, listed with a new producer", describedRow("a", Ongoing, 7, 3), pendingRow("a", Ongoing, 8), []EventKind{Ended, Began}},
 	} {
 		prev := &Snapshot{TakenAt: t0, Txns: []Txn{tc.p}}
 		next := &Snapshot{TakenAt: t0.Add(2 * time.Second), Txns: []Txn{tc.n}}
 		var got []EventKind
 		for _, e := range Diff(prev, next) {
 			got = append(got, e.Kind)
+			if tc.n.Pending && e.ProducerEpoch != UnknownEpoch {
+				t.Errorf("%s: %s event of a listed-only row says epoch %d", tc.name, e.Kind, e.ProducerEpoch)
+			}
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: events %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An id new since the last poll, listed only, is reported from its listed
+// state, its epoch unknown.
+func TestDiffOfANewPendingRow(t *testing.T) {
+	prev := &Snapshot{TakenAt: t0}
+	next := &Snapshot{TakenAt: t0.Add(2 * time.Second), Txns: []Txn{pendingRow("a", Ongoing, 7), pendingRow("b", CompleteCommit, 8)}}
+	evs := Diff(prev, next)
+	if len(evs) != 2 || evs[0].Kind != Began || evs[1].Kind != Committed {
+		t.Fatalf("events %+v, want a began and a committed", evs)
+	}
+	for _, e := range evs {
+		if e.ProducerEpoch != UnknownEpoch {
+			t.Errorf("%s: epoch %d, want unknown", e.ID, e.ProducerEpoch)
 		}
 	}
 }
