@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,34 @@ func producerText(r Row) string {
 		return strconv.FormatInt(r.Txn.ProducerID, 10) + "/–"
 	}
 	return fmt.Sprintf("%d/%d", r.Txn.ProducerID, r.Txn.ProducerEpoch)
+}
+
+// producerTextLen is len(producerText) without building the text: the
+// header sizes the column over every row, 500,000 of them.
+func producerTextLen(t *model.Txn) int {
+	epoch := digits(int64(t.ProducerEpoch))
+	if t.Pending {
+		epoch = len(notYet)
+	} else if !t.Described && t.ProducerEpoch == 0 {
+		epoch = len("–")
+	}
+	return digits(t.ProducerID) + 1 + epoch
+}
+
+// digits is len(strconv.FormatInt(n, 10)).
+func digits(n int64) int {
+	d := 1
+	if n < 0 {
+		d++
+		if n == math.MinInt64 {
+			return 20
+		}
+		n = -n
+	}
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 func ratioText(r Row) string {
