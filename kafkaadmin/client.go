@@ -72,6 +72,8 @@ type Client struct {
 	seeds      []string
 	reach      chan struct{}
 	narrowedAt time.Time
+
+	budget int // ids one Poll may describe (pollBudget; tests lower it)
 }
 
 // New connects lazily: it fails only on bad configuration, never because the
@@ -130,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 		stop()
 		return nil, err
 	}
-	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, life: life, stop: stop,
+	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, life: life, stop: stop, budget: pollBudget,
 		seeds: seeds, reach: make(chan struct{}, 1)}, nil
 }
 

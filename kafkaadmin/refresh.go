@@ -17,8 +17,33 @@ import (
 // snapshot: idle ids whose state and producer id did not change keep their
 // described fields from it instead of being described again. It returns an error
 // only when the cluster as a whole could not be read; per-id and per-partition
-// problems land in Txn.Err and Partition.Err.
+// problems land in Txn.Err and Partition.Err. Every listed id is described
+// (none is left Pending): what `snapshot` and the one-shot commands need.
 func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	return c.refresh(ctx, prev, -1)
+}
+
+// Poll is the TUI's refresh: Refresh with a bounded describe. A first poll
+// (prev nil) describes nothing, so that every listed id is on screen after one
+// ListTransactions; later ones describe what changed since prev: every open
+// id (as Refresh does), and at most pollBudget of the others (new ids, idle
+// ones whose state or producer changed). The ids left over, and those prev
+// still had pending, stay listed only (Txn.Pending) for Describe.
+func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	if prev == nil {
+		return c.refresh(ctx, nil, 0)
+	}
+	return c.refresh(ctx, prev, c.budget)
+}
+
+// pollBudget bounds the idle ids one Poll describes: a few round trips, a
+// small part of what a 500,000-id listing costs.
+const pollBudget = 10000
+
+// refresh reads the cluster, describing the ids that need it within budget
+// (withinBudget; all of them when budget < 0, the pending ones of prev
+// included).
+func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) (*model.Snapshot, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 
@@ -42,10 +67,11 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 		return nil, whole(ctx, "cannot list transactions", err)
 	}
 
-	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: c.currentTxns(ctx, prev, list, failed)}
+	txns, changed := c.currentTxns(ctx, prev, list, failed, budget)
+	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
 	snap.Sort()
 
-	ends := findEndings(prev, snap.Txns)
+	ends := findEndings(prev, changed)
 	outcomes := c.readPartitions(ctx, prev, snap, ends, brokers)
 	bg.Wait()
 
@@ -60,14 +86,17 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	snap.Sort()
+	// Txns were sorted above and the scan returns its partitions sorted:
+	// nothing since has moved a row.
 	return snap, nil
 }
 
-// currentTxns describes the listed ids that changed since prev, and the ones
-// prev had that the listing lost (to learn whether they are gone), and merges
-// each with what prev knew of it.
-func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map[string]listed, failed map[int32]error) []model.Txn {
+// currentTxns describes the listed ids that changed since prev (at most
+// budget of them, see refresh), and the ones prev had that the listing lost
+// (to learn whether they are gone), and merges each with what prev knew of
+// it. changed are the rows described now: only they can have ended a
+// transaction since prev.
+func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map[string]listed, failed map[int32]error, budget int) (txns, changed []model.Txn) {
 	// One lookup per id into prev, shared by the choice and the merge.
 	type row struct {
 		id   string
@@ -84,10 +113,11 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 			}
 		}
 		rows = append(rows, r)
-		if needsDescribe(l, r.prev) {
+		if needsDescribe(l, r.prev, budget < 0) {
 			ask = append(ask, id)
 		}
 	}
+	ask, later := withinBudget(ask, list, budget)
 	vanished := missing(prev, list, failed)
 	for _, p := range vanished {
 		ask = append(ask, p.ID)
@@ -95,8 +125,12 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 	sort.Strings(ask)
 	desc := c.describeTxns(ctx, ask)
 
-	txns := make([]model.Txn, 0, len(rows))
+	txns = make([]model.Txn, 0, len(rows))
 	for _, r := range rows {
+		if later[r.id] {
+			txns = append(txns, listedOnly(r.id, r.l))
+			continue
+		}
 		var d *described
 		if x, ok := desc[r.id]; ok {
 			if x.gone {
@@ -104,11 +138,15 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 			}
 			d = &x
 		}
-		txns = append(txns, merge(r.id, r.l, d, r.prev))
+		t := merge(r.id, r.l, d, r.prev)
+		txns = append(txns, t)
+		if d != nil && t.Described {
+			changed = append(changed, t)
+		}
 	}
 	txns = append(txns, unlisted(prev, list, failed)...)
 	txns = append(txns, stillThere(vanished, desc)...)
-	return txns
+	return txns, changed
 }
 
 // readPartitions scans the partitions (scan.go) and, meanwhile, reads from

@@ -50,3 +50,34 @@ func BenchmarkRefresh(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirstSnapshot compares the TUI's first poll (every id listed,
+// none described) with a first Refresh (every id described) on the same
+// kfake cluster: first-poll-ms is when the first frame can have rows.
+func BenchmarkFirstSnapshot(b *testing.B) {
+	const n = 10000 // kfake spends O(ids) per request: keep it at 10k
+	_, boot := kafkatest.NewCluster(b)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-job-%d-%d", i%50, i)
+	}
+	kafkatest.InitIDs(b, boot, time.Minute, ids...)
+	a := newAdmin(b, boot)
+	ctx := context.Background()
+	var poll, full time.Duration
+	for b.Loop() {
+		start := time.Now()
+		s, err := a.Poll(ctx, nil)
+		if err != nil || model.PendingCount(s) != n {
+			b.Fatalf("Poll: %v", err)
+		}
+		poll += time.Since(start)
+		start = time.Now()
+		if _, err := a.Refresh(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		full += time.Since(start)
+	}
+	b.ReportMetric(float64(poll.Microseconds())/float64(b.N)/1000, "first-poll-ms")
+	b.ReportMetric(float64(full.Microseconds())/float64(b.N)/1000, "first-refresh-ms")
+}

@@ -12,6 +12,7 @@ func TestNeedsDescribe(t *testing.T) {
 	idle := &model.Txn{ID: "a", State: model.Empty, ProducerID: 7, Described: true}
 	complete := &model.Txn{ID: "a", State: model.CompleteCommit, ProducerID: 7, Described: true}
 	listedOnly := &model.Txn{ID: "a", State: model.Empty, ProducerID: 7}
+	pending := &model.Txn{ID: "a", State: model.CompleteCommit, ProducerID: 7, Pending: true}
 	for _, tc := range []struct {
 		name string
 		l    listed
@@ -28,7 +29,25 @@ func TestNeedsDescribe(t *testing.T) {
 		{"producer id changed", listed{state: model.Empty, pid: 8}, idle, true},
 		{"never described", listed{state: model.Empty, pid: 7}, listedOnly, true},
 	} {
-		if got := needsDescribe(tc.l, tc.prev); got != tc.want {
+		if got := needsDescribe(tc.l, tc.prev, false); got != tc.want {
+			t.Errorf("%s: needsDescribe = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A progressive load's pending row waits for its batch (Poll) unless it
+	// changed; Refresh, which must describe everything, takes it.
+	for _, tc := range []struct {
+		name string
+		l    listed
+		all  bool
+		want bool
+	}{
+		{"pending, unchanged, Poll", listed{state: model.CompleteCommit, pid: 7}, false, false},
+		{"pending, unchanged, Refresh", listed{state: model.CompleteCommit, pid: 7}, true, true},
+		{"pending, state changed", listed{state: model.CompleteAbort, pid: 7}, false, true},
+		{"pending, producer changed", listed{state: model.CompleteCommit, pid: 8}, false, true},
+		{"pending, now open", listed{state: model.Ongoing, pid: 7}, false, true},
+	} {
+		if got := needsDescribe(tc.l, pending, tc.all); got != tc.want {
 			t.Errorf("%s: needsDescribe = %v, want %v", tc.name, got, tc.want)
 		}
 	}

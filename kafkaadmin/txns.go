@@ -234,12 +234,17 @@ func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord in
 
 // needsDescribe is the economy rule: an idle id whose state and producer id did
 // not change keeps what was described before (100k idle ids must not cost a
-// DescribeTransactions each per tick).
-func needsDescribe(l listed, prev *model.Txn) bool {
-	if l.state.Open() || prev == nil || !prev.Described {
+// DescribeTransactions each per tick). An id still pending from a progressive
+// load waits for its batch unless it changed, or all is set (Refresh).
+func needsDescribe(l listed, prev *model.Txn, all bool) bool {
+	if l.state.Open() || prev == nil {
 		return true
 	}
-	return prev.State != l.state || prev.ProducerID != l.pid
+	unchanged := prev.State == l.state && prev.ProducerID == l.pid
+	if prev.Pending && !all {
+		return !unchanged
+	}
+	return !prev.Described || !unchanged
 }
 
 // merge builds the id's row from this refresh's listing, its description if
@@ -256,6 +261,7 @@ func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
 		t.Start = prev.Start
 		t.Partitions = prev.Partitions
 		t.Described = prev.Described
+		t.Pending = prev.Pending
 		if prev.State == l.state {
 			t.Outcome = prev.Outcome
 		}

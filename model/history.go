@@ -79,6 +79,9 @@ func ev(at time.Time, t Txn, k EventKind, detail string) Event {
 
 // appendNew handles an id seen for the first time after the baseline.
 func appendNew(out []Event, at time.Time, n Txn) []Event {
+	if n.Pending {
+		return appendNewListed(out, at, n) // pending.go
+	}
 	if n.State.Open() {
 		return append(out, ev(at, n, Began, ""))
 	}
@@ -89,6 +92,9 @@ func appendNew(out []Event, at time.Time, n Txn) []Event {
 }
 
 func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
+	if p.Pending || n.Pending {
+		return appendListed(out, prevAt, at, p, n, tv2) // pending.go
+	}
 	out = appendRevision(out, at, p, n, tv2)
 	pidChanged := p.ProducerID != n.ProducerID
 	switch {

@@ -102,7 +102,8 @@ func Orphans(p Partition, byPID map[int64]*Txn) []Producer {
 			continue
 		}
 		t := byPID[pr.ProducerID]
-		if t != nil && t.State.Open() && slices.Contains(t.Partitions, p.TopicPartition) {
+		// An owner not described yet is given the benefit of the doubt.
+		if t != nil && t.State.Open() && (t.Pending || slices.Contains(t.Partitions, p.TopicPartition)) {
 			continue
 		}
 		out = append(out, pr)

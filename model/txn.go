@@ -69,6 +69,10 @@ type Txn struct {
 	Partitions []TopicPartition
 	// Described is false when only ListTransactions has been seen for this id.
 	Described bool
+	// Pending: only listed so far, to be described (a progressive first load,
+	// or more changes than one refresh describes): epoch, timeout, start and
+	// partitions are not known yet, not zero (pending.go).
+	Pending bool
 	// Err is a per-id problem (e.g. an authorization failure on describe).
 	Err string
 	// Outcome is CompleteCommit or CompleteAbort when the coordinator itself says

@@ -60,6 +60,9 @@ func (p TxnPartition) MaybeOnly() bool {
 // partition order, then every partition where t's producer has an open
 // transaction the coordinator does not list for it (the hanging candidates).
 func TxnPartitions(t Txn, s *Snapshot, byPID map[int64]*Txn) []TxnPartition {
+	if t.Pending {
+		return nil // which partitions are its own is not known yet
+	}
 	var out []TxnPartition
 	listed := make(map[TopicPartition]bool, len(t.Partitions))
 	tps := append([]TopicPartition(nil), t.Partitions...)

@@ -9,7 +9,13 @@ import (
 // Admin is what the ui needs from the cluster; *kafkaadmin.Client implements it
 // and tests use a fake.
 type Admin interface {
-	Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error)
+	// Poll reads the cluster once (kafkaadmin.Client.Poll): ids it had no
+	// budget to describe, all of them on a first poll, come back listed only
+	// (model.Txn.Pending).
+	Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error)
+	// Describe describes pending ids, one batch of a progressive load; it
+	// fails as a whole only when the cluster could not be asked at all.
+	Describe(ctx context.Context, ids []string) (model.Descriptions, error)
 	// Execute re-reads the target before every request and records each one
 	// in rec before it goes out (kafkaadmin.Client.Execute).
 	Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result

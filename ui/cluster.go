@@ -20,12 +20,27 @@ type cluster struct {
 	groups  []model.BlockedGroup
 	hanging map[string]bool
 	pinSum  views.PinSummary
+	// rows are the list's rows for the query rowsQuery, sorted here rather
+	// than on the UI goroutine (500,000 rows take longer than a key may
+	// wait); hasRows is false when the query needs the history (problems).
+	rows      []int
+	rowsQuery model.Query
+	hasRows   bool
 }
 
-// newCluster derives what the screens need from snap. track remembers since
+// listRows are the list's rows for q, when they were worked out with the rest.
+func (c *cluster) listRows(q model.Query) ([]int, bool) {
+	if !c.hasRows || c.rowsQuery != q {
+		return nil, false
+	}
+	return c.rows, true
+}
+
+// newCluster derives what the screens need from snap, the list's rows for
+// q included. track remembers since
 // when each partition is pinned; only the refresh command touches it, and
 // refreshes never overlap (poller), so it needs no lock.
-func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time) cluster {
+func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query) cluster {
 	track.Observe(snap)
 	pins := model.Pins(snap, track, now)
 	groups := model.BlockedGroups(pins)
@@ -36,6 +51,9 @@ func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time) cl
 		if pins[i].Hanging {
 			c.pinSum.Hanging++
 		}
+	}
+	if q.Filter != model.FilterProblems {
+		c.rows, c.rowsQuery, c.hasRows = model.Rows(snap, nil, q, now), q, true
 	}
 	return c
 }

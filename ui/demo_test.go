@@ -25,6 +25,14 @@ func (d *demoAdmin) Refresh(ctx context.Context, prev *model.Snapshot) (*model.S
 	return s, nil
 }
 
+func (d *demoAdmin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	return d.Refresh(ctx, prev)
+}
+
+func (d *demoAdmin) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+	return model.Descriptions{}, nil
+}
+
 func (d *demoAdmin) Ping(ctx context.Context) error { return nil }
 
 func (d *demoAdmin) Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result {

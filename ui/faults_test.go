@@ -176,6 +176,15 @@ func (a *flakyAdmin) Refresh(ctx context.Context, _ *model.Snapshot) (*model.Sna
 	return s, nil
 }
 
+func (a *flakyAdmin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	return a.Refresh(ctx, prev)
+}
+
+// Describe is never asked: the snapshots served have no pending rows.
+func (a *flakyAdmin) Describe(context.Context, []string) (model.Descriptions, error) {
+	return model.Descriptions{}, errors.New("flaky admin: nothing is pending")
+}
+
 func (a *flakyAdmin) Ping(ctx context.Context) error {
 	if err := a.wait(ctx); err != nil {
 		return err

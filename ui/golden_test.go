@@ -33,6 +33,18 @@ var screens = []struct {
 		return h
 	}},
 	{"connecting", func(t *testing.T) *harness { return newHarness(t) }},
+	{"loading", func(t *testing.T) *harness {
+		h, cmd := loading(t, uitest.Snapshot(uitest.T0), 4)
+		h.deliver(cmd) // one batch in: the rows on screen first
+		return h
+	}},
+	{"loading-detail", func(t *testing.T) *harness {
+		h, _ := loading(t, uitest.Snapshot(uitest.T0), 4)
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("enter")
+		return h
+	}},
+	{"slow-refresh", slowRefresh},
 	{"stale-error", func(t *testing.T) *harness {
 		h := started(t)
 		h.admin.Fail(errors.New("dial tcp 127.0.0.1:9092: connect: connection refused"))

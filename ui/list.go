@@ -50,7 +50,11 @@ func (l *listScreen) recompute() {
 	}
 	w := &l.win
 	screenPos := w.cursor - w.top
-	w.rows = model.Rows(snap, l.e.hist, l.query, l.e.now)
+	rows, ok := l.e.data.listRows(l.query)
+	if !ok {
+		rows = model.Rows(snap, l.e.hist, l.query, l.e.now)
+	}
+	w.rows = rows
 	// When the selected id is gone (expired, filtered out) the cursor stays
 	// where it was on screen.
 	if !l.moved {

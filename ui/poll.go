@@ -46,6 +46,13 @@ type poller struct {
 	recovering bool
 	lastOK     time.Time
 	loaded     bool
+	// batch: the request in flight describes pending rows (describe.go).
+	batch bool
+	// stalled: a batch described nothing, so no more until the next poll.
+	stalled bool
+	// took is how long the last successful poll took, for the header when
+	// it outlasts the interval.
+	took time.Duration
 }
 
 type tickMsg struct{ id uint64 }
@@ -61,6 +68,10 @@ type refreshedMsg struct {
 	data   cluster
 	events []model.Event
 	err    error
+	took   time.Duration // how long the refresh took, Admin.Poll and the rest
+	// baseline is the history of a first snapshot, the outcome each id shows,
+	// worked out here too: at 500,000 ids it is no work for the UI goroutine.
+	baseline *model.History
 }
 
 // Init starts polling, the clock that keeps ages current, and asks the
@@ -91,16 +102,23 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
-	gen, prev, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
+	gen, prev, admin, ctx, track, now, q := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery()
 	return func() tea.Msg {
-		next, err := admin.Refresh(ctx, prev)
+		start := now()
+		next, err := admin.Poll(ctx, prev)
 		if err != nil || next == nil {
 			if err == nil {
 				err = errors.New("the cluster returned no snapshot")
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
-		return refreshedMsg{gen: gen, data: newCluster(next, track, now()), events: model.Diff(prev, next)}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next)}
+		if prev == nil {
+			msg.baseline = model.NewHistory(historySize)
+			msg.baseline.Baseline(next)
+		}
+		msg.took = now().Sub(start) // reading the cluster and working out the screens' data
+		return msg
 	}
 }
 
@@ -128,18 +146,24 @@ func (m *Model) refreshed(msg refreshedMsg) tea.Cmd {
 		return m.probed(msg.err)
 	}
 	if msg.err != nil {
-		if m.poll.recovering {
-			m.poll.failures = 0
-		}
-		m.poll.failures++
-		m.poll.err = msg.err.Error()
-		m.poll.fullAt = m.now.Add(backoff(m.o.Refresh, m.poll.failures))
+		m.failed(msg.err)
 	} else {
-		m.poll = poller{gen: m.poll.gen, tick: m.poll.tick, again: m.poll.again, lastOK: m.now, loaded: true}
+		m.poll = poller{gen: m.poll.gen, tick: m.poll.tick, again: m.poll.again, lastOK: m.now, loaded: true, took: msg.took}
 		m.apply(msg)
 	}
 	m.poll.recovering = false
 	return m.next()
+}
+
+// failed counts a failed request that was to bring data (a poll or a
+// describe batch) and backs the next full poll off.
+func (m *Model) failed(err error) {
+	if m.poll.recovering {
+		m.poll.failures = 0
+	}
+	m.poll.failures++
+	m.poll.err = err.Error()
+	m.poll.fullAt = m.now.Add(backoff(m.o.Refresh, m.poll.failures))
 }
 
 // probed takes a probe's answer in: an answer after none means the cluster is
@@ -159,16 +183,23 @@ func (m *Model) probed(err error) tea.Cmd {
 	return m.next()
 }
 
-// next schedules the following request: a full refresh one interval on when
-// the last one succeeded, otherwise a probe every interval until the backed-off
-// full refresh is due (ticked tells which).
+// next schedules the following request: while rows are pending, the next
+// describe batch, or the poll once it is due; otherwise a full refresh one
+// interval after the last one, or, while they fail, a probe every interval
+// until the backed-off full refresh is due (ticked tells which).
 func (m *Model) next() tea.Cmd {
 	if m.poll.again {
 		return m.refresh()
 	}
-	delay := m.o.Refresh
+	delay := max(m.poll.lastOK.Add(m.o.Refresh).Sub(m.now), 0)
+	if m.poll.err == "" && !m.poll.stalled && m.data.sum.Pending > 0 {
+		if delay == 0 {
+			return m.refresh()
+		}
+		return m.describe()
+	}
 	if m.poll.err != "" {
-		delay = min(delay, max(m.poll.fullAt.Sub(m.now), 0))
+		delay = min(m.o.Refresh, max(m.poll.fullAt.Sub(m.now), 0))
 		m.poll.retryAt = m.now.Add(delay)
 		if m.poll.answered {
 			// The cluster answers probes already: only the backed-off refresh
@@ -193,12 +224,20 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 // apply makes a refresh's data current: the history, every screen and the
 // dialog follow it.
 func (m *Model) apply(msg refreshedMsg) {
-	if m.data.snap == nil {
+	switch {
+	case m.data.snap == nil && msg.baseline != nil:
+		m.hist = msg.baseline // nothing was recorded before the first snapshot
+	case m.data.snap == nil:
 		m.hist.Baseline(msg.data.snap)
-	} else {
+	default:
 		m.hist.Add(msg.events)
 	}
-	m.data = msg.data
+	m.swap(msg.data)
+}
+
+// swap makes data current: every screen and the dialog follow it.
+func (m *Model) swap(data cluster) {
+	m.data = data
 	for _, s := range m.screens {
 		s.reload()
 	}
@@ -210,7 +249,7 @@ func (m *Model) apply(msg refreshedMsg) {
 func (m *Model) conn() views.Conn {
 	return views.Conn{
 		Loaded: m.poll.loaded, LastOK: m.poll.lastOK, Err: m.poll.err, RetryAt: m.poll.retryAt,
-		Busy: m.poll.busy, BusySince: m.poll.busySince, Refresh: m.o.Refresh,
+		Busy: m.poll.busy && !m.poll.batch, BusySince: m.poll.busySince, Refresh: m.o.Refresh, Took: m.poll.took,
 	}
 }
 

@@ -27,6 +27,7 @@ type Model struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	poll     poller
+	batch    int // ids per describe batch (describe.go)
 	pinTrack *model.PinTracker
 
 	screens    map[screenID]screen
@@ -49,7 +50,7 @@ func New(o Options) *Model {
 	ctx, cancel := context.WithCancel(o.Context)
 	e := &shared{o: o, keys: newKeyMap(o.ReadOnly), loc: time.Local, now: o.Now(), hist: model.NewHistory(historySize)}
 	m := &Model{shared: e, isDark: true, profile: colorprofile.TrueColor, schedule: scheduleUntil(ctx), ctx: ctx,
-		cancel: cancel, pinTrack: model.NewPinTracker(), cur: screenList}
+		cancel: cancel, batch: describeBatch, pinTrack: model.NewPinTracker(), cur: screenList}
 	e.host = m
 	// The screens, one line each (those that others open are built first).
 	detail, partDetail := &detailScreen{e: e}, &partDetailScreen{e: e}
@@ -91,6 +92,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.schedule(time.Second, clockMsg{})
 	case refreshedMsg:
 		return m.refreshed(msg)
+	case describedMsg:
+		return m.described(msg)
 	case executedMsg:
 		return m.executed(msg)
 	case tea.KeyPressMsg:

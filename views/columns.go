@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,10 @@ type Row struct {
 
 const pidColumn = "PID/EPOCH"
 
+// notYet stands for a field of a row that is listed but not described yet:
+// unknown for now, where "–" says there is none.
+const notYet = "…"
+
 // ListColumns are the transaction list's columns, in order. The TUI fits them
 // to the terminal; `snapshot -o table` can print their Text as is.
 func ListColumns() []Column[Row] {
@@ -29,18 +34,29 @@ func ListColumns() []Column[Row] {
 			Style: func(r Row, st *Styles) Ink { return StateStyle(r.Txn.State, st) }},
 		{Name: pidColumn, Width: 11, Right: true, Text: producerText},
 		{Name: "PARTS", Width: 5, Right: true, Drop: 5, Text: func(r Row) string {
+			if r.Txn.Pending {
+				return notYet
+			}
 			if !r.Txn.Described {
 				return "–"
 			}
 			return strconv.Itoa(len(r.Txn.Partitions))
 		}},
 		{Name: "AGE", Width: 6, Right: true, Text: func(r Row) string {
+			if r.Txn.Pending {
+				return notYet
+			}
 			if a, ok := r.Txn.Age(r.Now); ok {
 				return Dur(a)
 			}
 			return "–"
 		}},
-		{Name: "TIMEOUT", Width: 7, Right: true, Drop: 4, Text: func(r Row) string { return Timeout(r.Txn.Timeout()) }},
+		{Name: "TIMEOUT", Width: 7, Right: true, Drop: 4, Text: func(r Row) string {
+			if r.Txn.Pending {
+				return notYet
+			}
+			return Timeout(r.Txn.Timeout())
+		}},
 		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 26, Text: ratioText, Cell: gaugeCell},
 		{Name: "LAST", Width: 9, Drop: 3, Text: func(r Row) string { return Outcome(r.Stats.Last) },
 			Style: func(r Row, st *Styles) Ink { return EventStyle(r.Stats.Last, st) }},
@@ -60,13 +76,47 @@ func ListColumns() []Column[Row] {
 }
 
 func producerText(r Row) string {
+	if r.Txn.Pending {
+		return strconv.FormatInt(r.Txn.ProducerID, 10) + "/" + notYet
+	}
 	if !r.Txn.Described && r.Txn.ProducerEpoch == 0 {
 		return strconv.FormatInt(r.Txn.ProducerID, 10) + "/–"
 	}
 	return fmt.Sprintf("%d/%d", r.Txn.ProducerID, r.Txn.ProducerEpoch)
 }
 
+// producerTextLen is len(producerText) without building the text: the
+// header sizes the column over every row, 500,000 of them.
+func producerTextLen(t *model.Txn) int {
+	epoch := digits(int64(t.ProducerEpoch))
+	if t.Pending {
+		epoch = len(notYet)
+	} else if !t.Described && t.ProducerEpoch == 0 {
+		epoch = len("–")
+	}
+	return digits(t.ProducerID) + 1 + epoch
+}
+
+// digits is len(strconv.FormatInt(n, 10)).
+func digits(n int64) int {
+	d := 1
+	if n < 0 {
+		d++
+		if n == math.MinInt64 {
+			return 20
+		}
+		n = -n
+	}
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
 func ratioText(r Row) string {
+	if r.Txn.Pending {
+		return notYet
+	}
 	if x, ok := r.Txn.Ratio(r.Now); ok {
 		return strings.TrimSpace(Percent(x))
 	}
@@ -78,7 +128,7 @@ func ratioText(r Row) string {
 func gaugeCell(r Row, w int, st *Styles) string {
 	x, ok := r.Txn.Ratio(r.Now)
 	if !ok {
-		return pad("–", w, true)
+		return pad(ratioText(r), w, true)
 	}
 	pct := Percent(x)
 	bar := w - len(pct) - 1

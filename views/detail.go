@@ -126,13 +126,19 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 	add("")
 
 	title = fmt.Sprintf(" PARTITIONS (%d)", len(d.Parts))
+	if t.Pending {
+		title = " PARTITIONS (" + notYet + ")"
+	}
 	if n := unlisted(d.Parts); n > 0 {
 		title += fmt.Sprintf(" · %d hanging: open there, not listed by the coordinator", n)
 	}
 	add(st.Section.Render(title))
-	if len(d.Parts) == 0 {
+	switch {
+	case len(d.Parts) == 0 && t.Pending:
+		add(st.Dim.Render("   " + notYet + " not described yet"))
+	case len(d.Parts) == 0:
 		add(st.Dim.Render("   none: the coordinator lists no partitions for this transaction"))
-	} else {
+	default:
 		cols := Layout(partColumns(), w-markerWidth)
 		add(st.Section.Render(markerPad + HeaderLine(cols)))
 		for i, p := range d.Parts {
@@ -176,6 +182,9 @@ func fields(d DetailData) []field {
 	if d.Stats.Last != "" {
 		last = string(d.Stats.Last) + " at " + Clock(d.Stats.LastAt, d.Loc)
 	}
+	if t.Pending {
+		return pendingFields(d)
+	}
 	fs := []field{
 		{"state", stateName(t.State)},
 		{"coordinator", "broker " + strconv.Itoa(int(t.Coordinator))},
@@ -195,6 +204,22 @@ func fields(d DetailData) []field {
 		fs = append(fs, field{"flink sink", fmt.Sprintf("prefix %s · subtask %d · checkpoint %d", name(f.Prefix), f.Subtask, f.Checkpoint)})
 	}
 	return fs
+}
+
+// pendingFields are what the listing tells of an id not described yet; the
+// rest is unknown for now, not none.
+func pendingFields(d DetailData) []field {
+	t := d.Txn
+	return []field{
+		{"state", stateName(t.State)},
+		{"coordinator", "broker " + strconv.Itoa(int(t.Coordinator))},
+		{"producer id", strconv.FormatInt(t.ProducerID, 10)},
+		{"epoch", notYet},
+		{"started", notYet},
+		{"timeout", notYet},
+		{"partitions", notYet},
+		{"described", "not yet (listed only, being described)"},
+	}
 }
 
 // pairs lays fields out two per line when there is room.

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/txnscope/txnscope/model"
@@ -40,7 +41,7 @@ func Events(d EventsData, w, h int, st Styles) string {
 func EventLine(e model.Event, loc *time.Location, w int, st Styles) string {
 	kind := pad(string(e.Kind), 18, false)
 	line := "  " + st.Dim.Render(Clock(e.At, loc)) + "  " + EventStyle(e.Kind, &st).Render(kind) + " " +
-		name(e.ID) + st.Dim.Render(fmt.Sprintf("  pid %d/%d", e.ProducerID, e.ProducerEpoch))
+		name(e.ID) + st.Dim.Render(fmt.Sprintf("  pid %d/%s", e.ProducerID, eventEpoch(e)))
 	if e.Detail != "" {
 		line += st.Dim.Render("  " + oneLine(e.Detail))
 	}
@@ -53,4 +54,13 @@ func repeatDash(w int) string {
 		b = append(b, "─"...)
 	}
 	return string(b)
+}
+
+// eventEpoch is the epoch an event reports, "…" when it came from a row that
+// was listed only (model.UnknownEpoch).
+func eventEpoch(e model.Event) string {
+	if e.ProducerEpoch == model.UnknownEpoch {
+		return notYet
+	}
+	return strconv.Itoa(int(e.ProducerEpoch))
 }

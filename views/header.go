@@ -28,6 +28,8 @@ type Summary struct {
 	// PIDWidth is the widest producer id/epoch, so the list column can fit
 	// it (kfake hands out 19-digit producer ids).
 	PIDWidth int
+	// Pending is how many ids are listed but not described yet.
+	Pending int
 }
 
 // countOrder is the order states are listed in the header.
@@ -59,7 +61,10 @@ func Summarize(s *model.Snapshot) Summary {
 		out.OldestID, out.OldestStart = t.ID, t.Start
 	}
 	for i := range s.Txns {
-		out.PIDWidth = max(out.PIDWidth, len(producerText(Row{Txn: &s.Txns[i]})))
+		out.PIDWidth = max(out.PIDWidth, producerTextLen(&s.Txns[i]))
+		if s.Txns[i].Pending {
+			out.Pending++
+		}
 	}
 	return out
 }
@@ -73,6 +78,7 @@ type Conn struct {
 	Busy      bool      // a refresh is in flight
 	BusySince time.Time
 	Refresh   time.Duration // the poll interval
+	Took      time.Duration // how long the last successful refresh took
 }
 
 // Stale reports whether the data shown is not what the cluster says now: the
@@ -152,6 +158,14 @@ func connText(d HeaderData, st Styles) string {
 	} else if c.Loaded {
 		parts = append(parts, st.Dim.Render("refreshed "+Dur(now.Sub(c.LastOK))+" ago"))
 	}
+	if d.Sum.Pending > 0 && c.Loaded {
+		parts = append(parts, st.Warn.Render("describing "+Count(d.Sum.Pending)+" of "+Count(d.Sum.Total)))
+	}
+	if c.Took > c.Refresh && c.Refresh > 0 && c.Err == "" {
+		// Slower than the interval: every refresh starts as soon as the last
+		// one is in, and the data is as old as a refresh takes.
+		parts = append(parts, st.Warn.Render("refresh "+tenths(c.Took)+" > "+tenths(c.Refresh)))
+	}
 	switch {
 	case c.Busy && now.Sub(c.BusySince) >= c.Refresh && c.Refresh > 0:
 		parts = append(parts, st.Warn.Render("refreshing for "+Dur(now.Sub(c.BusySince))))
@@ -161,6 +175,11 @@ func connText(d HeaderData, st Styles) string {
 		parts = append(parts, st.Warn.Render("retrying…"))
 	}
 	return strings.Join(parts, st.Dim.Render(" · "))
+}
+
+// tenths is a duration in seconds to one decimal, without a trailing ".0".
+func tenths(d time.Duration) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", d.Seconds()), ".0") + "s"
 }
 
 // seconds rounds up, so a countdown never says 0s before it fires.

@@ -129,6 +129,66 @@ type Admin struct {
 	Result func(a model.Action) model.Result
 	// Block, when set, makes Refresh and Ping wait for it (or for ctx).
 	Block chan struct{}
+	// Truth answers Describe: an id is described as Truth has it, and is
+	// gone when Truth does not have it. Set it before the first Describe.
+	Truth *model.Snapshot
+	// DescribeErr, when set, fails every Describe.
+	DescribeErr error
+	// OnPoll, when set, runs at the start of every Poll (a test's clock
+	// moving while the cluster is read).
+	OnPoll func()
+	asked  [][]string
+}
+
+// Poll implements ui.Admin: the same queue as Refresh.
+func (a *Admin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	if a.OnPoll != nil {
+		a.OnPoll()
+	}
+	return a.Refresh(ctx, prev)
+}
+
+// Describe implements ui.Admin from Truth.
+func (a *Admin) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, append([]string(nil), ids...))
+	if err := ctx.Err(); err != nil {
+		return model.Descriptions{}, err
+	}
+	if a.DescribeErr != nil {
+		return model.Descriptions{}, a.DescribeErr
+	}
+	if a.Truth == nil {
+		return model.Descriptions{}, fmt.Errorf("fake admin: no Truth to describe from")
+	}
+	d := model.Descriptions{At: a.Truth.TakenAt}
+	for _, id := range ids {
+		if t, ok := a.Truth.Txn(id); ok {
+			d.Txns = append(d.Txns, t)
+		} else {
+			d.Gone = append(d.Gone, id)
+		}
+	}
+	return d, nil
+}
+
+// Asked are the ids of each Describe, in order.
+func (a *Admin) Asked() [][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([][]string(nil), a.asked...)
+}
+
+// Listed is s as a first poll returns it: every row listed only (state,
+// producer id and coordinator), pending its describe.
+func Listed(s *model.Snapshot) *model.Snapshot {
+	out := *s
+	out.Txns = make([]model.Txn, len(s.Txns))
+	for i, t := range s.Txns {
+		out.Txns[i] = model.Txn{ID: t.ID, State: t.State, ProducerID: t.ProducerID, Coordinator: t.Coordinator, Pending: true}
+	}
+	return &out
 }
 
 type reply struct {
