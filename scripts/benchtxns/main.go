@@ -57,6 +57,10 @@ func main() {
 	flag.DurationVar(&c.deadline, "timeout", time.Hour, "give up after this long")
 	flag.Parse()
 	c.partitions, c.timeoutMs = int32(partitions), int32(timeoutMs)
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "benchtxns: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if err := c.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtxns:", err)
 		os.Exit(2)
@@ -69,8 +73,6 @@ func main() {
 
 func (c config) check() error {
 	switch {
-	case flag.NArg() > 0:
-		return fmt.Errorf("unexpected argument %q", flag.Arg(0))
 	case c.n < 0 || c.from < 0:
 		return errors.New("-n and -from must not be negative")
 	case c.parallel < 1:

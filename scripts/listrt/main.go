@@ -48,16 +48,9 @@ func run(ctx context.Context, bootstrap string, runs int, brief bool) error {
 		return err
 	}
 	defer cl.Close()
-	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	brokers, err := allBrokers(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("metadata: %w", err)
-	}
-	var brokers []*kgo.Broker
-	for _, b := range md.Brokers {
-		brokers = append(brokers, cl.Broker(int(b.NodeID)))
-	}
-	if len(brokers) == 0 {
-		return errors.New("the cluster names no brokers")
+		return err
 	}
 	ids, err := round(ctx, brokers) // warm-up: dials and version negotiation
 	if err != nil {
@@ -84,6 +77,21 @@ func run(ctx context.Context, bootstrap string, runs int, brief bool) error {
 	fmt.Printf("ListTransactions to %d broker(s): %d ids; median %.1f ms of %d (min %.1f, max %.1f)\n",
 		len(brokers), ids, ms(median), runs, ms(took[0]), ms(took[runs-1]))
 	return nil
+}
+
+func allBrokers(ctx context.Context, cl *kgo.Client) ([]*kgo.Broker, error) {
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	var brokers []*kgo.Broker
+	for _, b := range md.Brokers {
+		brokers = append(brokers, cl.Broker(int(b.NodeID)))
+	}
+	if len(brokers) == 0 {
+		return nil, errors.New("the cluster names no brokers")
+	}
+	return brokers, nil
 }
 
 // round sends one ListTransactions to every broker at once and returns the
