@@ -1,22 +1,25 @@
-// Command benchtxns opens N transactions on a real Kafka 4.x broker, fast, for
-// scripts/bench-cli: per transactional id one InitProducerId and one
-// transactional Produce (v12, where the broker adds the partition to the
-// transaction itself, KIP-890 part 2), one record each, spread over the
-// topic's partitions. The transactions stay open until their timeout (the
-// broker's maximum by default), so that list, describe and find-hanging have
-// N open transactions to look at.
+// Command benchtxns creates N transactional ids on a real Kafka 4.x broker, fast,
+// for scripts/bench-cli and scripts/bench-scale: per id one InitProducerId and
+// one transactional Produce (v12, where the broker adds the partition to the
+// transaction itself, KIP-890 part 2) of one record, spread over the topic's
+// partitions. With -open-every K, id number i stays open (Ongoing) when i is a
+// multiple of K and every other id is committed (EndTxn), which is what a week
+// of Flink checkpoints leaves behind: -open-every 100 gives 1 % Ongoing and
+// 99 % CompleteCommit. The default, -open-every 1, leaves every transaction
+// open until its timeout. Id numbers are global, so a second run with -from
+// adds to the first and keeps the same mix.
 //
 //	go run ./scripts/benchtxns -bootstrap 127.0.0.1:9092 -n 10000 -prefix bench -topic bench
+//	go run ./scripts/benchtxns -bootstrap 127.0.0.1:9092 -n 90000 -from 10000 -open-every 100
 package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"hash/crc32"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,177 +27,184 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
+type config struct {
+	bootstrap  string
+	n, from    int
+	prefix     string
+	topic      string
+	partitions int32
+	timeoutMs  int32
+	parallel   int
+	openEvery  int
+	deadline   time.Duration
+}
+
 func main() {
-	var (
-		bootstrap  = flag.String("bootstrap", "127.0.0.1:9092", "broker to start from")
-		n          = flag.Int("n", 1000, "how many transactional ids to open a transaction for")
-		from       = flag.Int("from", 0, "first id number (to add ids to an earlier run)")
-		prefix     = flag.String("prefix", "bench", "ids are <prefix>-<number>")
-		topic      = flag.String("topic", "bench", "topic written to (created when missing)")
-		partitions = flag.Int("partitions", 12, "partitions of the topic when it is created")
-		timeoutMs  = flag.Int("txn-timeout-ms", 900000, "transaction.timeout.ms of every id")
-		parallel   = flag.Int("parallel", 64, "requests in flight")
-	)
+	var c config
+	var partitions, timeoutMs int
+	flag.StringVar(&c.bootstrap, "bootstrap", "127.0.0.1:9092", "broker to start from")
+	flag.IntVar(&c.n, "n", 1000, "how many transactional ids to create")
+	flag.IntVar(&c.from, "from", 0, "first id number (to add ids to an earlier run)")
+	flag.StringVar(&c.prefix, "prefix", "bench", "ids are <prefix>-<number>")
+	flag.StringVar(&c.topic, "topic", "bench", "topic written to (created when missing)")
+	flag.IntVar(&partitions, "partitions", 12, "partitions of the topic when it is created")
+	flag.IntVar(&timeoutMs, "txn-timeout-ms", 900000, "transaction.timeout.ms of every id (at most the broker's transaction.max.timeout.ms)")
+	flag.IntVar(&c.parallel, "parallel", 64, "ids in flight at once")
+	flag.IntVar(&c.openEvery, "open-every", 1, "id number i stays open when i is a multiple of this; the others are committed (1: all open)")
+	flag.DurationVar(&c.deadline, "timeout", time.Hour, "give up after this long")
 	flag.Parse()
-	if err := run(*bootstrap, *n, *from, *prefix, *topic, int32(*partitions), int32(*timeoutMs), *parallel); err != nil {
+	c.partitions, c.timeoutMs = int32(partitions), int32(timeoutMs)
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "benchtxns: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if err := c.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtxns:", err)
+		os.Exit(2)
+	}
+	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtxns:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bootstrap string, n, from int, prefix, topic string, partitions, timeoutMs int32, parallel int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+func (c config) check() error {
+	switch {
+	case c.n < 0 || c.from < 0:
+		return errors.New("-n and -from must not be negative")
+	case c.parallel < 1:
+		return errors.New("-parallel must be at least 1")
+	case c.openEvery < 1:
+		return errors.New("-open-every must be at least 1")
+	case c.partitions < 1 || c.timeoutMs < 1:
+		return errors.New("-partitions and -txn-timeout-ms must be positive")
+	}
+	return nil
+}
+
+func run(c config) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, c.deadline)
 	defer cancel()
 	// Produce v13 names topics by id; v12 still by name and already adds the
 	// partition to the transaction implicitly.
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(0, 12)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MaxVersions(versions))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap), kgo.MaxVersions(versions))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("create topic %s: %w", topic, err)
+	leaders, err := topicLeaders(ctx, kadm.NewClient(cl), c.topic, c.partitions)
+	if err != nil {
+		return err
 	}
-	var leaders map[int32]int32
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		md, err := adm.Metadata(ctx, topic)
-		if err != nil {
-			return err
-		}
-		leaders = map[int32]int32{}
-		for _, p := range md.Topics[topic].Partitions {
-			if p.Leader >= 0 {
-				leaders[p.Partition] = p.Leader
-			}
-		}
-		if len(leaders) > 0 && len(leaders) == len(md.Topics[topic].Partitions) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s has no leaders", topic)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	parts := int32(len(leaders))
 
 	start := time.Now()
-	var done atomic.Int64
+	var opened, committed atomic.Int64
+	stopProgress := progress(start, c.n, &opened, &committed)
 	work := make(chan int)
-	errs := make(chan error, parallel)
+	var first error
+	var once sync.Once
 	var wg sync.WaitGroup
-	for range parallel {
+	for range c.parallel {
 		wg.Go(func() {
 			for i := range work {
-				id := fmt.Sprintf("%s-%d", prefix, i)
-				p := int32(i) % parts
-				if err := openOne(ctx, cl, id, topic, p, leaders[p], timeoutMs); err != nil {
-					errs <- fmt.Errorf("%s: %w", id, err)
+				id := fmt.Sprintf("%s-%d", c.prefix, i)
+				p := int32(i % len(leaders))
+				commit := i%c.openEvery != 0
+				if err := oneID(ctx, cl, id, c.topic, p, leaders[p], c.timeoutMs, commit); err != nil {
+					once.Do(func() { first = fmt.Errorf("%s: %w", id, err) })
 					cancel()
 					return
 				}
-				done.Add(1)
+				if commit {
+					committed.Add(1)
+				} else {
+					opened.Add(1)
+				}
 			}
 		})
 	}
-	go func() {
-		defer close(work)
-		for i := from; i < from+n; i++ {
-			select {
-			case work <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	feed(ctx, work, c.from, c.n)
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
+	stopProgress()
+	if first != nil {
+		return first
 	}
-	fmt.Printf("opened %d transactions (%s-%d..%d on %s, %d partitions) in %s\n",
-		done.Load(), prefix, from, from+n-1, topic, parts, time.Since(start).Round(time.Millisecond))
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped after %d of %d ids: %w", opened.Load()+committed.Load(), c.n, err)
+	}
+	took := time.Since(start)
+	fmt.Printf("created %d ids (%s-%d..%d on %s, %d partitions): %d open, %d committed, in %s (%.0f ids/s)\n",
+		c.n, c.prefix, c.from, c.from+c.n-1, c.topic, len(leaders), opened.Load(), committed.Load(),
+		took.Round(time.Millisecond), float64(c.n)/took.Seconds())
 	return nil
 }
 
-// openOne registers id and leaves one open transaction with one record on p.
-func openOne(ctx context.Context, cl *kgo.Client, id, topic string, p, leader, timeoutMs int32) error {
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionalID = kmsg.StringPtr(id)
-	init.TransactionTimeoutMillis = timeoutMs
-	init.ProducerID, init.ProducerEpoch = -1, -1
-	var pid int64
-	var epoch int16
-	for {
-		resp, err := init.RequestWith(ctx, cl)
-		if err != nil {
-			return fmt.Errorf("InitProducerId: %w", err)
+// feed hands out the id numbers from..from+n-1 until ctx ends, then closes work.
+func feed(ctx context.Context, work chan<- int, from, n int) {
+	defer close(work)
+	for i := from; i < from+n; i++ {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			return
 		}
-		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			if kerr.IsRetriable(err) || errors.Is(err, kerr.ConcurrentTransactions) {
-				time.Sleep(50 * time.Millisecond)
-				continue
+	}
+}
+
+// progress prints a line to stderr every 10 s, so that a 500k load does not
+// look hung; the returned func stops it.
+func progress(start time.Time, n int, opened, committed *atomic.Int64) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				k := opened.Load() + committed.Load()
+				fmt.Fprintf(os.Stderr, "benchtxns: %d/%d ids after %s (%.0f ids/s)\n",
+					k, n, time.Since(start).Round(time.Second), float64(k)/time.Since(start).Seconds())
 			}
-			return fmt.Errorf("InitProducerId: %w", err)
 		}
-		pid, epoch = resp.ProducerID, resp.ProducerEpoch
-		break
-	}
+	}()
+	return func() { close(done) }
+}
 
-	rec := kmsg.Record{Value: []byte(id)}
-	rec.Length = int32(len(rec.AppendTo(nil)) - 1) // the body after the 1-byte varint of Length 0
-	now := time.Now().UnixMilli()
-	batch := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		Attributes:           0x10, // transactional
-		FirstTimestamp:       now,
-		MaxTimestamp:         now,
-		ProducerID:           pid,
-		ProducerEpoch:        epoch,
-		NumRecords:           1,
-		Records:              rec.AppendTo(nil),
+// topicLeaders creates topic when missing and waits until every partition has a leader.
+func topicLeaders(ctx context.Context, adm *kadm.Client, topic string, partitions int32) ([]int32, error) {
+	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return nil, fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	raw := batch.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
-
-	produce := kmsg.NewPtrProduceRequest()
-	produce.TransactionID = kmsg.StringPtr(id)
-	produce.Acks = -1
-	produce.TimeoutMillis = 15000
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Partition = p
-	pp.Records = raw
-	pt.Partitions = append(pt.Partitions, pp)
-	produce.Topics = append(produce.Topics, pt)
-	for {
-		resp, err := produce.RequestWith(ctx, cl.Broker(int(leader)))
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		md, err := adm.Metadata(ctx, topic)
 		if err != nil {
-			return fmt.Errorf("produce: %w", err)
+			return nil, err
 		}
-		if v := produce.GetVersion(); v < 12 {
-			return fmt.Errorf("the produce request went out as v%d: the broker must be Kafka 4.0+ (transaction version 2)", v)
+		ps := md.Topics[topic].Partitions
+		leaders := make([]int32, len(ps))
+		ok := len(ps) > 0
+		for _, p := range ps {
+			if p.Leader < 0 || int(p.Partition) >= len(ps) {
+				ok = false
+				break
+			}
+			leaders[p.Partition] = p.Leader
 		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			return fmt.Errorf("unexpected produce response %+v", resp)
+		if ok {
+			return leaders, nil
 		}
-		err = kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
-		if err != nil && (errors.Is(err, kerr.ConcurrentTransactions) || kerr.IsRetriable(err)) {
-			time.Sleep(50 * time.Millisecond)
-			continue
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("topic %s has no leaders", topic)
 		}
-		if err != nil {
-			return fmt.Errorf("produce: %w", err)
-		}
-		return nil
+		time.Sleep(200 * time.Millisecond)
 	}
 }
