@@ -3,6 +3,7 @@
 package model
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -253,12 +254,20 @@ type Snapshot struct {
 	GroupCommits []GroupCommit
 	// GroupsErr is set when the consumer groups could not be read.
 	GroupsErr string
+
+	// index finds Txns by id; Sort builds it (index.go).
+	index *txnIndex
 }
 
-// Txn finds a transaction by id (Txns is sorted by id).
+// Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
+// hash probe; a snapshot changed since is searched.
 func (s *Snapshot) Txn(id string) (Txn, bool) {
-	i := sort.Search(len(s.Txns), func(i int) bool { return s.Txns[i].ID >= id })
-	if i < len(s.Txns) && s.Txns[i].ID == id {
+	if s.index.fits(s.Txns) {
+		if i := s.index.find(s.Txns, id); i >= 0 {
+			return s.Txns[i], true
+		}
+	}
+	if i, ok := search(s.Txns, id); ok {
 		return s.Txns[i], true
 	}
 	return Txn{}, false
@@ -297,8 +306,23 @@ func (s *Snapshot) OldestOpen() (Txn, bool) {
 	return best, found
 }
 
-// Sort puts Txns and Partitions in the order the lookups rely on.
+// Sort puts Txns and Partitions in the order the lookups rely on and indexes
+// Txns by id. A refresh sorts twice: on a snapshot already in order it only
+// checks the order. Call it before the snapshot is shared: it writes the
+// index that Txn reads.
 func (s *Snapshot) Sort() {
-	sort.Slice(s.Txns, func(i, j int) bool { return s.Txns[i].ID < s.Txns[j].ID })
-	sort.Slice(s.Partitions, func(i, j int) bool { return s.Partitions[i].TopicPartition.Less(s.Partitions[j].TopicPartition) })
+	if sortTxns(s.Txns) || !s.index.fits(s.Txns) {
+		s.index = newTxnIndex(s.Txns)
+	}
+	less := func(a, b Partition) int { return cmpPartitions(a.TopicPartition, b.TopicPartition) }
+	if !slices.IsSortedFunc(s.Partitions, less) {
+		slices.SortStableFunc(s.Partitions, less)
+	}
+}
+
+func cmpPartitions(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition) - int(b.Partition)
 }

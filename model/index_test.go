@@ -1,0 +1,143 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+)
+
+// randomSnap is n txns with ids drawn from a small space (so that
+// consecutive snapshots share most ids, some repeat within one, and some
+// are prefixes of others), random states and producers, in random order.
+func randomSnap(r *rand.Rand, n int, at time.Time) *Snapshot {
+	states := []State{Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence}
+	s := &Snapshot{TakenAt: at, EpochBumpsOnEnd: r.IntN(2) == 0}
+	for range n {
+		id := fmt.Sprintf("job-%d-%d", r.IntN(7), r.IntN(3*n+1))
+		if r.IntN(10) == 0 {
+			id = id[:len(id)-1]
+		}
+		t := Txn{ID: id, State: states[r.IntN(len(states))], ProducerID: int64(r.IntN(5)), ProducerEpoch: int16(r.IntN(4)),
+			TimeoutMs: int32(r.IntN(3)) * 30000, Described: r.IntN(4) != 0}
+		if r.IntN(2) == 0 {
+			t.Start = at.Add(-time.Duration(r.IntN(120)) * time.Second)
+		}
+		if r.IntN(4) == 0 {
+			t.PrevOutcome = states[r.IntN(len(states))]
+		}
+		if r.IntN(3) == 0 {
+			t.Partitions = []TopicPartition{{"orders", int32(r.IntN(4))}}
+		}
+		s.Txns = append(s.Txns, t)
+	}
+	for p := r.IntN(6); p > 0; p-- {
+		s.Partitions = append(s.Partitions, Partition{TopicPartition: TopicPartition{fmt.Sprint("t", r.IntN(3)), int32(r.IntN(5))}})
+	}
+	return s
+}
+
+// oldSort and oldTxn are the lookups as they were before the index: the
+// reference the indexed ones must agree with.
+func oldSort(s *Snapshot) {
+	sort.SliceStable(s.Txns, func(i, j int) bool { return s.Txns[i].ID < s.Txns[j].ID })
+	sort.SliceStable(s.Partitions, func(i, j int) bool { return s.Partitions[i].TopicPartition.Less(s.Partitions[j].TopicPartition) })
+}
+
+func oldTxn(s *Snapshot, id string) (Txn, bool) {
+	i := sort.Search(len(s.Txns), func(i int) bool { return s.Txns[i].ID >= id })
+	if i < len(s.Txns) && s.Txns[i].ID == id {
+		return s.Txns[i], true
+	}
+	return Txn{}, false
+}
+
+// oldDiff is Diff's merge as it was, over the same per-id rules.
+func oldDiff(prev, next *Snapshot) []Event {
+	if prev == nil || next == nil {
+		return nil
+	}
+	var out []Event
+	i, j := 0, 0
+	for i < len(prev.Txns) || j < len(next.Txns) {
+		switch {
+		case j >= len(next.Txns) || (i < len(prev.Txns) && prev.Txns[i].ID < next.Txns[j].ID):
+			i++
+		case i >= len(prev.Txns) || next.Txns[j].ID < prev.Txns[i].ID:
+			out = appendNew(out, next.TakenAt, next.Txns[j])
+			j++
+		default:
+			out = appendChange(out, prev.TakenAt, next.TakenAt, prev.Txns[i], next.Txns[j], next.EpochBumpsOnEnd)
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// TestIndexedLookupsMatchTheOldOnes: on random snapshots, Sort orders as the
+// old sort did, Txn finds what a binary search finds (ids present, absent,
+// repeated), also after a row is edited or the rows resliced, and
+// Diff and the history report the same events.
+func TestIndexedLookupsMatchTheOldOnes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for round := range 300 {
+		n := r.IntN(200)
+		prev, next := randomSnap(r, n, t0), randomSnap(r, n+r.IntN(20), t0.Add(2*time.Second))
+		for _, s := range []*Snapshot{prev, next} {
+			want := &Snapshot{Txns: slices.Clone(s.Txns), Partitions: slices.Clone(s.Partitions)}
+			oldSort(want)
+			s.Sort()
+			if !reflect.DeepEqual(s.Txns, want.Txns) || !reflect.DeepEqual(s.Partitions, want.Partitions) {
+				t.Fatalf("round %d: Sort differs from the old sort", round)
+			}
+			s.Sort() // already sorted: nothing moves, the index stays
+			if !reflect.DeepEqual(s.Txns, want.Txns) {
+				t.Fatalf("round %d: a second Sort changed the order", round)
+			}
+			checkLookups(t, s, round)
+		}
+		got, want := Diff(prev, next), oldDiff(prev, next)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: Diff gives\n%v\nthe old merge\n%v", round, got, want)
+		}
+		// Changed behind the index's back: a row edited in place, resliced.
+		if len(next.Txns) > 2 {
+			next.Txns[1].State, next.Txns[1].Err = Dead, "edited"
+			checkLookups(t, next, round)
+			next.Txns = next.Txns[1:]
+			checkLookups(t, next, round)
+		}
+	}
+}
+
+func checkLookups(t *testing.T, s *Snapshot, round int) {
+	t.Helper()
+	ids := []string{"", "job-", "zzz", "job-3-1000000"}
+	for _, tx := range s.Txns {
+		ids = append(ids, tx.ID, tx.ID+"0", tx.ID[:len(tx.ID)-1])
+	}
+	for _, id := range ids {
+		got, ok := s.Txn(id)
+		want, wantOK := oldTxn(s, id)
+		if ok != wantOK || !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: Txn(%q) = %v %v, the binary search %v %v", round, id, got.ID, ok, want.ID, wantOK)
+		}
+	}
+}
+
+func TestSortEmptyAndOne(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		s := &Snapshot{Txns: make([]Txn, n)}
+		s.Sort()
+		if _, ok := s.Txn("x"); ok {
+			t.Fatalf("n=%d: found an id that is not there", n)
+		}
+		if _, ok := s.Txn(""); ok != (n == 1) {
+			t.Fatalf("n=%d: the empty id", n)
+		}
+	}
+}
