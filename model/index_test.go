@@ -141,3 +141,34 @@ func TestSortEmptyAndOne(t *testing.T) {
 		}
 	}
 }
+
+// TestProducersOnMatchesByProducerID: for every producer on the partitions,
+// the restricted index names the same transaction as the full one, and it
+// holds nothing else.
+func TestProducersOnMatchesByProducerID(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for round := range 200 {
+		s := randomSnap(r, r.IntN(60), t0)
+		for i := range s.Partitions {
+			for k := r.IntN(4); k > 0; k-- {
+				s.Partitions[i].Producers = append(s.Partitions[i].Producers, Producer{ProducerID: int64(r.IntN(8))})
+			}
+		}
+		s.Sort()
+		all, on := ByProducerID(s), ProducersOn(s)
+		seen := map[int64]bool{}
+		for _, p := range s.Partitions {
+			for _, pr := range p.Producers {
+				seen[pr.ProducerID] = true
+				if on[pr.ProducerID] != all[pr.ProducerID] {
+					t.Fatalf("round %d: producer %d: %v, want %v", round, pr.ProducerID, on[pr.ProducerID], all[pr.ProducerID])
+				}
+			}
+		}
+		for pid := range on {
+			if !seen[pid] {
+				t.Fatalf("round %d: producer %d is on no partition", round, pid)
+			}
+		}
+	}
+}

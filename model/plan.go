@@ -110,6 +110,36 @@ func Orphans(p Partition, byPID map[int64]*Txn) []Producer {
 	return out
 }
 
+// ProducersOn is ByProducerID for the producers on s's partitions only:
+// every owner the screens and the pin rules look up is one of them, and a
+// map of every id, rebuilt each refresh, cost 40 bytes and a share of the
+// refresh per id at 500,000 ids.
+func ProducersOn(s *Snapshot) map[int64]*Txn { return ProducersOf(s, s.Partitions) }
+
+// ProducersOf is ByProducerID for the producers on parts only.
+func ProducersOf(s *Snapshot, parts []Partition) map[int64]*Txn {
+	m := make(map[int64]*Txn)
+	for _, p := range parts {
+		for _, pr := range p.Producers {
+			m[pr.ProducerID] = nil
+		}
+	}
+	if len(m) == 0 {
+		return m
+	}
+	for i := range s.Txns {
+		if _, ok := m[s.Txns[i].ProducerID]; ok {
+			m[s.Txns[i].ProducerID] = &s.Txns[i] // the last one wins, as in ByProducerID
+		}
+	}
+	for pid, t := range m {
+		if t == nil {
+			delete(m, pid)
+		}
+	}
+	return m
+}
+
 // ByProducerID indexes the transactions of s by producer id.
 func ByProducerID(s *Snapshot) map[int64]*Txn {
 	m := make(map[int64]*Txn, len(s.Txns))
