@@ -66,6 +66,26 @@ func producerText(r Row) string {
 	return fmt.Sprintf("%d/%d", r.Txn.ProducerID, r.Txn.ProducerEpoch)
 }
 
+// producerWidth is len(producerText) without building the text: the header
+// measures every id on each refresh.
+func producerWidth(t *model.Txn) int {
+	if !t.Described && t.ProducerEpoch == 0 {
+		return digits(t.ProducerID) + len("/–")
+	}
+	return digits(t.ProducerID) + 1 + digits(int64(t.ProducerEpoch))
+}
+
+func digits(n int64) int {
+	w := 1
+	if n < 0 {
+		w++ // the sign; -n may overflow, n/10 does not
+	}
+	for n /= 10; n != 0; n /= 10 {
+		w++
+	}
+	return w
+}
+
 func ratioText(r Row) string {
 	if x, ok := r.Txn.Ratio(r.Now); ok {
 		return strings.TrimSpace(Percent(x))

@@ -59,7 +59,7 @@ func Summarize(s *model.Snapshot) Summary {
 		out.OldestID, out.OldestStart = t.ID, t.Start
 	}
 	for i := range s.Txns {
-		out.PIDWidth = max(out.PIDWidth, len(producerText(Row{Txn: &s.Txns[i]})))
+		out.PIDWidth = max(out.PIDWidth, producerWidth(&s.Txns[i]))
 	}
 	return out
 }
