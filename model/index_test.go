@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // randomSnap is n txns with ids drawn from a small space (so that
@@ -170,5 +171,41 @@ func TestProducersOnMatchesByProducerID(t *testing.T) {
 				t.Fatalf("round %d: producer %d is on no partition", round, pid)
 			}
 		}
+	}
+}
+
+// TestShareStringsKeepsTheText: after ShareStrings, next says exactly what
+// it said before, field by field, and Diff finds the same events.
+func TestShareStringsKeepsTheText(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for round := range 200 {
+		prev, next := randomSnap(r, r.IntN(100), t0), randomSnap(r, r.IntN(100), t0.Add(2*time.Second))
+		for i := range next.Txns {
+			if r.IntN(3) == 0 {
+				next.Txns[i].Err = fmt.Sprint("describe: error ", r.IntN(3))
+			}
+		}
+		prev.Sort()
+		next.Sort()
+		want := &Snapshot{Txns: slices.Clone(next.Txns)}
+		for i := range want.Txns {
+			// Strings of their own, so that sharing cannot change want.
+			tx := &want.Txns[i]
+			tx.ID, tx.State, tx.Err = string([]byte(tx.ID)), State([]byte(tx.State)), string([]byte(tx.Err))
+		}
+		wantEvents := Diff(prev, next)
+		ShareStrings(prev, next)
+		if !reflect.DeepEqual(next.Txns, want.Txns) {
+			t.Fatalf("round %d: ShareStrings changed the snapshot", round)
+		}
+		if got := Diff(prev, next); !reflect.DeepEqual(got, wantEvents) {
+			t.Fatalf("round %d: Diff after ShareStrings: %v, before %v", round, got, wantEvents)
+		}
+		for _, tx := range next.Txns {
+			if p, ok := oldTxn(prev, tx.ID); ok && unsafe.StringData(p.ID) != unsafe.StringData(tx.ID) {
+				t.Fatalf("round %d: %q is held twice", round, tx.ID)
+			}
+		}
+		checkLookups(t, next, round)
 	}
 }

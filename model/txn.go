@@ -65,11 +65,12 @@ type Txn struct {
 	Coordinator   int32
 	// TimeoutMs is 0 when the id has not been described (yet).
 	TimeoutMs int32
+	// Described is false when only ListTransactions has been seen for this
+	// id. (Here, in the padding after TimeoutMs: a snapshot holds one Txn per id.)
+	Described bool
 	// Start is zero when the coordinator reports no running transaction.
 	Start      time.Time
 	Partitions []TopicPartition
-	// Described is false when only ListTransactions has been seen for this id.
-	Described bool
 	// Err is a per-id problem (e.g. an authorization failure on describe).
 	Err string
 	// Outcome is CompleteCommit or CompleteAbort when the coordinator itself says

@@ -100,6 +100,9 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
+		if next != prev {
+			model.ShareStrings(prev, next)
+		}
 		return refreshedMsg{gen: gen, data: newCluster(next, track, now()), events: model.Diff(prev, next)}
 	}
 }
