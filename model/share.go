@@ -17,7 +17,8 @@ func ShareStrings(prev, next *Snapshot) {
 	for j := range next.Txns {
 		n := &next.Txns[j]
 		if prev != nil {
-			for i < len(prev.Txns) && prev.Txns[i].ID < n.ID {
+			// Equality first: most ids are in both, and == is cheaper than <.
+			for i < len(prev.Txns) && prev.Txns[i].ID != n.ID && prev.Txns[i].ID < n.ID {
 				i++
 			}
 			if i < len(prev.Txns) {
@@ -50,13 +51,30 @@ func share(dst *string, src string) {
 var knownStates = [...]State{Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence}
 
 func shareState(s *State) {
-	if *s == "" {
-		return
+	if k := stateIndex(*s); k >= 0 {
+		share((*string)(s), string(knownStates[k]))
 	}
-	for _, k := range knownStates {
-		if *s == k {
-			share((*string)(s), string(k))
-			return
-		}
+}
+
+// stateIndex is s's position in knownStates, or -1.
+func stateIndex(s State) int {
+	switch s {
+	case Empty:
+		return 0
+	case Ongoing:
+		return 1
+	case PrepareCommit:
+		return 2
+	case PrepareAbort:
+		return 3
+	case CompleteCommit:
+		return 4
+	case CompleteAbort:
+		return 5
+	case Dead:
+		return 6
+	case PrepareEpochFence:
+		return 7
 	}
+	return -1
 }

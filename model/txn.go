@@ -285,26 +285,41 @@ func (s *Snapshot) Partition(tp TopicPartition) (Partition, bool) {
 
 // StateCounts counts transactions per state.
 func (s *Snapshot) StateCounts() map[State]int {
+	// The known states are counted without hashing: this runs per id on
+	// every refresh.
+	var known [len(knownStates)]int
 	m := make(map[State]int, 8)
 	for i := range s.Txns {
-		m[s.Txns[i].State]++
+		if k := stateIndex(s.Txns[i].State); k >= 0 {
+			known[k]++
+		} else {
+			m[s.Txns[i].State]++
+		}
+	}
+	for k, n := range known {
+		if n > 0 {
+			m[knownStates[k]] = n
+		}
 	}
 	return m
 }
 
 // OldestOpen returns the open transaction that started first.
 func (s *Snapshot) OldestOpen() (Txn, bool) {
-	var best Txn
-	found := false
-	for _, t := range s.Txns {
+	best := -1
+	for i := range s.Txns {
+		t := &s.Txns[i]
 		if !t.State.Open() || t.Start.IsZero() {
 			continue
 		}
-		if !found || t.Start.Before(best.Start) {
-			best, found = t, true
+		if best < 0 || t.Start.Before(s.Txns[best].Start) {
+			best = i
 		}
 	}
-	return best, found
+	if best < 0 {
+		return Txn{}, false
+	}
+	return s.Txns[best], true
 }
 
 // Sort puts Txns and Partitions in the order the lookups rely on and indexes
