@@ -416,6 +416,26 @@ func (h *History) own(id string) *IDStats {
 	return c
 }
 
+// forgetSlack is how many ids beyond twice the snapshot's History keeps
+// before Forget sweeps: small clusters never lose a thing.
+const forgetSlack = 1024
+
+// Forget drops what was seen of the ids s no longer lists, once History
+// holds twice as many ids as s (plus forgetSlack): Flink names a new id per
+// checkpoint and the cluster expires the old ones after a week, so without
+// it the history of a long-running TUI grows without end. A sweep visits
+// every id, but only after as many ids have vanished as s holds.
+func (h *History) Forget(s *Snapshot) {
+	if s == nil || len(h.byID) <= 2*len(s.Txns)+forgetSlack {
+		return
+	}
+	for id := range h.byID {
+		if _, ok := s.Txn(id); !ok {
+			delete(h.byID, id)
+		}
+	}
+}
+
 // Stats returns what has been seen of id (zero value when nothing).
 func (h *History) Stats(id string) IDStats {
 	if h == nil {

@@ -200,6 +200,7 @@ func (m *Model) apply(msg refreshedMsg) {
 		m.hist.Baseline(msg.data.snap)
 	} else {
 		m.hist.Add(msg.events)
+		m.hist.Forget(msg.data.snap)
 	}
 	m.data = msg.data
 	for _, s := range m.screens {
