@@ -1,6 +1,8 @@
 package model
 
 import (
+	"cmp"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -66,23 +68,26 @@ func search(txns []Txn, id string) (int, bool) {
 	return slices.BinarySearchFunc(txns, id, func(t Txn, id string) int { return strings.Compare(t.ID, id) })
 }
 
-// sortTxns sorts by id and reports whether any row moved. It sorts a slim (id, position) key per row and then
-// moves each row once: moving the rows themselves inside the sort cost ten
-// times more at 500,000 ids.
+// sortTxns sorts by id and reports whether any row moved. It sorts a slim
+// key per row, holding the id's first 32 bytes, and then moves each row
+// once: moving the rows inside the sort, and comparing strings that each
+// sit elsewhere in memory, cost three times more at 500,000 ids.
 func sortTxns(txns []Txn) bool {
 	if slices.IsSortedFunc(txns, func(a, b Txn) int { return strings.Compare(a.ID, b.ID) }) {
 		return false
 	}
-	type key struct {
-		id string
-		i  int
-	}
-	keys := make([]key, len(txns))
+	keys := make([]idKey, len(txns))
 	for i := range txns {
-		keys[i] = key{txns[i].ID, i}
+		keys[i] = newIDKey(txns[i].ID, i)
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := strings.Compare(a.id, b.id); c != 0 {
+	slices.SortFunc(keys, func(a, b idKey) int {
+		for k := range a.head {
+			if a.head[k] != b.head[k] {
+				return cmp.Compare(a.head[k], b.head[k])
+			}
+		}
+		// The same first 32 bytes (zero-padded): only the ids tell.
+		if c := strings.Compare(txns[a.i].ID, txns[b.i].ID); c != 0 {
 			return c
 		}
 		return a.i - b.i
@@ -107,4 +112,23 @@ func sortTxns(txns []Txn) bool {
 		}
 	}
 	return true
+}
+
+// idKey orders an id by its first 32 bytes, big-endian and zero-padded, so
+// that most comparisons need no look at the string: zero-padded bytes order
+// as the strings do, except that a shorter id ties with a longer one that
+// continues with zero bytes, which the full comparison settles.
+type idKey struct {
+	head [4]uint64
+	i    int
+}
+
+func newIDKey(id string, i int) idKey {
+	var b [32]byte
+	copy(b[:], id)
+	k := idKey{i: i}
+	for j := range k.head {
+		k.head[j] = binary.BigEndian.Uint64(b[8*j:])
+	}
+	return k
 }

@@ -120,7 +120,7 @@ func checkLookups(t *testing.T, s *Snapshot, round int) {
 	t.Helper()
 	ids := []string{"", "job-", "zzz", "job-3-1000000"}
 	for _, tx := range s.Txns {
-		ids = append(ids, tx.ID, tx.ID+"0", tx.ID[:len(tx.ID)-1])
+		ids = append(ids, tx.ID, tx.ID+"0", tx.ID[:max(len(tx.ID)-1, 0)])
 	}
 	for _, id := range ids {
 		got, ok := s.Txn(id)
@@ -292,4 +292,35 @@ func TestStateIndexIsKnownStatesOrder(t *testing.T) {
 	if stateIndex("Unknown") != -1 || stateIndex("") != -1 {
 		t.Error("an unknown state has an index")
 	}
+}
+
+// TestSortTrickyIDs: ids that tie on their first 32 bytes, that end in or
+// contain zero bytes, the empty id and repeats sort as strings do.
+func TestSortTrickyIDs(t *testing.T) {
+	long := "orders-enricher-sink-with-a-long-name-"
+	ids := []string{long + "2", long + "10", long + "1", "ab", "ab\x00", "ab\x00\x00", "a", "", "ab\x01", "\xff", long[:32],
+		long[:32] + "\x00", long[:31], "ab", long + "1", "b", "ab\x00"}
+	r := rand.New(rand.NewPCG(19, 20))
+	for range 50 {
+		s := &Snapshot{}
+		for i, id := range ids {
+			s.Txns = append(s.Txns, Txn{ID: id, ProducerID: int64(i)})
+		}
+		r.Shuffle(len(s.Txns), func(i, j int) { s.Txns[i], s.Txns[j] = s.Txns[j], s.Txns[i] })
+		want := &Snapshot{Txns: slices.Clone(s.Txns)}
+		oldSort(want)
+		s.Sort()
+		if !reflect.DeepEqual(s.Txns, want.Txns) {
+			t.Fatalf("sorted %q, want %q", idsOf(s), idsOf(want))
+		}
+		checkLookups(t, s, 0)
+	}
+}
+
+func idsOf(s *Snapshot) []string {
+	var out []string
+	for _, t := range s.Txns {
+		out = append(out, t.ID)
+	}
+	return out
 }
