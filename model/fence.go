@@ -55,6 +55,7 @@ func (h *History) revise(e Event) {
 	if st == nil || st.Last != Aborted {
 		return
 	}
+	st = h.own(e.ID)
 	st.Last = Fenced
 	relabel := func(old Event) Event {
 		old.Kind, old.Detail = Fenced, e.Detail

@@ -162,17 +162,29 @@ func FindHangingHidden(rows []ProducerOn, now time.Time, maxTimeout time.Duratio
 func OwnersOf(txns []Txn) map[int64]Owner {
 	m := make(map[int64]Owner, len(txns))
 	for i := range txns {
-		t := &txns[i]
-		o := Owner{ID: t.ID, Txn: t}
-		if !t.Described {
-			o.Txn, o.Err = nil, t.Err
-			if o.Err == "" {
-				o.Err = "not described"
-			}
-		}
-		m[t.ProducerID] = o
+		m[txns[i].ProducerID] = ownerOf(&txns[i])
 	}
 	return m
+}
+
+// ownersOf is OwnersOf for the transactions of byPID.
+func ownersOf(byPID map[int64]*Txn) map[int64]Owner {
+	m := make(map[int64]Owner, len(byPID))
+	for pid, t := range byPID {
+		m[pid] = ownerOf(t)
+	}
+	return m
+}
+
+func ownerOf(t *Txn) Owner {
+	o := Owner{ID: t.ID, Txn: t}
+	if !t.Described {
+		o.Txn, o.Err = nil, t.Err
+		if o.Err == "" {
+			o.Err = "not described"
+		}
+	}
+	return o
 }
 
 // Rows flattens a partition's DescribeProducers rows for FindHanging.

@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -334,6 +335,8 @@ type History struct {
 	filled bool
 	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
 	prefixes map[string][]Takeover
+	// shared are the IDStats that Baseline gives many ids (own).
+	shared []*IDStats
 }
 
 // NewHistory keeps the latest capacity events overall.
@@ -351,11 +354,7 @@ func (h *History) Add(evs []Event) {
 			h.revise(e)
 			continue
 		}
-		st := h.byID[e.ID]
-		if st == nil {
-			st = &IDStats{}
-			h.byID[e.ID] = st
-		}
+		st := h.own(e.ID)
 		switch {
 		case e.Kind == Committed:
 			st.Commits++
@@ -379,24 +378,67 @@ func (h *History) Add(evs []Event) {
 }
 
 // Baseline records the outcome each id shows in the first snapshot (the
-// coordinator keeps the latest one), without adding events.
+// coordinator keeps the latest one), without adding events. The ids seen
+// only there share one IDStats per outcome: at 500,000 ids one each cost
+// 128 bytes per id for the same two values. own copies it on first change.
 func (h *History) Baseline(s *Snapshot) {
+	committed := &IDStats{Commits: 1, Last: Committed, LastAt: s.TakenAt}
+	aborted := &IDStats{Aborts: 1, Last: Aborted, LastAt: s.TakenAt}
+	h.shared = append(h.shared, committed, aborted)
 	for _, t := range s.Txns {
 		k, ok := outcomeKind(t)
 		if !ok || t.State.Open() {
 			continue
 		}
-		st := h.byID[t.ID]
-		if st == nil {
-			st = &IDStats{}
-			h.byID[t.ID] = st
+		if _, seen := h.byID[t.ID]; !seen {
+			h.byID[t.ID] = committed
+			if k == Aborted {
+				h.byID[t.ID] = aborted
+			}
+			continue
 		}
+		st := h.own(t.ID)
 		if k == Committed {
 			st.Commits++
 		} else {
 			st.Aborts++
 		}
 		st.Last, st.LastAt = k, s.TakenAt
+	}
+}
+
+// own returns id's IDStats to change, its own copy if it was shared (or a
+// new one).
+func (h *History) own(id string) *IDStats {
+	st := h.byID[id]
+	if st != nil && !slices.Contains(h.shared, st) {
+		return st
+	}
+	c := &IDStats{}
+	if st != nil {
+		*c = *st
+	}
+	h.byID[id] = c
+	return c
+}
+
+// forgetSlack is how many ids beyond twice the snapshot's History keeps
+// before Forget sweeps: small clusters never lose a thing.
+const forgetSlack = 1024
+
+// Forget drops what was seen of the ids s no longer lists, once History
+// holds twice as many ids as s (plus forgetSlack): Flink names a new id per
+// checkpoint and the cluster expires the old ones after a week, so without
+// it the history of a long-running TUI grows without end. A sweep visits
+// every id, but only after as many ids have vanished as s holds.
+func (h *History) Forget(s *Snapshot) {
+	if s == nil || len(h.byID) <= 2*len(s.Txns)+forgetSlack {
+		return
+	}
+	for id := range h.byID {
+		if _, ok := s.Txn(id); !ok {
+			delete(h.byID, id)
+		}
 	}
 }
 

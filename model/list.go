@@ -91,7 +91,15 @@ var stateRank = map[State]int{
 // never per frame.
 func Rows(s *Snapshot, h *History, q Query, now time.Time) []int {
 	needle := strings.ToLower(q.Text)
-	keyed := make([]sortRow, 0, len(s.Txns))
+	var rows []int
+	if needle == "" && q.Filter == FilterAll {
+		rows = make([]int, 0, len(s.Txns))
+	}
+	// Rows without a sort value keep id order (Txns is sorted by id) after
+	// all rows with one: only those, 1 % of Flink's ids by age/timeout, are
+	// sorted. Keys are computed once per row: at 100k rows, recomputing
+	// ratios inside the comparison dominated the cost.
+	var keyed []sortRow
 	for i := range s.Txns {
 		t := &s.Txns[i]
 		if needle != "" && !strings.Contains(strings.ToLower(t.ID), needle) {
@@ -107,26 +115,24 @@ func Rows(s *Snapshot, h *History, q Query, now time.Time) []int {
 				continue
 			}
 		}
-		keyed = append(keyed, sortKey(t, i, q.Sort, now))
-	}
-	// Keys are computed once per row: at 100k rows, recomputing ratios inside
-	// the comparison dominated the cost.
-	slices.SortFunc(keyed, func(a, b sortRow) int {
-		if a.has != b.has {
-			if a.has {
-				return -1
-			}
-			return 1
+		if r := sortKey(t, i, q.Sort, now); r.has {
+			keyed = append(keyed, r)
+		} else {
+			rows = append(rows, i)
 		}
-		if a.has && a.v != b.v {
+	}
+	slices.SortFunc(keyed, func(a, b sortRow) int {
+		if a.v != b.v {
 			if a.v > b.v {
 				return -1
 			}
 			return 1
 		}
-		return a.i - b.i // Txns is sorted by id
+		return a.i - b.i
 	})
-	rows := make([]int, len(keyed))
+	rest := len(rows)
+	rows = slices.Grow(rows, len(keyed))[:rest+len(keyed)]
+	copy(rows[len(keyed):], rows[:rest])
 	for k, r := range keyed {
 		rows[k] = r.i
 	}

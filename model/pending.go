@@ -38,6 +38,7 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	// few thousand ids of hundreds of thousands.
 	out := *s
 	out.Txns = slices.Clone(s.Txns)
+	out.index = s.index.movedTo(s.Txns, out.Txns)
 	answers := slices.Clone(d.Txns)
 	slices.SortFunc(answers, func(a, b Txn) int { return strings.Compare(a.ID, b.ID) })
 	var was, now []Txn
@@ -60,6 +61,7 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 			gone[id] = true
 		}
 		out.Txns = slices.DeleteFunc(out.Txns, func(t Txn) bool { return t.Pending && gone[t.ID] })
+		out.Sort() // still in order: this only re-indexes the shorter rows
 	}
 	at := d.At
 	if at.IsZero() {

@@ -144,3 +144,26 @@ func TestNextPendingOrder(t *testing.T) {
 		}
 	}
 }
+
+// A describe batch copies every row: the copy keeps an index of its own (a
+// lookup per listed id on the next refresh must not fall back to a search),
+// and the snapshot on screen keeps its.
+func TestFillKeepsTheIndex(t *testing.T) {
+	for _, gone := range [][]string{nil, {"d"}} {
+		s := &Snapshot{TakenAt: t0, Txns: []Txn{pendingRow("a", Ongoing, 1), pendingRow("c", Empty, 3), pendingRow("d", Empty, 4)}}
+		s.Sort()
+		out, _ := Fill(s, Descriptions{Txns: []Txn{describedRow("c", Empty, 3, 0)}, Gone: gone})
+		if !out.index.fits(out.Txns) || !s.index.fits(s.Txns) {
+			t.Fatalf("gone %v: the filled copy or the original lost its index", gone)
+		}
+		if c, ok := out.Txn("c"); !ok || !c.Described {
+			t.Errorf("gone %v: Txn(c) = %+v, %v; want the filled row", gone, c, ok)
+		}
+		if _, ok := out.Txn("d"); ok == (len(gone) > 0) {
+			t.Errorf("gone %v: Txn(d) found = %v", gone, ok)
+		}
+		if c, _ := s.Txn("c"); c.Described {
+			t.Errorf("gone %v: the original snapshot's row was filled", gone)
+		}
+	}
+}

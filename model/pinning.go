@@ -102,8 +102,9 @@ func Pins(s *Snapshot, tr *PinTracker, now time.Time) []Pin {
 		if !p.Pinned() {
 			continue
 		}
-		if byPID == nil { // indexing 100,000 ids is not free: only when something is pinned
-			byPID, owners = ByProducerID(s), OwnersOf(s.Txns)
+		if byPID == nil { // indexing even the producers' owners is not free: only when something is pinned
+			byPID = ProducersOn(s)
+			owners = ownersOf(byPID)
 		}
 		pin := Pin{Partition: p, Since: s.TakenAt}
 		if tr != nil {
@@ -297,7 +298,7 @@ func HangingIDs(s *Snapshot, pins []Pin) map[string]bool {
 			continue
 		}
 		if byPID == nil {
-			byPID = ByProducerID(s)
+			byPID = ProducersOn(s)
 		}
 		for _, pid := range p.HangingPIDs {
 			if t := byPID[pid]; t != nil {

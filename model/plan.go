@@ -111,6 +111,54 @@ func Orphans(p Partition, byPID map[int64]*Txn) []Producer {
 	return out
 }
 
+// ProducersOn is ByProducerID for the producers on s's partitions only:
+// every owner the screens and the pin rules look up is one of them, and a
+// map of every id, rebuilt each refresh, cost 40 bytes and a share of the
+// refresh per id at 500,000 ids.
+func ProducersOn(s *Snapshot) map[int64]*Txn { return ProducersOf(s, s.Partitions) }
+
+// ProducersOf is ByProducerID for the producers on parts only.
+func ProducersOf(s *Snapshot, parts []Partition) map[int64]*Txn {
+	m := make(map[int64]*Txn)
+	var maybe pidFilter
+	for _, p := range parts {
+		for _, pr := range p.Producers {
+			m[pr.ProducerID] = nil
+			maybe.add(pr.ProducerID)
+		}
+	}
+	if len(m) == 0 {
+		return m
+	}
+	for i := range s.Txns {
+		if !maybe.has(s.Txns[i].ProducerID) {
+			continue
+		}
+		if _, ok := m[s.Txns[i].ProducerID]; ok {
+			m[s.Txns[i].ProducerID] = &s.Txns[i] // the last one wins, as in ByProducerID
+		}
+	}
+	for pid, t := range m {
+		if t == nil {
+			delete(m, pid)
+		}
+	}
+	return m
+}
+
+// pidFilter answers "certainly not" for most producer ids in one bit test,
+// so that ProducersOf asks its map about a few of 500,000 ids only.
+type pidFilter [1024]uint64
+
+func (f *pidFilter) bit(pid int64) (int, uint64) {
+	h := uint64(pid) * 0x9e3779b97f4a7c15 >> 48 // 16 bits: 65,536 of them
+	return int(h >> 6), 1 << (h & 63)
+}
+
+func (f *pidFilter) add(pid int64) { w, b := f.bit(pid); f[w] |= b }
+
+func (f *pidFilter) has(pid int64) bool { w, b := f.bit(pid); return f[w]&b != 0 }
+
 // ByProducerID indexes the transactions of s by producer id.
 func ByProducerID(s *Snapshot) map[int64]*Txn {
 	m := make(map[int64]*Txn, len(s.Txns))

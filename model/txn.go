@@ -3,6 +3,7 @@
 package model
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,15 +65,16 @@ type Txn struct {
 	Coordinator   int32
 	// TimeoutMs is 0 when the id has not been described (yet).
 	TimeoutMs int32
-	// Start is zero when the coordinator reports no running transaction.
-	Start      time.Time
-	Partitions []TopicPartition
-	// Described is false when only ListTransactions has been seen for this id.
+	// Described is false when only ListTransactions has been seen for this
+	// id. (Here, in the padding after TimeoutMs: a snapshot holds one Txn per id.)
 	Described bool
 	// Pending: only listed so far, to be described (a progressive first load,
 	// or more changes than one refresh describes): epoch, timeout, start and
 	// partitions are not known yet, not zero (pending.go).
-	Pending bool
+	Pending bool // also in the padding
+	// Start is zero when the coordinator reports no running transaction.
+	Start      time.Time
+	Partitions []TopicPartition
 	// Err is a per-id problem (e.g. an authorization failure on describe).
 	Err string
 	// Outcome is CompleteCommit or CompleteAbort when the coordinator itself says
@@ -257,12 +259,20 @@ type Snapshot struct {
 	GroupCommits []GroupCommit
 	// GroupsErr is set when the consumer groups could not be read.
 	GroupsErr string
+
+	// index finds Txns by id; Sort builds it (index.go).
+	index *txnIndex
 }
 
-// Txn finds a transaction by id (Txns is sorted by id).
+// Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
+// hash probe; a snapshot changed since is searched.
 func (s *Snapshot) Txn(id string) (Txn, bool) {
-	i := sort.Search(len(s.Txns), func(i int) bool { return s.Txns[i].ID >= id })
-	if i < len(s.Txns) && s.Txns[i].ID == id {
+	if s.index.fits(s.Txns) {
+		if i := s.index.find(s.Txns, id); i >= 0 {
+			return s.Txns[i], true
+		}
+	}
+	if i, ok := search(s.Txns, id); ok {
 		return s.Txns[i], true
 	}
 	return Txn{}, false
@@ -279,30 +289,60 @@ func (s *Snapshot) Partition(tp TopicPartition) (Partition, bool) {
 
 // StateCounts counts transactions per state.
 func (s *Snapshot) StateCounts() map[State]int {
+	// The known states are counted without hashing: this runs per id on
+	// every refresh.
+	var known [len(knownStates)]int
 	m := make(map[State]int, 8)
 	for i := range s.Txns {
-		m[s.Txns[i].State]++
+		if k := stateIndex(s.Txns[i].State); k >= 0 {
+			known[k]++
+		} else {
+			m[s.Txns[i].State]++
+		}
+	}
+	for k, n := range known {
+		if n > 0 {
+			m[knownStates[k]] = n
+		}
 	}
 	return m
 }
 
 // OldestOpen returns the open transaction that started first.
 func (s *Snapshot) OldestOpen() (Txn, bool) {
-	var best Txn
-	found := false
-	for _, t := range s.Txns {
+	best := -1
+	for i := range s.Txns {
+		t := &s.Txns[i]
 		if !t.State.Open() || t.Start.IsZero() {
 			continue
 		}
-		if !found || t.Start.Before(best.Start) {
-			best, found = t, true
+		if best < 0 || t.Start.Before(s.Txns[best].Start) {
+			best = i
 		}
 	}
-	return best, found
+	if best < 0 {
+		return Txn{}, false
+	}
+	return s.Txns[best], true
 }
 
-// Sort puts Txns and Partitions in the order the lookups rely on.
+// Sort puts Txns and Partitions in the order the lookups rely on and indexes
+// Txns by id. A refresh sorts twice: on a snapshot already in order it only
+// checks the order. Call it before the snapshot is shared: it writes the
+// index that Txn reads.
 func (s *Snapshot) Sort() {
-	sort.Slice(s.Txns, func(i, j int) bool { return s.Txns[i].ID < s.Txns[j].ID })
-	sort.Slice(s.Partitions, func(i, j int) bool { return s.Partitions[i].TopicPartition.Less(s.Partitions[j].TopicPartition) })
+	if sortTxns(s.Txns) || !s.index.fits(s.Txns) {
+		s.index = newTxnIndex(s.Txns)
+	}
+	less := func(a, b Partition) int { return cmpPartitions(a.TopicPartition, b.TopicPartition) }
+	if !slices.IsSortedFunc(s.Partitions, less) {
+		slices.SortStableFunc(s.Partitions, less)
+	}
+}
+
+func cmpPartitions(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition) - int(b.Partition)
 }

@@ -1,13 +1,17 @@
 package ui
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
+	"github.com/txnscope/txnscope/model"
 )
 
 // BenchmarkListView is one frame of the list at 160×48 in colour. Only the
@@ -33,7 +37,7 @@ func BenchmarkListView(b *testing.B) {
 // BenchmarkRefreshApply is taking in one refresh of n ids on the UI
 // goroutine (rows, history), what happens every poll interval.
 func BenchmarkRefreshApply(b *testing.B) {
-	for _, n := range []int{1000, 100000} {
+	for _, n := range []int{1000, 100000, 500000} {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			h := newHarness(b)
 			snap := uitest.Big(n, uitest.T0)
@@ -49,4 +53,88 @@ func BenchmarkRefreshApply(b *testing.B) {
 			}
 		})
 	}
+}
+
+// nextAdmin answers every Refresh with the snapshot in next.
+type nextAdmin struct {
+	*uitest.Admin
+	next *model.Snapshot
+}
+
+func (a *nextAdmin) Refresh(context.Context, *model.Snapshot) (*model.Snapshot, error) {
+	return a.next, nil
+}
+
+// steady is a list of n ids of Flink's mix (uitest.Flink) that has taken in
+// two refreshes, as the TUI is a few seconds after start.
+func steady(b *testing.B, n int) (*harness, *nextAdmin) {
+	h := newHarness(b)
+	a := &nextAdmin{Admin: h.admin}
+	h.m.o.Admin = a
+	a.next = uitest.Flink(n, uitest.T0)
+	h.run(h.m.Init())
+	for range 2 {
+		takeIn(h, a, uitest.FlinkNext(a.next, h.now.Add(2*time.Second)))
+	}
+	return h, a
+}
+
+// takeIn is one refresh that answers next, from the request to the screens
+// following it: the diff and the derived data (on the refresh's goroutine
+// in the TUI) and the history and screens (on the UI goroutine).
+func takeIn(h *harness, a *nextAdmin, next *model.Snapshot) {
+	h.now = next.TakenAt
+	a.next = next
+	h.m.poll.busy = false
+	msg := h.m.refresh()()
+	h.m.Update(msg)
+}
+
+// BenchmarkRefreshTakeIn is the in-process cost of one steady refresh of
+// Flink's mix: each one gets a snapshot with strings of its own and one id
+// in a hundred changed, as kafkaadmin would return.
+func BenchmarkRefreshTakeIn(b *testing.B) {
+	for _, n := range []int{100_000, 500_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			h, a := steady(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				next := uitest.FlinkNext(a.next, h.now.Add(2*time.Second))
+				b.StartTimer()
+				takeIn(h, a, next)
+			}
+			if h.m.data.snap != a.next || h.m.hist.Len() == 0 {
+				b.Fatal("the refresh was not taken in")
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryPerID reports the heap a steady TUI holds per id (B/id):
+// the model after two refreshes of Flink's mix, while the next snapshot is
+// being built (two generations alive), measured after a GC.
+func BenchmarkMemoryPerID(b *testing.B) {
+	for _, n := range []int{100_000, 500_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			before := liveHeap()
+			h, a := steady(b, n)
+			building := uitest.FlinkNext(a.next, h.now.Add(2*time.Second))
+			after := liveHeap()
+			runtime.KeepAlive(h)
+			runtime.KeepAlive(building)
+			for b.Loop() {
+			}
+			b.ReportMetric(float64(after-before)/float64(n), "B/id")
+		})
+	}
+}
+
+func liveHeap() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }

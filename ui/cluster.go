@@ -11,8 +11,10 @@ import (
 // (the refresh command builds it) and then swapped in whole: no screen ever
 // sees half of one refresh and half of the next.
 type cluster struct {
-	snap  *model.Snapshot // nil until the first refresh
-	sum   views.Summary   // the header's counts
+	snap *model.Snapshot // nil until the first refresh
+	sum  views.Summary   // the header's counts
+	// byPID holds the owners of the producers on snap's partitions, the
+	// only ones the screens look up (model.ProducersOn).
 	byPID map[int64]*model.Txn
 	// pins, groups and hanging are the partitions and groups views' data;
 	// pinSum the header's count of them.
@@ -44,7 +46,7 @@ func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q 
 	track.Observe(snap)
 	pins := model.Pins(snap, track, now)
 	groups := model.BlockedGroups(pins)
-	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: model.ByProducerID(snap),
+	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: model.ProducersOn(snap),
 		pins: pins, groups: groups, hanging: model.HangingIDs(snap, pins),
 		pinSum: views.PinSummary{Pinned: len(pins), Stuck: len(groups)}}
 	for i := range pins {

@@ -56,7 +56,12 @@ func (s *partDetailScreen) sync() {
 
 // part is the partition as the abort on it takes it.
 func (s *partDetailScreen) part() model.TxnPartition {
-	return model.PinnedPartition(s.last, s.e.data.byPID)
+	byPID := s.e.data.byPID
+	if s.gone && byPID != nil {
+		// No longer polled, maybe: byPID may lack its producers' owners.
+		byPID = model.ProducersOf(s.e.data.snap, []model.Partition{s.last.Partition})
+	}
+	return model.PinnedPartition(s.last, byPID)
 }
 
 func (s *partDetailScreen) update(msg tea.Msg) tea.Cmd {

@@ -112,6 +112,9 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
+		if next != prev {
+			model.ShareStrings(prev, next)
+		}
 		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
@@ -231,6 +234,7 @@ func (m *Model) apply(msg refreshedMsg) {
 		m.hist.Baseline(msg.data.snap)
 	default:
 		m.hist.Add(msg.events)
+		m.hist.Forget(msg.data.snap)
 	}
 	m.swap(msg.data)
 }
