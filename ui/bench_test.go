@@ -55,13 +55,13 @@ func BenchmarkRefreshApply(b *testing.B) {
 	}
 }
 
-// nextAdmin answers every Refresh with the snapshot in next.
+// nextAdmin answers every Poll with the snapshot in next.
 type nextAdmin struct {
 	*uitest.Admin
 	next *model.Snapshot
 }
 
-func (a *nextAdmin) Refresh(context.Context, *model.Snapshot) (*model.Snapshot, error) {
+func (a *nextAdmin) Poll(context.Context, *model.Snapshot) (*model.Snapshot, error) {
 	return a.next, nil
 }
 
@@ -137,4 +137,37 @@ func liveHeap() int64 {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
+}
+
+// BenchmarkKeys is how long a key takes to answer, from the key press to the
+// frame drawn after it, on a steady list of Flink's mix: the target is 50 ms
+// at 500,000 ids. Each sub-benchmark is one round trip that ends where it
+// began (down and up; a sort cycled through; a filter typed and cleared; the
+// partitions view and back; a detail opened and closed), per key.
+func BenchmarkKeys(b *testing.B) {
+	rounds := []struct {
+		name string
+		keys []string
+	}{
+		{"down-up", []string{"down", "up"}},
+		{"sort", []string{"s", "s", "s", "s"}},
+		{"filter", []string{"/", "o", "r", "d", "esc"}},
+		{"views", []string{"p", "t"}},
+		{"detail", []string{"enter", "esc"}},
+	}
+	for _, n := range []int{100_000, 500_000} {
+		h, _ := steady(b, n)
+		for _, r := range rounds {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, r.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, k := range r.keys {
+						h.press(k)
+						_ = h.m.View()
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(r.keys))/1e6, "ms/key")
+			})
+		}
+	}
 }
