@@ -47,4 +47,26 @@ func TestRoundAsksEveryBroker(t *testing.T) {
 	if len(brokers) != 3 || ids != 3*30 {
 		t.Fatalf("want 30 ids from each of 3 brokers, got %d from %d", ids, len(brokers))
 	}
+
+	// -poll: the steady Poll runs on the snapshot the last one returned.
+	steady, err := poller(ctx, fake.ListenAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := steady(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tt := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{{[]time.Duration{3, 1, 2}, 2}, {[]time.Duration{4, 1, 3, 2}, 2}, {[]time.Duration{7}, 7}} {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median %v = %v, want %v", tt.in, got, tt.want)
+		}
+	}
 }
