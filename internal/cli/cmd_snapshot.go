@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -40,13 +41,16 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		now = time.Now()
 	}
 	q := model.Query{CheckpointInterval: c.checkpointInterval}
-	if c.output == "json" {
-		err = writeJSON(stdout, model.ExportQuery(s, h, q, now))
-	} else {
-		err = views.PlainTableQuery(stdout, s, h, q, now)
-	}
-	if err != nil {
+	if err := writeSnapshot(stdout, c.output, s, h, q, now); err != nil {
 		return fmt.Errorf("writing the snapshot: %w", err)
 	}
 	return nil
+}
+
+// writeSnapshot prints s as output ("json" or the table).
+func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
+	if output == "json" {
+		return writeJSON(w, model.ExportQuery(s, h, q, now))
+	}
+	return views.PlainTableQuery(w, s, h, q, now)
 }
