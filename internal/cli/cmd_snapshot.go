@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -50,7 +54,84 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 // writeSnapshot prints s as output ("json" or the table).
 func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
 	if output == "json" {
-		return writeJSON(w, model.ExportQuery(s, h, q, now))
+		return streamJSON(w, s, h, q, now)
 	}
 	return views.PlainTableQuery(w, s, h, q, now)
+}
+
+// streamJSON writes what writeJSON writes for model.ExportQuery, byte for
+// byte, without holding the document: at 500k ids that would be ~900 MB. The
+// frame (model.ExportFrame, both lists empty) is encoded whole, so its fields
+// keep the schema's order; each row is encoded on its own, indented at its
+// depth, and written into the frame's empty list through one buffer.
+func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
+	var row bytes.Buffer
+	enc := json.NewEncoder(&row)
+	enc.SetEscapeHTML(false)
+	// encode is v as writeJSON prints it: indented by prefix after the first
+	// line, unsafe characters written out (escape.JSON works within strings,
+	// so a whole value is a safe piece to run it on).
+	encode := func(v any, prefix string) ([]byte, error) {
+		row.Reset()
+		enc.SetIndent(prefix, "  ")
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		return escape.JSON(row.Bytes()), nil
+	}
+	frame, err := encode(model.ExportFrame(s), "")
+	if err != nil {
+		return err
+	}
+	frame = bytes.Clone(frame) // row is reused for the rows
+	// A string value cannot hold these markers: its quotes are escaped.
+	txns, parts := []byte("\n  \"transactions\": ["), []byte("\n  \"partitions\": [")
+	i, j := bytes.Index(frame, txns), bytes.Index(frame, parts)
+	if i < 0 || j < i {
+		return errors.New("the JSON frame has no empty lists to fill") // the schema changed under us
+	}
+	i, j = i+len(txns), j+len(parts)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(frame[:i])
+	err = writeRows(bw, len(s.Txns), func(k int) ([]byte, error) {
+		t := model.ExportTxn(&s.Txns[k], h, s, q, now)
+		return encode(&t, "    ")
+	})
+	if err != nil {
+		return err
+	}
+	bw.Write(frame[i:j])
+	err = writeRows(bw, len(s.Partitions), func(k int) ([]byte, error) {
+		p := model.ExportPartition(&s.Partitions[k])
+		return encode(&p, "    ")
+	})
+	if err != nil {
+		return err
+	}
+	bw.Write(frame[j:])
+	return bw.Flush()
+}
+
+// writeRows writes n encoded rows as the elements of a list whose "[" is
+// written and whose "]" follows: none leaves "[]", as encoding/json writes
+// an empty list.
+func writeRows(bw *bufio.Writer, n int, row func(int) ([]byte, error)) error {
+	for k := range n {
+		b, err := row(k)
+		if err != nil {
+			return err
+		}
+		bw.WriteString("\n    ")
+		// A reader gone away (| head) stops the work, not just the output.
+		if _, err := bw.Write(bytes.TrimSuffix(b, []byte("\n"))); err != nil {
+			return err
+		}
+		if k < n-1 {
+			bw.WriteByte(',')
+		}
+	}
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	return nil
 }
