@@ -2,14 +2,11 @@ package views
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -25,45 +22,81 @@ func PlainTable(w io.Writer, s *model.Snapshot, h *model.History, now time.Time)
 
 // PlainTableQuery is PlainTable with problems judged under q (its
 // CheckpointInterval); q's filter and sort are not used.
+//
+// Columns are padded to their widest cell, so every row is formatted twice:
+// once to measure, once to write through a 64 KiB buffer. At 500k ids that
+// costs less than holding the table (~200 MB as [][]string).
 func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
 	q = model.Query{CheckpointInterval: q.CheckpointInterval}
-	rows := [][]string{{"TRANSACTIONAL ID", "STATE", "PRODUCER", "PARTS", "AGE", "TIMEOUT", "%", "LAST", "COMMITS", "ABORTS", "COORD", "PROBLEMS"}}
-	for _, i := range model.Rows(s, h, q, now) {
-		t := &s.Txns[i]
-		st := h.Stats(t.ID)
-		rows = append(rows, []string{
-			plainID(t.ID), plainID(string(t.State)), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
-			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
-			plainProblems(model.Problems(*t, st, s, q, now)),
-		})
-	}
-	return alignTable(w, rows, 2)
-}
-
-// alignTable writes rows as columns, each padded to its widest cell plus gap
-// spaces; the last cell of a row is not padded. Widths are display cells:
-// text/tabwriter counts runes, and a wide (CJK) id would push its row out of
-// line.
-func alignTable(w io.Writer, rows [][]string, gap int) error {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r[:len(r)-1] {
-			if i == len(widths) {
-				widths = append(widths, 0)
+	order := model.Rows(s, h, q, now)
+	var r plainRow
+	each := func(f func(cells []string) error) error {
+		if err := f(plainHeader[:]); err != nil {
+			return err
+		}
+		for _, i := range order {
+			t := &s.Txns[i]
+			r.format(t, h.Stats(t.ID), s, q, now)
+			if err := f(r.cells[:]); err != nil {
+				return err
 			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
+		return nil
 	}
-	bw := bufio.NewWriter(w)
-	for _, r := range rows {
-		for i, c := range r[:len(r)-1] {
-			bw.WriteString(c)
-			bw.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+gap))
+	widths := make([]int, len(plainHeader)-1) // the last cell is not padded
+	_ = each(func(c []string) error {         // measuring never fails
+		for i := range widths {
+			widths[i] = max(widths[i], cells(c[i]))
 		}
-		bw.WriteString(r[len(r)-1])
-		bw.WriteByte('\n')
+		return nil
+	})
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := each(func(c []string) error { return writeAligned(bw, c, widths, 2) }); err != nil {
+		return err
 	}
 	return bw.Flush()
+}
+
+var plainHeader = [...]string{"TRANSACTIONAL ID", "STATE", "PRODUCER", "PARTS", "AGE", "TIMEOUT", "%", "LAST", "COMMITS", "ABORTS", "COORD", "PROBLEMS"}
+
+// plainRow is one row's cells, reused from row to row.
+type plainRow struct {
+	cells   [len(plainHeader)]string
+	scratch []byte
+	// The last TIMEOUT cell: most ids share one timeout, and formatting it
+	// allocates.
+	timeoutMs int32
+	timeout   string
+}
+
+func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q model.Query, now time.Time) {
+	r.scratch = append(strconv.AppendInt(r.scratch[:0], t.ProducerID, 10), '/')
+	r.scratch = append(r.scratch, plainEpoch(t)...)
+	if r.timeout == "" || t.TimeoutMs != r.timeoutMs {
+		r.timeoutMs, r.timeout = t.TimeoutMs, plainTimeout(t)
+	}
+	r.cells = [...]string{
+		plainID(t.ID), plainID(string(t.State)), string(r.scratch), plainParts(t), plainAge(t, now),
+		r.timeout, plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
+		plainProblems(model.Problems(*t, st, s, q, now)),
+	}
+}
+
+const spaces = "                                                                "
+
+// writeAligned writes one row: each cell but the last padded to its
+// column's width plus gap spaces. Widths are display cells: a wide (CJK) id
+// takes two per character, and counting bytes or runes would push its row
+// out of line. A failed write (the reader went away) stops the table.
+func writeAligned(bw *bufio.Writer, row []string, widths []int, gap int) error {
+	for i, c := range row[:len(row)-1] {
+		bw.WriteString(c)
+		for pad := widths[i] - cells(c) + gap; pad > 0; pad -= len(spaces) {
+			bw.WriteString(spaces[:min(pad, len(spaces))])
+		}
+	}
+	bw.WriteString(row[len(row)-1])
+	return bw.WriteByte('\n')
 }
 
 // plainProblems keeps the cell on one line and harmless: a problem can quote

@@ -93,8 +93,9 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	i, j = i+len(txns), j+len(parts)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(frame[:i])
+	var t model.TxnJSON // one for all rows: encode takes a pointer, which escapes
 	err = writeRows(bw, len(s.Txns), func(k int) ([]byte, error) {
-		t := model.ExportTxn(&s.Txns[k], h, s, q, now)
+		t = model.ExportTxn(&s.Txns[k], h, s, q, now)
 		return encode(&t, "    ")
 	})
 	if err != nil {
