@@ -44,7 +44,8 @@ func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Q
 		return nil
 	}
 	widths := make([]int, len(plainHeader)-1) // the last cell is not padded
-	_ = each(func(c []string) error {         // measuring never fails
+	// Measuring never fails.
+	_ = each(func(c []string) error {
 		for i := range widths {
 			widths[i] = max(widths[i], cells(c[i]))
 		}
