@@ -112,6 +112,7 @@ func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON 
 		j.AgeMs = &ms
 	}
 	if r, ok := t.Ratio(now); ok {
+		r := r // escaping from the if alone: the rows without a ratio allocate nothing
 		j.TimeoutRatio = &r
 	}
 	return j

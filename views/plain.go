@@ -30,13 +30,15 @@ func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Q
 	q = model.Query{CheckpointInterval: q.CheckpointInterval}
 	order := model.Rows(s, h, q, now)
 	var r plainRow
-	each := func(f func(cells []string) error) error {
+	// each formats every row for f; problems only when written (the last
+	// column is not measured).
+	each := func(write bool, f func(cells []string) error) error {
 		if err := f(plainHeader[:]); err != nil {
 			return err
 		}
 		for _, i := range order {
 			t := &s.Txns[i]
-			r.format(t, h.Stats(t.ID), s, q, now)
+			r.format(t, h.Stats(t.ID), s, q, now, write)
 			if err := f(r.cells[:]); err != nil {
 				return err
 			}
@@ -45,14 +47,14 @@ func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Q
 	}
 	widths := make([]int, len(plainHeader)-1) // the last cell is not padded
 	// Measuring never fails.
-	_ = each(func(c []string) error {
+	_ = each(false, func(c []string) error {
 		for i := range widths {
 			widths[i] = max(widths[i], cells(c[i]))
 		}
 		return nil
 	})
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := each(func(c []string) error { return writeAligned(bw, c, widths, 2) }); err != nil {
+	if err := each(true, func(c []string) error { return writeAligned(bw, c, widths, 2) }); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -70,7 +72,7 @@ type plainRow struct {
 	timeout   string
 }
 
-func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q model.Query, now time.Time) {
+func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q model.Query, now time.Time, problems bool) {
 	r.scratch = append(strconv.AppendInt(r.scratch[:0], t.ProducerID, 10), '/')
 	r.scratch = append(r.scratch, plainEpoch(t)...)
 	if r.timeout == "" || t.TimeoutMs != r.timeoutMs {
@@ -79,7 +81,10 @@ func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q m
 	r.cells = [...]string{
 		plainID(t.ID), plainID(string(t.State)), string(r.scratch), plainParts(t), plainAge(t, now),
 		r.timeout, plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
-		plainProblems(model.Problems(*t, st, s, q, now)),
+		"",
+	}
+	if problems {
+		r.cells[len(r.cells)-1] = plainProblems(model.Problems(*t, st, s, q, now))
 	}
 }
 

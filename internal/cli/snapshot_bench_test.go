@@ -103,7 +103,8 @@ func heapPeak() (stop func() uint64) {
 
 // BenchmarkSnapshotOutput prints a snapshot as the snapshot command does, to
 // io.Discard and to a file. peak-heap-MB is the most the heap grew during one
-// print; out-MB the size of the document.
+// print; cpu-ms/op the process's CPU per print (GC included); out-MB the size
+// of the document.
 func BenchmarkSnapshotOutput(b *testing.B) {
 	for _, n := range []int{100_000, 500_000} {
 		for _, output := range []string{"table", "json"} {
@@ -121,6 +122,7 @@ func BenchmarkSnapshotOutput(b *testing.B) {
 						w = f
 					}
 					var peak uint64
+					var cpu time.Duration
 					b.ReportAllocs()
 					b.ResetTimer()
 					for range b.N {
@@ -135,15 +137,18 @@ func BenchmarkSnapshotOutput(b *testing.B) {
 						}
 						runtime.GC()
 						stop := heapPeak()
+						c0 := cpuTime()
 						b.StartTimer()
 						if err := writeSnapshot(w, output, s, h, model.Query{}, benchAt); err != nil {
 							b.Fatal(err)
 						}
 						b.StopTimer()
+						cpu += cpuTime() - c0
 						peak = max(peak, stop())
 						b.StartTimer()
 					}
 					b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+					b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 					if f != nil {
 						if fi, err := f.Stat(); err == nil {
 							b.ReportMetric(float64(fi.Size())/(1<<20), "out-MB")
