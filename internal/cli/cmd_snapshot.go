@@ -66,6 +66,7 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 // depth, and written into the frame's empty list through one buffer.
 func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
 	var row bytes.Buffer
+	var indented []byte
 	enc := json.NewEncoder(&row)
 	enc.SetEscapeHTML(false)
 	// encode is v as writeJSON prints it: indented by prefix after the first
@@ -73,17 +74,17 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	// so a whole value is a safe piece to run it on).
 	encode := func(v any, prefix string) ([]byte, error) {
 		row.Reset()
-		enc.SetIndent(prefix, "  ")
 		if err := enc.Encode(v); err != nil {
 			return nil, err
 		}
-		return escape.JSON(row.Bytes()), nil
+		indented = append(indentJSON(indented[:0], bytes.TrimSuffix(row.Bytes(), []byte("\n")), prefix), '\n')
+		return escape.JSON(indented), nil
 	}
 	frame, err := encode(model.ExportFrame(s), "")
 	if err != nil {
 		return err
 	}
-	frame = bytes.Clone(frame) // row is reused for the rows
+	frame = bytes.Clone(frame) // encode's buffers are reused for the rows
 	// A string value cannot hold these markers: its quotes are escaped.
 	txns, parts := []byte("\n  \"transactions\": ["), []byte("\n  \"partitions\": [")
 	i, j := bytes.Index(frame, txns), bytes.Index(frame, parts)
@@ -135,4 +136,54 @@ func writeRows(bw *bufio.Writer, n int, row func(int) ([]byte, error)) error {
 		bw.WriteString("\n  ")
 	}
 	return nil
+}
+
+// indentJSON appends src, compact JSON as encoding/json writes it (no space
+// outside strings), to dst as json.Indent(dst, src, prefix, "  ") would.
+// json.Indent validates as it goes, byte by byte through its scanner: at 500k
+// ids that was half of the document's time, and encoding/json's own output
+// needs no validating.
+func indentJSON(dst, src []byte, prefix string) []byte {
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, "  "...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '"':
+			j := i + 1
+			for ; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++ // the escaped character, a quote perhaps
+				}
+			}
+			dst = append(dst, src[i:min(j+1, len(src))]...)
+			i = j
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1]) // empty: [] and {} stay on one line
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }

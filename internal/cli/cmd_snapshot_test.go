@@ -141,3 +141,36 @@ func TestStreamJSONStopsOnWriteError(t *testing.T) {
 		t.Errorf("%d writes after the first failed, want none", w.writes-1)
 	}
 }
+
+// TestIndentJSON: indentJSON indents encoding/json's output exactly as
+// json.Indent does, for every shape the document has and strings full of
+// JSON syntax.
+func TestIndentJSON(t *testing.T) {
+	values := []any{
+		map[string]any{}, []any{}, nil, 1.5, "x", []any{[]any{}, map[string]any{}, []any{1, []any{2}}},
+		map[string]any{"a": map[string]any{"b": []any{}, "c": "{[,:]}\"\\", "d": []any{"]", "\\"}}},
+	}
+	for _, h := range hostile {
+		values = append(values, map[string]any{h: []any{h, map[string]any{"k" + h: h}}})
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		s, h, q := randomSnapshot(r)
+		values = append(values, model.ExportQuery(s, h, q, benchAt))
+	}
+	for _, prefix := range []string{"", "    "} {
+		for _, v := range values {
+			compact, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if err := json.Indent(&want, compact, prefix, "  "); err != nil {
+				t.Fatal(err)
+			}
+			if got := indentJSON(nil, compact, prefix); !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("prefix %q, %s:\ngot  %s\nwant %s", prefix, compact, got, want.Bytes())
+			}
+		}
+	}
+}
