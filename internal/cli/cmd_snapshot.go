@@ -60,7 +60,7 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 }
 
 // streamJSON writes what writeJSON writes for model.ExportQuery, byte for
-// byte, without holding the document: at 500k ids that would be ~900 MB. The
+// byte, without holding the document: at 500k ids that took ~1.1 GB. The
 // frame (model.ExportFrame, both lists empty) is encoded whole, so its fields
 // keep the schema's order; each row is encoded on its own, indented at its
 // depth, and written into the frame's empty list through one buffer.
