@@ -119,10 +119,27 @@ func plainProblems(ps []string) string {
 // writes those characters out. An id that starts with a quote is quoted too,
 // so that no id prints as another's quoted form.
 func plainID(id string) string {
+	if plainASCII(id) {
+		return id
+	}
 	if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
 		return strconv.Quote(id)
 	}
 	return id
+}
+
+// plainASCII is plainID's quick answer for the usual id, printed as it is:
+// visible ASCII only, not starting with a quote.
+func plainASCII(id string) bool {
+	if id == "" || id[0] == '"' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func plainEpoch(t *model.Txn) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -244,5 +245,25 @@ func TestPlainTableStopsOnWriteError(t *testing.T) {
 	}
 	if w.writes != 1 {
 		t.Errorf("%d writes after the first failed, want none", w.writes-1)
+	}
+}
+
+// TestPlainIDQuickPath: the ASCII shortcut quotes exactly what the full rule
+// (spaces, unprintable runes, a leading quote) quotes.
+func TestPlainIDQuickPath(t *testing.T) {
+	full := func(id string) string {
+		if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+			return strconv.Quote(id)
+		}
+		return id
+	}
+	ids := []string{"", `"`, `a"`, "orders-enricher-v1-0-17", "注文-0-1", "\u00a0nbsp", "e\u0301"}
+	for c := range 256 {
+		ids = append(ids, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	for _, id := range ids {
+		if got, want := plainID(id), full(id); got != want {
+			t.Errorf("plainID(%q) = %q, want %q", id, got, want)
+		}
 	}
 }
