@@ -55,64 +55,87 @@ func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
 }
 
 // ExportQuery is Export with the problems judged under q (its CheckpointInterval).
+// It holds the whole document; a writer that must not (500k ids) writes
+// ExportFrame and streams ExportTxn and ExportPartition into it, so that both
+// forms come from the same conversions.
 func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
+	out := ExportFrame(s)
+	out.Transactions = make([]TxnJSON, 0, len(s.Txns))
+	out.Partitions = make([]PartitionJSON, 0, len(s.Partitions))
+	for i := range s.Txns {
+		out.Transactions = append(out.Transactions, ExportTxn(&s.Txns[i], h, s, q, now))
+	}
+	for i := range s.Partitions {
+		out.Partitions = append(out.Partitions, ExportPartition(&s.Partitions[i]))
+	}
+	return out
+}
+
+// ExportFrame is the document without its rows: Transactions and Partitions
+// are empty (encoded as []), everything else is set.
+func ExportFrame(s *Snapshot) SnapshotJSON {
 	out := SnapshotJSON{
 		TakenAt:      s.TakenAt.UTC(),
 		Bootstrap:    s.Bootstrap,
 		Hidden:       s.Hidden,
-		Transactions: make([]TxnJSON, 0, len(s.Txns)),
-		Partitions:   make([]PartitionJSON, 0, len(s.Partitions)),
+		Transactions: []TxnJSON{},
+		Partitions:   []PartitionJSON{},
 	}
 	if s.BrokerMaxTimeoutMs > 0 {
 		v := s.BrokerMaxTimeoutMs
 		out.BrokerMaxTimeoutMs = &v
 	}
-	for _, t := range s.Txns {
-		st := h.Stats(t.ID)
-		j := TxnJSON{
-			TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-			Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
-			CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
-			Problems: Problems(t, st, s, q, now),
-		}
-		if j.Problems == nil {
-			j.Problems = []string{}
-		}
-		if j.Partitions == nil {
-			j.Partitions = []TopicPartition{}
-		}
-		if !t.Start.IsZero() {
-			ts := t.Start.UTC()
-			j.StartTime = &ts
-		}
-		if a, ok := t.Age(now); ok {
-			ms := a.Milliseconds()
-			j.AgeMs = &ms
-		}
-		if r, ok := t.Ratio(now); ok {
-			j.TimeoutRatio = &r
-		}
-		out.Transactions = append(out.Transactions, j)
-	}
-	for _, p := range s.Partitions {
-		pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader,
-			HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}, Error: p.Err}
-		if p.ProducersDenied {
-			pj.Producers = nil // unknown, not none
-		}
-		for _, pr := range p.Producers {
-			prj := ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
-				LastTimestamp: -1, CoordinatorEpoch: pr.CoordinatorEpoch}
-			if !pr.LastTimestamp.IsZero() {
-				prj.LastTimestamp = pr.LastTimestamp.UnixMilli()
-			}
-			if pr.CurrentTxnStartOffset >= 0 {
-				o := pr.CurrentTxnStartOffset
-				prj.CurrentTxnStartOffset = &o
-			}
-			pj.Producers = append(pj.Producers, prj)
-		}
-		out.Partitions = append(out.Partitions, pj)
-	}
 	return out
+}
+
+// ExportTxn is one transaction of the document; s and q judge its problems.
+func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON {
+	st := h.Stats(t.ID)
+	j := TxnJSON{
+		TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
+		Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
+		CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
+		Problems: Problems(*t, st, s, q, now),
+	}
+	if j.Problems == nil {
+		j.Problems = []string{}
+	}
+	if j.Partitions == nil {
+		j.Partitions = []TopicPartition{}
+	}
+	if !t.Start.IsZero() {
+		ts := t.Start.UTC()
+		j.StartTime = &ts
+	}
+	if a, ok := t.Age(now); ok {
+		ms := a.Milliseconds()
+		j.AgeMs = &ms
+	}
+	if r, ok := t.Ratio(now); ok {
+		r := r // escaping from the if alone: the rows without a ratio allocate nothing
+		j.TimeoutRatio = &r
+	}
+	return j
+}
+
+// ExportPartition is one partition of the document.
+func ExportPartition(p *Partition) PartitionJSON {
+	pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader,
+		HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}, Error: p.Err}
+	if p.ProducersDenied {
+		pj.Producers = nil // unknown, not none
+	}
+	for _, pr := range p.Producers {
+		prj := ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
+			LastTimestamp: -1, CoordinatorEpoch: pr.CoordinatorEpoch}
+		if !pr.LastTimestamp.IsZero() {
+			prj.LastTimestamp = pr.LastTimestamp.UnixMilli()
+		}
+		if pr.CurrentTxnStartOffset >= 0 {
+			o := pr.CurrentTxnStartOffset
+			prj.CurrentTxnStartOffset = &o
+		}
+		pj.Producers = append(pj.Producers, prj)
+	}
+	return pj
 }

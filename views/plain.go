@@ -2,14 +2,11 @@ package views
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -25,45 +22,87 @@ func PlainTable(w io.Writer, s *model.Snapshot, h *model.History, now time.Time)
 
 // PlainTableQuery is PlainTable with problems judged under q (its
 // CheckpointInterval); q's filter and sort are not used.
+//
+// Columns are padded to their widest cell, so every row is formatted twice:
+// once to measure, once to write through a 64 KiB buffer. At 500k ids that
+// costs less than holding the table (~200 MB as [][]string).
 func PlainTableQuery(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
 	q = model.Query{CheckpointInterval: q.CheckpointInterval}
-	rows := [][]string{{"TRANSACTIONAL ID", "STATE", "PRODUCER", "PARTS", "AGE", "TIMEOUT", "%", "LAST", "COMMITS", "ABORTS", "COORD", "PROBLEMS"}}
-	for _, i := range model.Rows(s, h, q, now) {
-		t := &s.Txns[i]
-		st := h.Stats(t.ID)
-		rows = append(rows, []string{
-			plainID(t.ID), plainID(string(t.State)), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
-			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
-			plainProblems(model.Problems(*t, st, s, q, now)),
-		})
-	}
-	return alignTable(w, rows, 2)
-}
-
-// alignTable writes rows as columns, each padded to its widest cell plus gap
-// spaces; the last cell of a row is not padded. Widths are display cells:
-// text/tabwriter counts runes, and a wide (CJK) id would push its row out of
-// line.
-func alignTable(w io.Writer, rows [][]string, gap int) error {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r[:len(r)-1] {
-			if i == len(widths) {
-				widths = append(widths, 0)
+	order := model.Rows(s, h, q, now)
+	var r plainRow
+	// each formats every row for f; problems only when written (the last
+	// column is not measured).
+	each := func(write bool, f func(cells []string) error) error {
+		if err := f(plainHeader[:]); err != nil {
+			return err
+		}
+		for _, i := range order {
+			t := &s.Txns[i]
+			r.format(t, h.Stats(t.ID), s, q, now, write)
+			if err := f(r.cells[:]); err != nil {
+				return err
 			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
 		}
+		return nil
 	}
-	bw := bufio.NewWriter(w)
-	for _, r := range rows {
-		for i, c := range r[:len(r)-1] {
-			bw.WriteString(c)
-			bw.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+gap))
+	widths := make([]int, len(plainHeader)-1) // the last cell is not padded
+	// Measuring never fails.
+	_ = each(false, func(c []string) error {
+		for i := range widths {
+			widths[i] = max(widths[i], cells(c[i]))
 		}
-		bw.WriteString(r[len(r)-1])
-		bw.WriteByte('\n')
+		return nil
+	})
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := each(true, func(c []string) error { return writeAligned(bw, c, widths, 2) }); err != nil {
+		return err
 	}
 	return bw.Flush()
+}
+
+var plainHeader = [...]string{"TRANSACTIONAL ID", "STATE", "PRODUCER", "PARTS", "AGE", "TIMEOUT", "%", "LAST", "COMMITS", "ABORTS", "COORD", "PROBLEMS"}
+
+// plainRow is one row's cells, reused from row to row.
+type plainRow struct {
+	cells   [len(plainHeader)]string
+	scratch []byte
+	// The last TIMEOUT cell: most ids share one timeout, and formatting it
+	// allocates.
+	timeoutMs int32
+	timeout   string
+}
+
+func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q model.Query, now time.Time, problems bool) {
+	r.scratch = append(strconv.AppendInt(r.scratch[:0], t.ProducerID, 10), '/')
+	r.scratch = append(r.scratch, plainEpoch(t)...)
+	if r.timeout == "" || t.TimeoutMs != r.timeoutMs {
+		r.timeoutMs, r.timeout = t.TimeoutMs, plainTimeout(t)
+	}
+	r.cells = [...]string{
+		plainID(t.ID), plainID(string(t.State)), string(r.scratch), plainParts(t), plainAge(t, now),
+		r.timeout, plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
+		"",
+	}
+	if problems {
+		r.cells[len(r.cells)-1] = plainProblems(model.Problems(*t, st, s, q, now))
+	}
+}
+
+const spaces = "                                                                "
+
+// writeAligned writes one row: each cell but the last padded to its
+// column's width plus gap spaces. Widths are display cells: a wide (CJK) id
+// takes two per character, and counting bytes or runes would push its row
+// out of line. A failed write (the reader went away) stops the table.
+func writeAligned(bw *bufio.Writer, row []string, widths []int, gap int) error {
+	for i, c := range row[:len(row)-1] {
+		bw.WriteString(c)
+		for pad := widths[i] - cells(c) + gap; pad > 0; pad -= len(spaces) {
+			bw.WriteString(spaces[:min(pad, len(spaces))])
+		}
+	}
+	bw.WriteString(row[len(row)-1])
+	return bw.WriteByte('\n')
 }
 
 // plainProblems keeps the cell on one line and harmless: a problem can quote
@@ -80,10 +119,27 @@ func plainProblems(ps []string) string {
 // writes those characters out. An id that starts with a quote is quoted too,
 // so that no id prints as another's quoted form.
 func plainID(id string) string {
+	if plainASCII(id) {
+		return id
+	}
 	if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
 		return strconv.Quote(id)
 	}
 	return id
+}
+
+// plainASCII is plainID's quick answer for the usual id, printed as it is:
+// visible ASCII only, not starting with a quote.
+func plainASCII(id string) bool {
+	if id == "" || id[0] == '"' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func plainEpoch(t *model.Txn) string {

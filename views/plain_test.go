@@ -2,9 +2,14 @@ package views
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -139,5 +144,126 @@ func TestPlainTableDisplayWidth(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"\"a\\tb\""`) || !strings.Contains(b.String(), `"a\tb" `) {
 		t.Errorf("a quoted-looking id is not quoted itself:\n%s", b.String())
+	}
+}
+
+// plainTableWhole is PlainTableQuery as it was before it streamed: every cell
+// held, measured with ansi.StringWidth, then written. The reference the
+// streaming table must match byte for byte.
+func plainTableWhole(s *model.Snapshot, h *model.History, q model.Query, now time.Time) string {
+	q = model.Query{CheckpointInterval: q.CheckpointInterval}
+	rows := [][]string{plainHeader[:]}
+	for _, i := range model.Rows(s, h, q, now) {
+		t := &s.Txns[i]
+		st := h.Stats(t.ID)
+		rows = append(rows, []string{
+			plainID(t.ID), plainID(string(t.State)), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
+			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
+			plainProblems(model.Problems(*t, st, s, q, now)),
+		})
+	}
+	widths := make([]int, len(plainHeader)-1)
+	for _, r := range rows {
+		for i := range widths {
+			widths[i] = max(widths[i], ansi.StringWidth(r[i]))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			b.WriteString(c + strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+		}
+		b.WriteString(r[len(r)-1] + "\n")
+	}
+	return b.String()
+}
+
+// TestPlainTableSameAsWhole: the streamed table is byte for byte the table
+// built whole, on random snapshots with hostile and wide ids, odd timeouts,
+// errors, open and finished transactions, and over 64 KiB of output.
+func TestPlainTableSameAsWhole(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	ids := []string{"orders-enricher-v1-0-17", "注文処理-0-1", "e\u0301te\u0301-0-1", "a\x1b[31mb", "c1\u0085", "bidi\u202e",
+		"bad\xff", "del\x7f", `"quoted"`, "tab\there", "sp ace", "", "x"}
+	states := []model.State{model.Empty, model.Ongoing, model.PrepareCommit, model.PrepareAbort, model.CompleteCommit,
+		model.CompleteAbort, model.Dead, model.PrepareEpochFence}
+	timeouts := []int32{0, 60000, 900000, 15000, 1500, 61000, 3600000}
+	kinds := []model.EventKind{model.Committed, model.Aborted, model.TimedOut, model.Fenced}
+	r := rand.New(rand.NewPCG(11, 2))
+	for n := range 200 {
+		s := &model.Snapshot{TakenAt: now, BrokerMaxTimeoutMs: int64(r.IntN(2)) * 900000}
+		h := model.NewHistory(50)
+		rows := r.IntN(40)
+		if n == 0 {
+			rows = 3000 // past the buffer
+		}
+		for k := range rows {
+			tx := model.Txn{ID: fmt.Sprintf("%s-%d", ids[r.IntN(len(ids))], k), State: states[r.IntN(len(states))],
+				ProducerID: r.Int64N(1 << 40), ProducerEpoch: int16(r.IntN(300)), Coordinator: int32(r.IntN(4) - 1),
+				TimeoutMs: timeouts[r.IntN(len(timeouts))], Described: r.IntN(4) > 0}
+			if r.IntN(2) == 0 {
+				tx.Start = now.Add(-time.Duration(r.Int64N(int64(50 * time.Hour))))
+			}
+			if r.IntN(3) == 0 {
+				tx.Partitions = make([]model.TopicPartition, r.IntN(4))
+			}
+			if r.IntN(6) == 0 {
+				tx.Err = ids[r.IntN(len(ids))] + "\nhappened"
+			}
+			if r.IntN(3) == 0 {
+				h.Add([]model.Event{{At: now, ID: tx.ID, Kind: kinds[r.IntN(len(kinds))]}})
+			}
+			s.Txns = append(s.Txns, tx)
+		}
+		s.Sort()
+		q := model.Query{CheckpointInterval: time.Duration(r.IntN(3)) * 20 * time.Second}
+		var b bytes.Buffer
+		if err := PlainTableQuery(&b, s, h, q, now); err != nil {
+			t.Fatal(err)
+		}
+		if want := plainTableWhole(s, h, q, now); b.String() != want {
+			t.Fatalf("streamed table differs:\n%s\nwant\n%s", b.String(), want)
+		}
+	}
+}
+
+type failingWriter struct{ writes int }
+
+func (w *failingWriter) Write([]byte) (int, error) { w.writes++; return 0, errors.New("broken pipe") }
+
+// TestPlainTableStopsOnWriteError: a reader that went away (snapshot | head)
+// ends the table at the first failed write.
+func TestPlainTableStopsOnWriteError(t *testing.T) {
+	s := &model.Snapshot{}
+	for i := range 20_000 {
+		s.Txns = append(s.Txns, model.Txn{ID: fmt.Sprintf("sink-%d-%d", i%50, i), State: model.CompleteCommit, TimeoutMs: 60000})
+	}
+	s.Sort()
+	w := &failingWriter{}
+	if err := PlainTable(w, s, nil, time.Now()); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Fatalf("err = %v, want the write error", err)
+	}
+	if w.writes != 1 {
+		t.Errorf("%d writes after the first failed, want none", w.writes-1)
+	}
+}
+
+// TestPlainIDQuickPath: the ASCII shortcut quotes exactly what the full rule
+// (spaces, unprintable runes, a leading quote) quotes.
+func TestPlainIDQuickPath(t *testing.T) {
+	full := func(id string) string {
+		if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+			return strconv.Quote(id)
+		}
+		return id
+	}
+	ids := []string{"", `"`, `a"`, "orders-enricher-v1-0-17", "注文-0-1", "\u00a0nbsp", "e\u0301"}
+	for c := range 256 {
+		ids = append(ids, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	for _, id := range ids {
+		if got, want := plainID(id), full(id); got != want {
+			t.Errorf("plainID(%q) = %q, want %q", id, got, want)
+		}
 	}
 }
