@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -55,9 +56,11 @@ type Config struct {
 // Client polls one cluster. Refresh and Execute may be called from different
 // goroutines, but the ui never runs two Refreshes at once.
 type Client struct {
-	cfg       Config
-	bootstrap string
-	kgo       *kgo.Client
+	// lastListed is how many ids the last full listing had (listTxnsOn).
+	lastListed atomic.Int64
+	cfg        Config
+	bootstrap  string
+	kgo        *kgo.Client
 
 	// life is cancelled by Close so that in-flight work stops at once.
 	life      context.Context

@@ -2,6 +2,8 @@ package kafkaadmin
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -107,11 +109,66 @@ func TestUnlistedKeepsIDsOfSilentCoordinators(t *testing.T) {
 		{ID: "gone", Coordinator: 1, State: model.Empty},
 	}}
 	list := map[string]listed{"on-1": {state: model.Ongoing, coord: 1}}
-	got := unlisted(prev, list, map[int32]error{2: errors.New("connection refused")})
+	got := unlisted(notListedOf(prev, list), map[int32]error{2: errors.New("connection refused")})
 	if len(got) != 1 || got[0].ID != "on-2" || !strings.Contains(got[0].Err, "coordinator 2 did not answer") {
 		t.Fatalf("unlisted = %+v", got)
 	}
-	if got := unlisted(prev, list, nil); got != nil {
+	if got := unlisted(notListedOf(prev, list), nil); got != nil {
 		t.Fatalf("every coordinator answered, yet %+v", got)
+	}
+}
+
+func notListedOf(prev *model.Snapshot, list map[string]listed) []*model.Txn {
+	_, out := pairWithPrev(prev, list)
+	return out
+}
+
+// pairWithPrev gives what a lookup of every listed id in prev gave: each
+// listed id once, with prev's row when prev had it, prev's unlisted rows
+// apart, and the rows in id order, on random listings against random
+// previous snapshots (new ids, vanished ids, a duplicate row in prev).
+func TestPairWithPrevMatchesLookups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 300 {
+		prev := &model.Snapshot{}
+		for i := range rng.IntN(40) {
+			prev.Txns = append(prev.Txns, model.Txn{ID: fmt.Sprintf("id-%03d", rng.IntN(60)), ProducerID: int64(i)})
+		}
+		prev.Sort()
+		list := map[string]listed{}
+		for range rng.IntN(50) {
+			id := fmt.Sprintf("id-%03d", rng.IntN(60))
+			if _, dup := list[id]; !dup {
+				list[id] = listed{pid: rng.Int64N(5), n: int32(len(list))}
+			}
+		}
+		rows, notListed := pairWithPrev(prev, list)
+		if len(rows) != len(list) {
+			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(list))
+		}
+		for i, r := range rows {
+			if i > 0 && rows[i-1].id >= r.id {
+				t.Fatalf("round %d: rows out of order at %d: %q then %q", round, i, rows[i-1].id, r.id)
+			}
+			if r.l != list[r.id] {
+				t.Fatalf("round %d: %q paired with the wrong listing", round, r.id)
+			}
+			want, had := prev.Txn(r.id)
+			if had != (r.prev != nil) || (had && r.prev.ProducerID != want.ProducerID) {
+				t.Fatalf("round %d: %q paired with prev %+v, want %+v (%v)", round, r.id, r.prev, want, had)
+			}
+		}
+		n := 0
+		for _, p := range prev.Txns {
+			if _, ok := list[p.ID]; !ok {
+				if notListed[n].ID != p.ID {
+					t.Fatalf("round %d: not listed %q, want %q", round, notListed[n].ID, p.ID)
+				}
+				n++
+			}
+		}
+		if n != len(notListed) {
+			t.Fatalf("round %d: %d not listed, want %d", round, len(notListed), n)
+		}
 	}
 }

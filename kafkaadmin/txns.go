@@ -28,6 +28,9 @@ type listed struct {
 	state model.State
 	pid   int64
 	coord int32
+	// n is its place in the listing (0, 1, ...): a refresh marks the ids it
+	// has matched in a slice, not by writing the map again.
+	n int32
 }
 
 // brokerIDs asks for the cluster's brokers (and no topics).
@@ -69,7 +72,9 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 	req := kmsg.NewPtrListTransactionsRequest()
 	req.ProducerIDFilters = pids
 	shards := c.kgo.RequestSharded(ctx, req)
-	out = make(map[string]listed)
+	// Sized as the last listing was: growing a map of 500,000 ids step by
+	// step costs as much as filling it.
+	out = make(map[string]listed, c.lastListed.Load())
 	failed = make(map[int32]error)
 	var lastErr error
 	for _, sh := range shards {
@@ -89,7 +94,7 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 			if _, dup := out[ts.TransactionalID]; dup {
 				continue
 			}
-			out[ts.TransactionalID] = listed{state: model.State(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID}
+			out[ts.TransactionalID] = listed{state: model.State(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID, n: int32(len(out))}
 		}
 	}
 	if len(shards) == 0 {
@@ -102,6 +107,9 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 		return nil, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)
 	}
 	notAsked(shards, known, failed)
+	if pids == nil {
+		c.lastListed.Store(int64(len(out)))
+	}
 	return out, failed, nil
 }
 
