@@ -52,11 +52,14 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 // transaction is what txnscope watches: one left undescribed could move on to
 // the next unseen) and at most budget of the others, in id order. later are
 // the ones left for the progressive describe.
-func withinBudget(ask []string, list map[string]listed, budget int) (now []string, later map[string]bool) {
-	if budget < 0 {
-		return ask, nil
+func withinBudget(ask []string, list map[string]listed, budget int) (now []string, later deferred) {
+	switch {
+	case budget < 0:
+		return ask, deferred{}
+	case budget == 0: // a first poll: 500,000 ids neither sorted nor put in a set
+		return nil, deferred{all: true}
 	}
-	later = make(map[string]bool)
+	later = deferred{ids: make(map[string]bool)}
 	left := budget
 	sort.Strings(ask)
 	for _, id := range ask {
@@ -67,11 +70,20 @@ func withinBudget(ask []string, list map[string]listed, budget int) (now []strin
 			now = append(now, id)
 			left--
 		default:
-			later[id] = true
+			later.ids[id] = true
 		}
 	}
 	return now, later
 }
+
+// deferred are the ids left pending for Describe: all of the ones asked, or
+// those in ids.
+type deferred struct {
+	all bool
+	ids map[string]bool
+}
+
+func (d deferred) has(id string) bool { return d.all || d.ids[id] }
 
 // listedOnly is an id's row as ListTransactions gives it, pending its
 // describe.

@@ -115,7 +115,7 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 
 	txns = make([]model.Txn, 0, len(rows))
 	for _, r := range rows {
-		if later[r.id] {
+		if later.has(r.id) && needsDescribe(r.l, r.prev, budget < 0) {
 			txns = append(txns, listedOnly(r.id, r.l))
 			continue
 		}

@@ -72,9 +72,17 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 	req := kmsg.NewPtrListTransactionsRequest()
 	req.ProducerIDFilters = pids
 	shards := c.kgo.RequestSharded(ctx, req)
-	// Sized as the last listing was: growing a map of 500,000 ids step by
+	// Sized for what the brokers answered (each lists the ids it
+	// coordinates), or the last listing: growing a map of 500,000 ids step by
 	// step costs as much as filling it.
-	out = make(map[string]listed, c.lastListed.Load())
+	var size int64
+	for _, sh := range shards {
+		if r, ok := sh.Resp.(*kmsg.ListTransactionsResponse); ok && sh.Err == nil {
+			size += int64(len(r.TransactionStates))
+		}
+	}
+	size = max(size, c.lastListed.Load())
+	out = make(map[string]listed, size)
 	failed = make(map[int32]error)
 	var lastErr error
 	for _, sh := range shards {
