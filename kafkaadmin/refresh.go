@@ -100,9 +100,9 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map[string]listed, failed map[int32]error, budget int) (txns, changed []model.Txn) {
 	rows, notListed := pairWithPrev(prev, list)
 	var ask []string
-	for _, r := range rows {
-		if needsDescribe(r.l, r.prev, budget < 0) {
-			ask = append(ask, r.id)
+	for i := range rows {
+		if rows[i].asked = needsDescribe(rows[i].l, rows[i].prev, budget < 0); rows[i].asked {
+			ask = append(ask, rows[i].id)
 		}
 	}
 	ask, later := withinBudget(ask, list, budget)
@@ -115,7 +115,11 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 
 	txns = make([]model.Txn, 0, len(rows))
 	for _, r := range rows {
-		if later.has(r.id) && needsDescribe(r.l, r.prev, budget < 0) {
+		if !r.asked { // most rows: nothing to look up (a string key in a small map costs a compare per key)
+			txns = append(txns, merge(r.id, r.l, nil, r.prev))
+			continue
+		}
+		if later.has(r.id) {
 			txns = append(txns, listedOnly(r.id, r.l))
 			continue
 		}
@@ -139,9 +143,10 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map
 
 // row is one listed id, with its previous row when prev had it.
 type row struct {
-	id   string
-	l    listed
-	prev *model.Txn
+	id    string
+	l     listed
+	prev  *model.Txn
+	asked bool // it needs a describe (needsDescribe)
 }
 
 // pairWithPrev pairs every listed id with its row in prev, walking prev in

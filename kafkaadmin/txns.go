@@ -95,14 +95,22 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 			failed[sh.Meta.NodeID], lastErr = e, e
 			continue
 		}
+		// kfake answers every id on every broker; real Kafka lists each id
+		// once, on its coordinator. The first answer is as good as any: the
+		// coordinator comes from DescribeTransactions. One broker lists an id
+		// once, so only the later answers are checked.
+		check := len(out) > 0
 		for _, ts := range resp.TransactionStates {
-			// kfake answers every id on every broker; real Kafka lists each
-			// id once, on its coordinator. The first answer is as good as any:
-			// the coordinator comes from DescribeTransactions.
-			if _, dup := out[ts.TransactionalID]; dup {
-				continue
+			if check {
+				if _, dup := out[ts.TransactionalID]; dup {
+					continue
+				}
 			}
-			out[ts.TransactionalID] = listed{state: model.State(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID, n: int32(len(out))}
+			n := len(out)
+			out[ts.TransactionalID] = listed{state: model.StateOf(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID, n: int32(n)}
+			if len(out) == n {
+				renumber(out) // a broker listed an id twice: n must stay one per id
+			}
 		}
 	}
 	if len(shards) == 0 {
@@ -119,6 +127,16 @@ func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (o
 		c.lastListed.Store(int64(len(out)))
 	}
 	return out, failed, nil
+}
+
+// renumber gives the ids of a listing their places 0, 1, ... again.
+func renumber(list map[string]listed) {
+	n := int32(0)
+	for id, l := range list {
+		l.n = n
+		list[id] = l
+		n++
+	}
 }
 
 // notAsked files the brokers of known that no shard went to: kgo asks the

@@ -324,3 +324,16 @@ func idsOf(s *Snapshot) []string {
 	}
 	return out
 }
+
+func TestStateOf(t *testing.T) {
+	for _, st := range knownStates {
+		text := string([]byte(st)) // a copy, as a decoder makes
+		got := StateOf(text)
+		if got != st || unsafe.StringData(string(got)) != unsafe.StringData(string(st)) {
+			t.Errorf("StateOf(%q) = %q, not the package's constant", text, got)
+		}
+	}
+	if got := StateOf("Unknown"); got != "Unknown" {
+		t.Errorf("StateOf(Unknown) = %q", got)
+	}
+}

@@ -78,3 +78,13 @@ func stateIndex(s State) int {
 	}
 	return -1
 }
+
+// StateOf is text as a State, the package's own constant when it names a
+// known state: a listing of 500,000 ids then holds no copy of "CompleteCommit"
+// per id, and comparing two states is comparing two pointers.
+func StateOf(text string) State {
+	if k := stateIndex(State(text)); k >= 0 {
+		return knownStates[k]
+	}
+	return State(text)
+}
