@@ -152,9 +152,9 @@ type row struct {
 // pairWithPrev pairs every listed id with its row in prev, walking prev in
 // order and asking the listing (a map) for each: at 500,000 ids, looking each
 // listed id up in prev instead cost a hash, a probe and a random row per id,
-// a third of a refresh. The rows come out in prev's order, new ids after, so
-// that sorting them is mostly a check. notListed are prev's rows the listing
-// did not have.
+// a third of a refresh. The rows come out in prev's order with the new ids
+// merged in, so that sorting the snapshot is only a check. notListed are
+// prev's rows the listing did not have.
 func pairWithPrev(prev *model.Snapshot, list map[string]listed) (rows []row, notListed []*model.Txn) {
 	rows = make([]row, 0, len(list))
 	matched := make([]bool, len(list))
