@@ -42,7 +42,8 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 		}
 	}
 	if !answered && len(sorted) > 0 {
-		return model.Descriptions{}, errors.New("DescribeTransactions: no coordinator answered: " + why)
+		// Said as a failed refresh says it: on screen this is the cluster gone.
+		return model.Descriptions{}, errors.New("cannot reach the cluster: DescribeTransactions: no coordinator answered: " + why)
 	}
 	return out, nil
 }

@@ -241,7 +241,7 @@ func TestDescribeOfAClusterGoneFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := a.Describe(context.Background(), []string{"a-0-1", "b-0-1"}); err == nil || !strings.Contains(err.Error(), "no coordinator answered") {
-		t.Errorf("Describe of a closed address = %v, want no coordinator answered", err)
+	if _, err := a.Describe(context.Background(), []string{"a-0-1", "b-0-1"}); err == nil || !strings.Contains(err.Error(), "no coordinator answered") || !strings.HasPrefix(err.Error(), "cannot reach the cluster: ") {
+		t.Errorf("Describe of a closed address = %v, want one starting cannot reach the cluster, naming no coordinator answered", err)
 	}
 }
