@@ -34,8 +34,8 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	if s == nil {
 		return nil, nil
 	}
-	// One copy of the rows, then a binary search per answer: a batch is a
-	// few thousand ids of hundreds of thousands.
+	// One copy of the rows, then a lookup per answer: a batch is a few
+	// thousand ids of hundreds of thousands.
 	out := *s
 	out.Txns = slices.Clone(s.Txns)
 	out.index = s.index.movedTo(s.Txns, out.Txns)
@@ -43,7 +43,7 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	slices.SortFunc(answers, func(a, b Txn) int { return strings.Compare(a.ID, b.ID) })
 	var was, now []Txn
 	for _, got := range answers {
-		i, ok := out.find(got.ID)
+		i, ok := out.at(got.ID)
 		if !ok || !out.Txns[i].Pending {
 			continue // a refresh took it since
 		}
@@ -70,11 +70,6 @@ func Fill(s *Snapshot, d Descriptions) (*Snapshot, []Event) {
 	evs := Diff(&Snapshot{TakenAt: s.TakenAt, Txns: was, EpochBumpsOnEnd: s.EpochBumpsOnEnd},
 		&Snapshot{TakenAt: at, Txns: now, EpochBumpsOnEnd: s.EpochBumpsOnEnd})
 	return &out, evs
-}
-
-// find is the index of id's row in Txns (sorted by id).
-func (s *Snapshot) find(id string) (int, bool) {
-	return slices.BinarySearchFunc(s.Txns, id, func(t Txn, id string) int { return strings.Compare(t.ID, id) })
 }
 
 // PendingCount is how many rows of s are still to be described.

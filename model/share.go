@@ -50,11 +50,7 @@ func share(dst *string, src string) {
 
 var knownStates = [...]State{Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence}
 
-func shareState(s *State) {
-	if k := stateIndex(*s); k >= 0 {
-		share((*string)(s), string(knownStates[k]))
-	}
-}
+func shareState(s *State) { share((*string)(s), string(StateOf(string(*s)))) }
 
 // stateIndex is s's position in knownStates, or -1.
 func stateIndex(s State) int {

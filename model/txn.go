@@ -267,15 +267,21 @@ type Snapshot struct {
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
 // hash probe; a snapshot changed since is searched.
 func (s *Snapshot) Txn(id string) (Txn, bool) {
-	if s.index.fits(s.Txns) {
-		if i := s.index.find(s.Txns, id); i >= 0 {
-			return s.Txns[i], true
-		}
-	}
-	if i, ok := search(s.Txns, id); ok {
+	if i, ok := s.at(id); ok {
 		return s.Txns[i], true
 	}
 	return Txn{}, false
+}
+
+// at is the position of id's row in Txns: the index's when it has the id,
+// else a search.
+func (s *Snapshot) at(id string) (int, bool) {
+	if s.index.fits(s.Txns) {
+		if i := s.index.find(s.Txns, id); i >= 0 {
+			return i, true
+		}
+	}
+	return search(s.Txns, id)
 }
 
 // Partition finds a partition's offsets and producers.
