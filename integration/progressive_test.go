@@ -63,16 +63,21 @@ func TestProgressiveLoadEqualsAFullRefresh(t *testing.T) {
 		}
 	}
 
-	// The batches, as the TUI takes them (only our ids: the broker is shared).
+	// The batches, as the TUI takes them (only our ids: the broker is shared),
+	// each id asked of the broker that listed it.
+	refs := make([]model.TxnRef, len(listed))
+	for i := range listed {
+		refs[i] = listed[i].Ref()
+	}
 	s := first
-	for len(ids) > 0 {
-		n := min(len(ids), 300)
-		d, err := c.Describe(ctx, ids[:n])
+	for len(refs) > 0 {
+		n := min(len(refs), 300)
+		d, err := c.Describe(ctx, refs[:n])
 		if err != nil {
 			t.Fatalf("Describe: %v", err)
 		}
 		s, _ = model.Fill(s, d)
-		ids = ids[n:]
+		refs = refs[n:]
 	}
 	full, err := c.Refresh(ctx, nil)
 	if err != nil {

@@ -77,6 +77,7 @@ type Client struct {
 	narrowedAt time.Time
 
 	budget int // ids one Poll may describe (pollBudget; tests lower it)
+	order  listOrder
 }
 
 // New connects lazily: it fails only on bad configuration, never because the

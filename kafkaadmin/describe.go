@@ -3,32 +3,41 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/model"
 )
 
-// Describe describes ids (rows a Poll left pending) on their coordinators: a
+// Describe describes ids (rows a Poll left pending) on their coordinators (the
+// brokers that listed them, when they still are): a
 // progressive load calls it batch after batch, and model.Fill puts the answers
 // into the snapshot. Every id comes back described, with its error, or in
 // Gone. It fails as a whole when ctx ends or when no coordinator answered for
 // any id (the cluster went away: the TUI shows it disconnected rather than
 // every row broken); one coordinator that does not answer leaves its error on
 // its ids.
-func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+func (c *Client) Describe(ctx context.Context, ids []model.TxnRef) (model.Descriptions, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
-	sorted := append([]string(nil), ids...)
-	sort.Strings(sorted)
-	desc := c.describeTxns(ctx, sorted)
+	refs := make([]txnRef, len(ids))
+	for i, r := range ids {
+		refs[i] = txnRef{id: r.ID, coord: r.Coordinator}
+	}
+	slices.SortFunc(refs, func(a, b txnRef) int { return strings.Compare(a.id, b.id) })
+	desc := c.describeTxns(ctx, refs)
 	if err := ctx.Err(); err != nil {
 		return model.Descriptions{}, err
 	}
-	out := model.Descriptions{At: time.Now(), Txns: make([]model.Txn, 0, len(sorted))}
+	out := model.Descriptions{At: time.Now(), Txns: make([]model.Txn, 0, len(refs))}
 	answered := false
 	var why string
-	for _, id := range sorted {
+	for i, r := range refs {
+		if i > 0 && refs[i-1].id == r.id {
+			continue
+		}
+		id := r.id
 		d := desc[id]
 		answered = answered || d.gone || d.txn.Described || d.denied != ""
 		switch {
@@ -41,50 +50,40 @@ func (c *Client) Describe(ctx context.Context, ids []string) (model.Descriptions
 			why = d.err
 		}
 	}
-	if !answered && len(sorted) > 0 {
+	if !answered && len(refs) > 0 {
 		// Said as a failed refresh says it: on screen this is the cluster gone.
 		return model.Descriptions{}, errors.New("cannot reach the cluster: DescribeTransactions: no coordinator answered: " + why)
 	}
 	return out, nil
 }
 
-// withinBudget picks the ids to describe now: all of them when budget < 0,
+// choose marks the rows that need a describe (needsDescribe) and picks
+// those to describe now, as positions in rows: all of them when budget < 0,
 // none when it is 0 (a first poll), otherwise every open one (an open
 // transaction is what txnscope watches: one left undescribed could move on to
-// the next unseen) and at most budget of the others, in id order. later are
-// the ones left for the progressive describe.
-func withinBudget(ask []string, list map[string]listed, budget int) (now []string, later deferred) {
-	switch {
-	case budget < 0:
-		return ask, deferred{}
-	case budget == 0: // a first poll: 500,000 ids neither sorted nor put in a set
-		return nil, deferred{all: true}
-	}
-	later = deferred{ids: make(map[string]bool)}
+// the next unseen) and at most budget of the others, in id order. The rest
+// are marked later, for the progressive describe.
+func choose(rows []row, budget int) (now []int) {
 	left := budget
-	sort.Strings(ask)
-	for _, id := range ask {
+	for i := range rows {
+		r := &rows[i]
+		if r.asked = needsDescribe(r.l, r.prev, budget < 0); !r.asked {
+			continue
+		}
 		switch {
-		case budget > 0 && list[id].state.Open():
-			now = append(now, id)
+		case budget < 0:
+			now = append(now, i)
+		case budget > 0 && r.l.state.Open():
+			now = append(now, i)
 		case left > 0:
-			now = append(now, id)
+			now = append(now, i)
 			left--
 		default:
-			later.ids[id] = true
+			r.later = true
 		}
 	}
-	return now, later
+	return now
 }
-
-// deferred are the ids left pending for Describe: all of the ones asked, or
-// those in ids.
-type deferred struct {
-	all bool
-	ids map[string]bool
-}
-
-func (d deferred) has(id string) bool { return d.all || d.ids[id] }
 
 // listedOnly is an id's row as ListTransactions gives it, pending its
 // describe.

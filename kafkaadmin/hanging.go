@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,17 +235,18 @@ func (c *Client) ownersOf(ctx context.Context, pids []int64) (owners map[int64]m
 	for _, p := range pids {
 		want[p] = true
 	}
-	ids := make([]string, 0, len(list))
+	refs := make([]txnRef, 0, len(list))
 	for id, l := range list {
 		if want[l.pid] {
-			ids = append(ids, id)
+			refs = append(refs, txnRef{id: id, coord: l.coord})
 		}
 	}
 	// Deterministic when (unexpectedly) two ids list one producer id.
-	sort.Strings(ids)
-	owners = make(map[int64]model.Owner, len(ids))
-	descs := c.describeTxns(ctx, ids)
-	for _, id := range ids {
+	slices.SortFunc(refs, func(a, b txnRef) int { return strings.Compare(a.id, b.id) })
+	owners = make(map[int64]model.Owner, len(refs))
+	descs := c.describeTxns(ctx, refs)
+	for _, r := range refs {
+		id := r.id
 		o := model.Owner{ID: id}
 		switch d := descs[id]; {
 		case d.gone:

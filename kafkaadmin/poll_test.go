@@ -218,7 +218,7 @@ func TestDescribeGoneAndCancelled(t *testing.T) {
 	_, boot := kafkatest.NewCluster(t)
 	kafkatest.InitIDs(t, boot, time.Minute, "a-0-1")
 	a := newAdmin(t, boot)
-	d, err := a.Describe(context.Background(), []string{"never-was", "a-0-1"})
+	d, err := a.Describe(context.Background(), model.Refs("never-was", "a-0-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestDescribeGoneAndCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := a.Describe(ctx, []string{"a-0-1"}); err == nil {
+	if _, err := a.Describe(ctx, model.Refs("a-0-1")); err == nil {
 		t.Errorf("a cancelled Describe did not fail")
 	}
 }
@@ -241,7 +241,7 @@ func TestDescribeOfAClusterGoneFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := a.Describe(context.Background(), []string{"a-0-1", "b-0-1"}); err == nil || !strings.Contains(err.Error(), "no coordinator answered") || !strings.HasPrefix(err.Error(), "cannot reach the cluster: ") {
+	if _, err := a.Describe(context.Background(), model.Refs("a-0-1", "b-0-1")); err == nil || !strings.Contains(err.Error(), "no coordinator answered") || !strings.HasPrefix(err.Error(), "cannot reach the cluster: ") {
 		t.Errorf("Describe of a closed address = %v, want one starting cannot reach the cluster, naming no coordinator answered", err)
 	}
 }

@@ -3,7 +3,6 @@ package kafkaadmin
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -63,7 +62,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	}()
 
 	taken := time.Now()
-	list, failed, err := c.listTxnsOn(ctx, nil, brokers)
+	list, failed, err := c.listAll(ctx, brokers)
 	if err != nil {
 		return nil, whole(ctx, "cannot list transactions", err)
 	}
@@ -96,110 +95,67 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 // budget of them, see refresh), and the ones prev had that the listing lost
 // (to learn whether they are gone), and merges each with what prev knew of
 // it. changed are the rows described now: only they can have ended a
-// transaction since prev.
-func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list map[string]listed, failed map[int32]error, budget int) (txns, changed []model.Txn) {
-	rows, notListed := pairWithPrev(prev, list)
-	var ask []string
-	for i := range rows {
-		if rows[i].asked = needsDescribe(rows[i].l, rows[i].prev, budget < 0); rows[i].asked {
-			ask = append(ask, rows[i].id)
-		}
-	}
-	ask, later := withinBudget(ask, list, budget)
+// transaction since prev (none are returned without a prev).
+func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list listing, failed map[int32]error, budget int) (txns, changed []model.Txn) {
+	rows, notListed := pairWithPrev(prev, list, c.order.get())
+	ask := choose(rows, budget)
 	vanished := missing(notListed, failed)
+	refs := make([]txnRef, 0, len(ask)+len(vanished))
+	for _, i := range ask {
+		refs = append(refs, txnRef{id: rows[i].id, coord: rows[i].l.coord})
+	}
 	for _, p := range vanished {
-		ask = append(ask, p.ID)
+		refs = append(refs, txnRef{id: p.ID, coord: p.Coordinator})
 	}
-	sort.Strings(ask)
-	desc := c.describeTxns(ctx, ask)
 
-	txns = make([]model.Txn, 0, len(rows))
-	for _, r := range rows {
-		if !r.asked { // most rows: nothing to look up (a string key in a small map costs a compare per key)
-			txns = append(txns, merge(r.id, r.l, nil, r.prev))
+	txns = make([]model.Txn, len(rows))
+	for i, r := range rows {
+		switch {
+		case r.later:
+			txns[i] = listedOnly(r.id, r.l)
+		case !r.asked:
+			txns[i] = merge(r.id, r.l, nil, r.prev)
+		}
+	}
+	// Each answer lands in its own row: at 500,000 ids a map of the answers
+	// held as much again as the snapshot.
+	fresh := make([]int8, len(rows)) // 1: described now, -1: gone
+	late := make([]described, len(vanished))
+	c.describeEach(ctx, refs, func(n int, d described) {
+		if n >= len(ask) {
+			late[n-len(ask)] = d
+			return
+		}
+		i := ask[n]
+		if d.gone {
+			fresh[i] = -1
+			return
+		}
+		txns[i] = merge(rows[i].id, rows[i].l, &d, rows[i].prev)
+		if txns[i].Described {
+			fresh[i] = 1
+		}
+	})
+
+	places := make([]int32, 0, len(rows))
+	kept := txns[:0]
+	for i := range txns {
+		if fresh[i] < 0 {
 			continue
 		}
-		if later.has(r.id) {
-			txns = append(txns, listedOnly(r.id, r.l))
-			continue
+		if fresh[i] > 0 && prev != nil {
+			changed = append(changed, txns[i])
 		}
-		var d *described
-		if x, ok := desc[r.id]; ok {
-			if x.gone {
-				continue
-			}
-			d = &x
-		}
-		t := merge(r.id, r.l, d, r.prev)
-		txns = append(txns, t)
-		if d != nil && t.Described {
-			changed = append(changed, t)
-		}
+		kept = append(kept, txns[i])
+		places = append(places, rows[i].k)
 	}
-	txns = append(txns, unlisted(notListed, failed)...)
-	txns = append(txns, stillThere(vanished, desc)...)
-	return txns, changed
-}
-
-// row is one listed id, with its previous row when prev had it.
-type row struct {
-	id    string
-	l     listed
-	prev  *model.Txn
-	asked bool // it needs a describe (needsDescribe)
-}
-
-// pairWithPrev pairs every listed id with its row in prev, walking prev in
-// order and asking the listing (a map) for each: at 500,000 ids, looking each
-// listed id up in prev instead cost a hash, a probe and a random row per id,
-// a third of a refresh. The rows come out in prev's order with the new ids
-// merged in, so that sorting the snapshot is only a check. notListed are
-// prev's rows the listing did not have.
-func pairWithPrev(prev *model.Snapshot, list map[string]listed) (rows []row, notListed []*model.Txn) {
-	rows = make([]row, 0, len(list))
-	matched := make([]bool, len(list))
-	if prev != nil {
-		for i := range prev.Txns {
-			p := &prev.Txns[i]
-			l, ok := list[p.ID]
-			switch {
-			case !ok:
-				notListed = append(notListed, p)
-			case !matched[l.n]: // a second row of one id: the first is the id's
-				matched[l.n] = true
-				rows = append(rows, row{id: p.ID, l: l, prev: p})
-			}
-		}
+	extra := append(unlisted(notListed, failed), stillThere(vanished, late)...)
+	if len(extra) == 0 {
+		c.order.set(orderOf(places, list.len()))
+	} else {
+		c.order.set(nil) // the sort will move rows
 	}
-	if len(rows) == len(list) {
-		return rows, notListed
-	}
-	start := len(rows)
-	for id, l := range list {
-		if !matched[l.n] {
-			rows = append(rows, row{id: id, l: l})
-		}
-	}
-	news := rows[start:]
-	slices.SortFunc(news, func(a, b row) int { return strings.Compare(a.id, b.id) })
-	return mergeRows(rows[:start], news), notListed
-}
-
-// mergeRows merges two runs sorted by id into one: a handful of new ids
-// among 500,000 old ones is a linear merge, not a sort of everything.
-func mergeRows(old, news []row) []row {
-	if len(old) == 0 {
-		return news
-	}
-	out := make([]row, 0, len(old)+len(news))
-	for len(old) > 0 && len(news) > 0 {
-		if news[0].id < old[0].id {
-			out, news = append(out, news[0]), news[1:]
-		} else {
-			out, old = append(out, old[0]), old[1:]
-		}
-	}
-	return append(append(out, old...), news...)
+	return append(kept, extra...), changed
 }
 
 // readPartitions scans the partitions (scan.go) and, meanwhile, reads from
@@ -265,13 +221,14 @@ func missing(notListed []*model.Txn, failed map[int32]error) []model.Txn {
 }
 
 // stillThere keeps the ids the describe did not call gone: as described now,
-// or as last known, marked, when the describe failed too.
-func stillThere(vanished []model.Txn, desc map[string]described) []model.Txn {
+// or as last known, marked, when the describe failed too. desc[i] is the
+// answer for vanished[i].
+func stillThere(vanished []model.Txn, desc []described) []model.Txn {
 	var out []model.Txn
-	for _, p := range vanished {
-		d, ok := desc[p.ID]
+	for i, p := range vanished {
+		d := desc[i]
 		switch {
-		case !ok || d.gone:
+		case d.gone:
 			continue
 		case d.txn.Described:
 			out = append(out, d.txn)

@@ -119,38 +119,65 @@ func TestUnlistedKeepsIDsOfSilentCoordinators(t *testing.T) {
 }
 
 func notListedOf(prev *model.Snapshot, list map[string]listed) []*model.Txn {
-	_, out := pairWithPrev(prev, list)
+	var l listing
+	for id, x := range list {
+		l.ids, l.ls = append(l.ids, id), append(l.ls, x)
+	}
+	_, out := pairWithPrev(prev, l, nil)
 	return out
 }
 
-// pairWithPrev gives what a lookup of every listed id in prev gave: each
-// listed id once, with prev's row when prev had it, prev's unlisted rows
-// apart, and the rows in id order, on random listings against random
-// previous snapshots (new ids, vanished ids, a duplicate row in prev).
+// pairWithPrev gives what a lookup of every listed id in prev gives: each
+// listed id once (its first listing), with prev's row when prev had it,
+// prev's unlisted rows apart, and the rows in id order, on random listings in
+// random orders against random previous snapshots (new ids, vanished ids, a
+// duplicate row in prev, an id listed twice), whatever order it is told the
+// last listing had: the true one, one from another snapshot, or garbage.
 func TestPairWithPrevMatchesLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 300 {
+	for round := range 600 {
 		prev := &model.Snapshot{}
 		for i := range rng.IntN(40) {
 			prev.Txns = append(prev.Txns, model.Txn{ID: fmt.Sprintf("id-%03d", rng.IntN(60)), ProducerID: int64(i)})
 		}
 		prev.Sort()
-		list := map[string]listed{}
+		var list listing
+		first := map[string]listed{}
 		for range rng.IntN(50) {
 			id := fmt.Sprintf("id-%03d", rng.IntN(60))
-			if _, dup := list[id]; !dup {
-				list[id] = listed{pid: rng.Int64N(5), n: int32(len(list))}
+			l := listed{pid: rng.Int64N(5), coord: int32(len(list.ids))}
+			list.ids, list.ls = append(list.ids, id), append(list.ls, l)
+			if f, dup := first[id]; !dup {
+				first[id] = l
+			} else {
+				f.coord = -1 // listed by two brokers: which one coordinates is unknown
+				first[id] = f
 			}
 		}
-		rows, notListed := pairWithPrev(prev, list)
-		if len(rows) != len(list) {
-			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(list))
+		var seq []int32
+		switch round % 3 {
+		case 1: // the order a previous listing of the same ids had
+			for _, id := range list.ids {
+				i, ok := prev.Pos(id)
+				if !ok || rng.IntN(4) == 0 {
+					i = -1
+				}
+				seq = append(seq, int32(i))
+			}
+		case 2:
+			for range rng.IntN(60) {
+				seq = append(seq, int32(rng.IntN(80)-10))
+			}
+		}
+		rows, notListed := pairWithPrev(prev, list, seq)
+		if len(rows) != len(first) {
+			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(first))
 		}
 		for i, r := range rows {
 			if i > 0 && rows[i-1].id >= r.id {
 				t.Fatalf("round %d: rows out of order at %d: %q then %q", round, i, rows[i-1].id, r.id)
 			}
-			if r.l != list[r.id] {
+			if r.l != first[r.id] || list.ids[r.k] != r.id {
 				t.Fatalf("round %d: %q paired with the wrong listing", round, r.id)
 			}
 			want, had := prev.Txn(r.id)
@@ -160,7 +187,7 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 		}
 		n := 0
 		for _, p := range prev.Txns {
-			if _, ok := list[p.ID]; !ok {
+			if _, ok := first[p.ID]; !ok {
 				if notListed[n].ID != p.ID {
 					t.Fatalf("round %d: not listed %q, want %q", round, notListed[n].ID, p.ID)
 				}
@@ -170,6 +197,46 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 		if n != len(notListed) {
 			t.Fatalf("round %d: %d not listed, want %d", round, len(notListed), n)
 		}
+	}
+}
+
+// pairedOrder pairs list with prev and returns the order a refresh would
+// remember for the rows it made.
+func pairedOrder(prev *model.Snapshot, list listing) ([]row, []int32) {
+	rows, _ := pairWithPrev(prev, list, nil)
+	places := make([]int32, len(rows))
+	for i, r := range rows {
+		places[i] = r.k
+	}
+	return rows, orderOf(places, list.len())
+}
+
+// A listing in the order of the last one pairs every id at its old place:
+// no lookup, and the right rows; one new id in the middle and one gone put
+// it out of step only there.
+func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
+	var list listing
+	for _, id := range []string{"m", "c", "x", "a", "q"} {
+		list.ids, list.ls = append(list.ids, id), append(list.ls, listed{pid: 7})
+	}
+	rows, seq := pairedOrder(nil, list)
+	prev := &model.Snapshot{}
+	for _, r := range rows {
+		prev.Txns = append(prev.Txns, model.Txn{ID: r.id, ProducerID: 7})
+	}
+	// Not Sort: a snapshot without an index searches; the order must not
+	// need either when it holds.
+	next := listing{ids: []string{"m", "b", "x", "a", "q"}, ls: make([]listed, 5)}
+	got, notListed := pairWithPrev(prev, next, seq)
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.id)
+		if (r.prev == nil) != (r.id == "b") || (r.prev != nil && r.prev.ID != r.id) {
+			t.Fatalf("%q paired with %+v", r.id, r.prev)
+		}
+	}
+	if strings.Join(ids, "") != "abmqx" || len(notListed) != 1 || notListed[0].ID != "c" {
+		t.Fatalf("rows %v, not listed %v", ids, notListed)
 	}
 }
 

@@ -89,15 +89,15 @@ func PendingCount(s *Snapshot) int {
 // NextPending picks up to n pending ids of s to describe next: those of
 // first that are pending (the ids on screen), then the open ones, then the
 // rest in id order.
-func NextPending(s *Snapshot, first []string, n int) []string {
+func NextPending(s *Snapshot, first []string, n int) []TxnRef {
 	if s == nil || n <= 0 {
 		return nil
 	}
-	out := make([]string, 0, min(n, len(s.Txns)))
+	out := make([]TxnRef, 0, min(n, len(s.Txns)))
 	taken := make(map[string]bool, len(first))
 	for _, id := range first {
-		if t, ok := s.Txn(id); ok && t.Pending && !taken[id] && len(out) < n {
-			out = append(out, id)
+		if i, ok := s.at(id); ok && s.Txns[i].Pending && !taken[id] && len(out) < n {
+			out = append(out, s.Txns[i].Ref())
 			taken[id] = true
 		}
 	}
@@ -105,9 +105,29 @@ func NextPending(s *Snapshot, first []string, n int) []string {
 		for i := 0; i < len(s.Txns) && len(out) < n; i++ {
 			t := &s.Txns[i]
 			if t.Pending && t.State.Open() == open && !taken[t.ID] {
-				out = append(out, t.ID)
+				out = append(out, t.Ref())
 			}
 		}
+	}
+	return out
+}
+
+// TxnRef names an id to describe and the broker that listed it, its
+// coordinator then (-1 when unknown): asked first, it spares a lookup of the
+// coordinator per id.
+type TxnRef struct {
+	ID          string
+	Coordinator int32
+}
+
+// Ref names t to describe.
+func (t *Txn) Ref() TxnRef { return TxnRef{ID: t.ID, Coordinator: t.Coordinator} }
+
+// Refs names ids whose coordinators are not known.
+func Refs(ids ...string) []TxnRef {
+	out := make([]TxnRef, len(ids))
+	for i, id := range ids {
+		out[i] = TxnRef{ID: id, Coordinator: -1}
 	}
 	return out
 }

@@ -139,7 +139,11 @@ func TestNextPendingOrder(t *testing.T) {
 		{[]string{"x"}, 1, []string{"b"}},
 		{nil, 0, nil},
 	} {
-		if got := NextPending(s, tc.first, tc.n); !slices.Equal(got, tc.want) {
+		var got []string
+		for _, r := range NextPending(s, tc.first, tc.n) {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("NextPending(%v, %d) = %v, want %v", tc.first, tc.n, got, tc.want)
 		}
 	}

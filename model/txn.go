@@ -273,6 +273,9 @@ func (s *Snapshot) Txn(id string) (Txn, bool) {
 	return Txn{}, false
 }
 
+// Pos is the position of id's row in Txns.
+func (s *Snapshot) Pos(id string) (int, bool) { return s.at(id) }
+
 // at is the position of id's row in Txns: the index's when it has the id,
 // else a search.
 func (s *Snapshot) at(id string) (int, bool) {

@@ -15,7 +15,7 @@ type Admin interface {
 	Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error)
 	// Describe describes pending ids, one batch of a progressive load; it
 	// fails as a whole only when the cluster could not be asked at all.
-	Describe(ctx context.Context, ids []string) (model.Descriptions, error)
+	Describe(ctx context.Context, ids []model.TxnRef) (model.Descriptions, error)
 	// Execute re-reads the target before every request and records each one
 	// in rec before it goes out (kafkaadmin.Client.Execute).
 	Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result

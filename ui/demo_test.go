@@ -29,7 +29,7 @@ func (d *demoAdmin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snap
 	return d.Refresh(ctx, prev)
 }
 
-func (d *demoAdmin) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+func (d *demoAdmin) Describe(ctx context.Context, ids []model.TxnRef) (model.Descriptions, error) {
 	return model.Descriptions{}, nil
 }
 

@@ -181,7 +181,7 @@ func (a *flakyAdmin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Sna
 }
 
 // Describe is never asked: the snapshots served have no pending rows.
-func (a *flakyAdmin) Describe(context.Context, []string) (model.Descriptions, error) {
+func (a *flakyAdmin) Describe(context.Context, []model.TxnRef) (model.Descriptions, error) {
 	return model.Descriptions{}, errors.New("flaky admin: nothing is pending")
 }
 

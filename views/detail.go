@@ -210,9 +210,13 @@ func fields(d DetailData) []field {
 // rest is unknown for now, not none.
 func pendingFields(d DetailData) []field {
 	t := d.Txn
+	coord := notYet
+	if t.Coordinator >= 0 {
+		coord = "broker " + strconv.Itoa(int(t.Coordinator))
+	}
 	return []field{
 		{"state", stateName(t.State)},
-		{"coordinator", "broker " + strconv.Itoa(int(t.Coordinator))},
+		{"coordinator", coord},
 		{"producer id", strconv.FormatInt(t.ProducerID, 10)},
 		{"epoch", notYet},
 		{"started", notYet},

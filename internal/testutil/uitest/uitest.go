@@ -149,10 +149,14 @@ func (a *Admin) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot
 }
 
 // Describe implements ui.Admin from Truth.
-func (a *Admin) Describe(ctx context.Context, ids []string) (model.Descriptions, error) {
+func (a *Admin) Describe(ctx context.Context, refs []model.TxnRef) (model.Descriptions, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.asked = append(a.asked, append([]string(nil), ids...))
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	a.asked = append(a.asked, ids)
 	if err := ctx.Err(); err != nil {
 		return model.Descriptions{}, err
 	}
