@@ -51,11 +51,10 @@ func appendRevision(out []Event, at time.Time, p, n Txn, tv2 bool) []Event {
 // timeout stays one (a job restarted after its transaction timed out), and an
 // abort txnscope never recorded has nothing to relabel.
 func (h *History) revise(e Event) {
-	st := h.byID[e.ID]
-	if st == nil || st.Last != Aborted {
+	if h.stats(e.ID).Last != Aborted {
 		return
 	}
-	st = h.own(e.ID)
+	st := h.own(e.ID)
 	st.Last = Fenced
 	relabel := func(old Event) Event {
 		old.Kind, old.Detail = Fenced, e.Detail

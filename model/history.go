@@ -329,14 +329,27 @@ const RecentPerID = 8
 
 // History accumulates events across polls.
 type History struct {
-	byID   map[string]*IDStats
+	// byID holds the ids that had events (or a second baseline) since
+	// their baseline, and the ids new since.
+	byID map[string]*IDStats
+	// bases hold the ids seen only in a baseline: Flink's 500,000 ids cost
+	// a string header each there (16 bytes) instead of a map entry (60).
+	bases []baseline
+	// owned counts the entries of bases whose id has moved to byID since.
+	owned  int
 	ring   []Event
 	next   int
 	filled bool
 	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
 	prefixes map[string][]Takeover
-	// shared are the IDStats that Baseline gives many ids (own).
-	shared []*IDStats
+}
+
+// baseline is what one Baseline call saw: the ids whose latest outcome was
+// a commit or an abort when the snapshot was taken (at), sorted, their
+// strings the snapshot's own.
+type baseline struct {
+	at                 time.Time
+	committed, aborted []string
 }
 
 // NewHistory keeps the latest capacity events overall.
@@ -377,49 +390,105 @@ func (h *History) Add(evs []Event) {
 	}
 }
 
-// Baseline records the outcome each id shows in the first snapshot (the
+// Baseline records the outcome each id shows in s, the first snapshot (the
 // coordinator keeps the latest one), without adding events. The ids seen
-// only there share one IDStats per outcome: at 500,000 ids one each cost
-// 128 bytes per id for the same two values. own copies it on first change.
+// nowhere before go to one baseline, the others count it as an outcome.
 func (h *History) Baseline(s *Snapshot) {
-	committed := &IDStats{Commits: 1, Last: Committed, LastAt: s.TakenAt}
-	aborted := &IDStats{Aborts: 1, Last: Aborted, LastAt: s.TakenAt}
-	h.shared = append(h.shared, committed, aborted)
+	b := baseline{at: s.TakenAt}
+	var nc, na int
 	for _, t := range s.Txns {
-		k, ok := outcomeKind(t)
-		if !ok || t.State.Open() {
-			continue
+		if k, fresh := h.baseKind(t); fresh && k == Committed {
+			nc++
+		} else if fresh {
+			na++
 		}
-		if _, seen := h.byID[t.ID]; !seen {
-			h.byID[t.ID] = committed
-			if k == Aborted {
-				h.byID[t.ID] = aborted
-			}
-			continue
-		}
-		st := h.own(t.ID)
-		if k == Committed {
-			st.Commits++
-		} else {
-			st.Aborts++
-		}
-		st.Last, st.LastAt = k, s.TakenAt
 	}
+	// Sized exactly: append's spare capacity would cost up to 16 bytes an id.
+	b.committed, b.aborted = make([]string, 0, nc), make([]string, 0, na)
+	for _, t := range s.Txns {
+		k, fresh := h.baseKind(t)
+		switch {
+		case fresh && k == Committed:
+			b.committed = append(b.committed, t.ID)
+		case fresh:
+			b.aborted = append(b.aborted, t.ID)
+		case k != "":
+			st := h.own(t.ID)
+			if k == Committed {
+				st.Commits++
+			} else {
+				st.Aborts++
+			}
+			st.Last, st.LastAt = k, s.TakenAt
+		}
+	}
+	if len(b.committed)+len(b.aborted) == 0 {
+		return
+	}
+	// Snapshots come sorted by id; the lookups must not depend on it.
+	slices.Sort(b.committed)
+	slices.Sort(b.aborted)
+	h.bases = append(h.bases, b)
 }
 
-// own returns id's IDStats to change, its own copy if it was shared (or a
-// new one).
+// baseKind is the outcome t shows to Baseline ("" for none, or an open
+// transaction), and whether History knows nothing of t's id yet.
+func (h *History) baseKind(t Txn) (k EventKind, fresh bool) {
+	k, ok := outcomeKind(t)
+	if !ok || t.State.Open() {
+		return "", false
+	}
+	if _, seen := h.byID[t.ID]; seen {
+		return k, false
+	}
+	_, seen := h.base(t.ID)
+	return k, !seen
+}
+
+// base returns what a baseline saw of id.
+func (h *History) base(id string) (IDStats, bool) {
+	for _, b := range h.bases {
+		if _, ok := slices.BinarySearch(b.committed, id); ok {
+			return IDStats{Commits: 1, Last: Committed, LastAt: b.at}, true
+		}
+		if _, ok := slices.BinarySearch(b.aborted, id); ok {
+			return IDStats{Aborts: 1, Last: Aborted, LastAt: b.at}, true
+		}
+	}
+	return IDStats{}, false
+}
+
+// stats is what has been seen of id, its prefix's takeovers left out.
+func (h *History) stats(id string) IDStats {
+	if st := h.byID[id]; st != nil {
+		return *st
+	}
+	st, _ := h.base(id)
+	return st
+}
+
+// own returns id's IDStats to change: a new one, starting from what its
+// baseline saw, the first time.
 func (h *History) own(id string) *IDStats {
-	st := h.byID[id]
-	if st != nil && !slices.Contains(h.shared, st) {
+	if st := h.byID[id]; st != nil {
 		return st
 	}
 	c := &IDStats{}
-	if st != nil {
-		*c = *st
+	if b, ok := h.base(id); ok {
+		*c = b
+		h.owned++
 	}
 	h.byID[id] = c
 	return c
+}
+
+// held is how many ids History remembers.
+func (h *History) held() int {
+	n := len(h.byID) - h.owned
+	for _, b := range h.bases {
+		n += len(b.committed) + len(b.aborted)
+	}
+	return n
 }
 
 // forgetSlack is how many ids beyond twice the snapshot's History keeps
@@ -432,7 +501,7 @@ const forgetSlack = 1024
 // it the history of a long-running TUI grows without end. A sweep visits
 // every id, but only after as many ids have vanished as s holds.
 func (h *History) Forget(s *Snapshot) {
-	if s == nil || len(h.byID) <= 2*len(s.Txns)+forgetSlack {
+	if s == nil || h.held() <= 2*len(s.Txns)+forgetSlack {
 		return
 	}
 	for id := range h.byID {
@@ -440,6 +509,36 @@ func (h *History) Forget(s *Snapshot) {
 			delete(h.byID, id)
 		}
 	}
+	bases := h.bases[:0]
+	for _, b := range h.bases {
+		b.committed, b.aborted = h.keep(b.committed, s), h.keep(b.aborted, s)
+		if len(b.committed)+len(b.aborted) > 0 {
+			bases = append(bases, b)
+		}
+	}
+	clear(h.bases[len(bases):])
+	h.bases, h.owned = bases, 0
+}
+
+// keep returns the baseline ids s still lists that have not moved to byID,
+// in a slice of their own size when some were dropped.
+func (h *History) keep(ids []string, s *Snapshot) []string {
+	n := len(ids)
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		_, moved := h.byID[id]
+		_, listed := s.Txn(id)
+		return moved || !listed
+	})
+	if len(ids) == n {
+		return ids
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	// A copy, so that the old array is freed.
+	out := make([]string, len(ids))
+	copy(out, ids)
+	return out
 }
 
 // Stats returns what has been seen of id (zero value when nothing).
@@ -447,10 +546,7 @@ func (h *History) Stats(id string) IDStats {
 	if h == nil {
 		return IDStats{}
 	}
-	var out IDStats
-	if st := h.byID[id]; st != nil {
-		out = *st
-	}
+	out := h.stats(id)
 	if len(h.prefixes) > 0 {
 		if f, ok := ParseFlinkID(id); ok {
 			if ts := h.prefixes[f.Prefix]; len(ts) > 0 {
