@@ -114,6 +114,31 @@ func sortTxns(txns []Txn) bool {
 	return true
 }
 
+// OrderByID is the order that sorts ids (equal ids in their order in ids),
+// as positions in ids: sortTxns' slim keys, for rows that are not Txns yet.
+func OrderByID(ids []string) []int {
+	keys := make([]idKey, len(ids))
+	for i, id := range ids {
+		keys[i] = newIDKey(id, i)
+	}
+	slices.SortFunc(keys, func(a, b idKey) int {
+		for k := range a.head {
+			if a.head[k] != b.head[k] {
+				return cmp.Compare(a.head[k], b.head[k])
+			}
+		}
+		if c := strings.Compare(ids[a.i], ids[b.i]); c != 0 {
+			return c
+		}
+		return a.i - b.i
+	})
+	out := make([]int, len(keys))
+	for k := range keys {
+		out[k] = keys[k].i
+	}
+	return out
+}
+
 // idKey orders an id by its first 32 bytes, big-endian and zero-padded, so
 // that most comparisons need no look at the string: zero-padded bytes order
 // as the strings do, except that a shorter id ties with a longer one that

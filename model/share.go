@@ -1,6 +1,9 @@
 package model
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // ShareStrings makes next hold prev's copy of every id both have, and one
 // copy of each state and error text: each refresh decodes every id and
@@ -82,5 +85,6 @@ func StateOf(text string) State {
 	if k := stateIndex(State(text)); k >= 0 {
 		return knownStates[k]
 	}
-	return State(text)
+	return State(strings.Clone(text)) // text may be a view into a response
+
 }
