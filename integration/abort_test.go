@@ -96,7 +96,7 @@ func forceTerminate(tx model.Txn) model.Action {
 		return a
 	}
 	return model.Action{Kind: model.ForceTerminate, TransactionalID: tx.ID, Coordinator: tx.Coordinator,
-		State: tx.State, Start: tx.Start, Partitions: tx.Partitions, ProducerID: tx.ProducerID, ProducerEpoch: tx.ProducerEpoch}
+		State: tx.State, Start: tx.StartTime(), Partitions: tx.Partitions, ProducerID: tx.ProducerID, ProducerEpoch: tx.ProducerEpoch}
 }
 
 // abortOn is the action the TUI plans from a partition's orphaned producer

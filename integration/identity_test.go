@@ -68,14 +68,14 @@ func TestRealKafkaTurnoverRefused(t *testing.T) {
 			endTxn(ctx, t, p, true)
 			openTxn(ctx, t, p, tp, 1, "next")
 			now := txnOf(t, sc.poll(ctx), id)
-			if now.State != model.Ongoing || now.ProducerID != seen.ProducerID || now.Start.Equal(seen.Start) {
+			if now.State != model.Ongoing || now.ProducerID != seen.ProducerID || now.StartTime().Equal(seen.StartTime()) {
 				t.Fatalf("not a turnover: shown %+v, now %+v", seen, now)
 			}
 			hwm, lso := offsetsOf(ctx, t, adm, tp)
 
 			r := sc.execute(ctx, act) // checks the audit log: no attempt line, one result
-			t.Logf("%s: shown epoch %d start %s; now epoch %d start %s: %s", cv.name, seen.ProducerEpoch, clock(seen.Start),
-				now.ProducerEpoch, clock(now.Start), r.Summary())
+			t.Logf("%s: shown epoch %d start %s; now epoch %d start %s: %s", cv.name, seen.ProducerEpoch, clock(seen.StartTime()),
+				now.ProducerEpoch, clock(now.StartTime()), r.Summary())
 			if !r.Refused || r.Sent || r.Sends != 0 || r.OK() {
 				t.Fatalf("result %+v: want refused before anything was sent", r)
 			}
@@ -86,7 +86,7 @@ func TestRealKafkaTurnoverRefused(t *testing.T) {
 				if now.ProducerEpoch != seen.ProducerEpoch || !equalParts(now.Partitions, seen.Partitions) {
 					t.Fatalf("under transaction version 1 the next transaction should look the same but for its start: %+v then %+v", seen, now)
 				}
-				want = fmt.Sprintf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s", id, clock(now.Start), clock(seen.Start))
+				want = fmt.Sprintf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s", id, clock(now.StartTime()), clock(seen.StartTime()))
 			} else {
 				// The commit bumped the epoch (KIP-890): the refusal names
 				// the newer transaction, and the epoch that moved with it.
@@ -94,7 +94,7 @@ func TestRealKafkaTurnoverRefused(t *testing.T) {
 					t.Fatalf("under transaction version 2 the commit should bump the epoch: %d then %d", seen.ProducerEpoch, now.ProducerEpoch)
 				}
 				want = fmt.Sprintf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; the one shown has ended (epoch %d→%d)",
-					id, clock(now.Start), clock(seen.Start), seen.ProducerEpoch, now.ProducerEpoch)
+					id, clock(now.StartTime()), clock(seen.StartTime()), seen.ProducerEpoch, now.ProducerEpoch)
 			}
 			if !strings.HasPrefix(r.Err, want) {
 				t.Errorf("refusal %q\nwant it to start with %q", r.Err, want)
@@ -230,7 +230,7 @@ func TestRealKafkaForceTerminateSequence(t *testing.T) {
 			if len(lines) != 2 || lines[0].Phase != "attempt" || lines[0].Try != 1 || lines[1].Phase != "result" ||
 				lines[0].Attempt != r.Attempt || lines[1].Attempt != r.Attempt || r.Attempt == "" ||
 				lines[1].Sends == nil || *lines[1].Sends != 1 || lines[1].Outcome != "sent" ||
-				lines[0].TxnStart != tx.Start.UTC().Format(time.RFC3339Nano) || lines[0].TransactionalID != id {
+				lines[0].TxnStart != tx.StartTime().UTC().Format(time.RFC3339Nano) || lines[0].TransactionalID != id {
 				t.Errorf("audit log: %+v", lines)
 			}
 			if hwm, lso := offsetsOf(ctx, t, adm, tp); hwm != 4 || lso != 4 {

@@ -47,8 +47,8 @@ func TestScopeOngoingThenCommitted(t *testing.T) {
 	if tx.TimeoutMs != int32(timeout/time.Millisecond) {
 		t.Errorf("timeout %d ms, want %d", tx.TimeoutMs, timeout/time.Millisecond)
 	}
-	if tx.Start.Before(before) || tx.Start.After(s1.TakenAt) {
-		t.Errorf("start %s not between %s and the snapshot %s", tx.Start, before, s1.TakenAt)
+	if tx.StartTime().Before(before) || tx.StartTime().After(s1.TakenAt) {
+		t.Errorf("start %s not between %s and the snapshot %s", tx.StartTime(), before, s1.TakenAt)
 	}
 	if age, ok := tx.Age(s1.TakenAt); !ok || age > 10*time.Second {
 		t.Errorf("age %s (%v), want a few seconds at most", age, ok)

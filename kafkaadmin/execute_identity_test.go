@@ -66,7 +66,7 @@ func TestForceTerminateRefusesTheNextTransaction(t *testing.T) {
 	if !r.Refused || r.Sent || inits.Load() != 0 || len(j.Tries()) != 0 {
 		t.Fatalf("result %+v, %d InitProducerId sent", r, inits.Load())
 	}
-	if !strings.Contains(r.Err, "this is a newer transaction of "+id) || !strings.Contains(r.Err, "the one shown started at "+seen.Start.Format("15:04:05.000")) {
+	if !strings.Contains(r.Err, "this is a newer transaction of "+id) || !strings.Contains(r.Err, "the one shown started at "+seen.StartTime().Format("15:04:05.000")) {
 		t.Errorf("the refusal should say a newer transaction began: %s", r.Err)
 	}
 	stillLive(t, p)

@@ -129,7 +129,7 @@ func TestForceTerminateRefusedWhenStateChanged(t *testing.T) {
 	c, boot := kafkatest.NewCluster(t)
 	committer := kafkatest.OpenTxn(t, boot, "job-a-0-1", "orders", time.Minute)
 	kafkatest.OpenTxn(t, boot, "job-b-0-1", "orders", time.Minute)
-	never := plannedOn(model.Txn{ID: "never-seen", State: model.Ongoing, Start: time.Now(), Described: true})
+	never := plannedOn(model.Txn{ID: "never-seen", State: model.Ongoing, StartUnixMs: time.Now().UnixMilli(), Described: true})
 	a := newAdmin(t, boot)
 	s := refresh(t, a, nil)
 	actA := forceTerminate(txnOf(t, s, "job-a-0-1"))

@@ -254,10 +254,10 @@ func newStatic(t *testing.T) *static {
 	if len(s.truth.GroupCommits) != 2 || s.truth.GroupsErr != "" || s.truth.BrokerMaxTimeoutMs == 0 {
 		t.Fatalf("groups %+v (%q), max timeout %d", s.truth.GroupCommits, s.truth.GroupsErr, s.truth.BrokerMaxTimeoutMs)
 	}
-	if o := txnOf(t, s.warm, doneID).Outcome; o != model.CompleteCommit {
+	if o := txnOf(t, s.warm, doneID).Outcome(); o != model.CompleteCommit {
 		t.Fatalf("%s outcome %q from the log, want CompleteCommit", doneID, o)
 	}
-	if o := txnOf(t, s.warm, abortID).Outcome; o != model.CompleteAbort {
+	if o := txnOf(t, s.warm, abortID).Outcome(); o != model.CompleteAbort {
 		t.Fatalf("%s outcome %q from the log, want CompleteAbort", abortID, o)
 	}
 	for _, coord := range []int32{0, 1, 2} {
@@ -282,7 +282,7 @@ func (s *static) pretendOpen(t *testing.T) *model.Snapshot {
 			if tx.ID != id {
 				continue
 			}
-			tx.State, tx.Start, tx.Partitions = model.Ongoing, prev.TakenAt.Add(-time.Second), []model.TopicPartition{at}
+			tx.State, tx.StartUnixMs, tx.Partitions = model.Ongoing, prev.TakenAt.Add(-time.Second).UnixMilli(), []model.TopicPartition{at}
 			prev.Partitions = append(prev.Partitions, model.Partition{TopicPartition: at, Leader: s.c.LeaderFor(at.Topic, at.Partition),
 				HighWatermark: 2, LastStableOffset: 0, Producers: []model.Producer{{ProducerID: tx.ProducerID,
 					ProducerEpoch: tx.ProducerEpoch, LastSequence: 1, CoordinatorEpoch: 0, CurrentTxnStartOffset: 0}}})

@@ -58,11 +58,11 @@ func violations(got, ref, prev *model.Snapshot) []string {
 		if g.State != r.State || g.ProducerID != r.ProducerID {
 			bad("%s: %s producer %d, the coordinator lists %s producer %d", g.ID, g.State, g.ProducerID, r.State, r.ProducerID)
 		}
-		if g.Outcome != "" && g.Outcome != r.Outcome {
-			bad("%s: outcome %s, the log says %q", g.ID, g.Outcome, r.Outcome)
+		if g.Outcome() != "" && g.Outcome() != r.Outcome() {
+			bad("%s: outcome %s, the log says %q", g.ID, g.Outcome(), r.Outcome())
 		}
-		if g.PrevOutcome != "" && g.PrevOutcome != r.PrevOutcome {
-			bad("%s: previous outcome %s, the log says %q", g.ID, g.PrevOutcome, r.PrevOutcome)
+		if g.PrevOutcome() != "" && g.PrevOutcome() != r.PrevOutcome() {
+			bad("%s: previous outcome %s, the log says %q", g.ID, g.PrevOutcome(), r.PrevOutcome())
 		}
 		if g.Err == "" {
 			if !g.Described {
@@ -78,7 +78,7 @@ func violations(got, ref, prev *model.Snapshot) []string {
 		}
 		// A failed describe may keep the previous row's fields for display
 		// (marked by Err); anything else must be what the cluster said.
-		if !(sameDescribed(g, r) || p != nil && sameDescribed(g, *p) || g.ProducerEpoch == 0 && g.Partitions == nil && g.Start.IsZero() && g.TimeoutMs == 0) {
+		if !(sameDescribed(g, r) || p != nil && sameDescribed(g, *p) || g.ProducerEpoch == 0 && g.Partitions == nil && !g.HasStart() && g.TimeoutMs == 0) {
 			bad("%s: marked %q but shows %+v, neither the coordinator's %+v nor the last known", g.ID, g.Err, g, r)
 		}
 	}
@@ -141,11 +141,11 @@ func violations(got, ref, prev *model.Snapshot) []string {
 
 // sameDescribed compares what DescribeTransactions says about an id.
 func sameDescribed(a, b model.Txn) bool {
-	return a.ProducerEpoch == b.ProducerEpoch && a.TimeoutMs == b.TimeoutMs && a.Start.Equal(b.Start) &&
+	return a.ProducerEpoch == b.ProducerEpoch && a.TimeoutMs == b.TimeoutMs && a.StartTime().Equal(b.StartTime()) &&
 		slices.Equal(a.Partitions, b.Partitions) && a.Coordinator == b.Coordinator
 }
 
 func sameTxn(a, b model.Txn) bool {
 	return a.ID == b.ID && a.State == b.State && a.ProducerID == b.ProducerID && sameDescribed(a, b) &&
-		a.Described == b.Described && a.Err == b.Err && a.Outcome == b.Outcome && a.PrevOutcome == b.PrevOutcome
+		a.Described == b.Described && a.Err == b.Err && a.Outcome() == b.Outcome() && a.PrevOutcome() == b.PrevOutcome()
 }

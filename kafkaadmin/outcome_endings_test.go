@@ -12,7 +12,7 @@ import (
 func TestFindEndings(t *testing.T) {
 	at := model.TopicPartition{Topic: "t", Partition: 0}
 	start, start2 := time.UnixMilli(1_000_000), time.UnixMilli(1_005_000)
-	open := model.Txn{ID: "a", State: model.Ongoing, ProducerID: 7, ProducerEpoch: 3, Start: start,
+	open := model.Txn{ID: "a", State: model.Ongoing, ProducerID: 7, ProducerEpoch: 3, StartUnixMs: start.UnixMilli(),
 		Partitions: []model.TopicPartition{at}, Described: true}
 	prev := func(p model.Txn) *model.Snapshot {
 		s := &model.Snapshot{EpochBumpsOnEnd: true, Txns: []model.Txn{p}, Partitions: []model.Partition{{TopicPartition: at, HighWatermark: 20,
@@ -22,7 +22,8 @@ func TestFindEndings(t *testing.T) {
 	}
 	with := func(state model.State, epoch int16, st time.Time) model.Txn {
 		n := open
-		n.State, n.ProducerEpoch, n.Start = state, epoch, st
+		n.State, n.ProducerEpoch = state, epoch
+		n.SetStart(st)
 		return n
 	}
 	preparing := open
@@ -72,11 +73,11 @@ func TestApplyOutcomesToOpen(t *testing.T) {
 	}}
 	ends := []ending{{id: "a", epoch: 3}, {id: "b", epoch: 3}}
 	applyOutcomes(snap, ends, map[string]model.State{"a": model.CompleteAbort, "b": model.CompleteAbort})
-	if a := snap.Txns[0]; a.PrevOutcome != model.CompleteAbort || a.Outcome != "" {
-		t.Errorf("open a: outcome %q, previous %q; want the abort as its previous", a.Outcome, a.PrevOutcome)
+	if a := snap.Txns[0]; a.PrevOutcome() != model.CompleteAbort || a.Outcome() != "" {
+		t.Errorf("open a: outcome %q, previous %q; want the abort as its previous", a.Outcome(), a.PrevOutcome())
 	}
-	if b := snap.Txns[1]; b.Outcome != model.CompleteAbort || b.PrevOutcome != "" {
-		t.Errorf("idle b: outcome %q, previous %q; want its own outcome", b.Outcome, b.PrevOutcome)
+	if b := snap.Txns[1]; b.Outcome() != model.CompleteAbort || b.PrevOutcome() != "" {
+		t.Errorf("idle b: outcome %q, previous %q; want its own outcome", b.Outcome(), b.PrevOutcome())
 	}
 }
 
@@ -84,7 +85,7 @@ func TestApplyOutcomesToOpen(t *testing.T) {
 // where the fewest records follow its first offset.
 func TestEndingReadsTheNearestPartition(t *testing.T) {
 	busy, quiet := model.TopicPartition{Topic: "t", Partition: 0}, model.TopicPartition{Topic: "t", Partition: 1}
-	p := model.Txn{ID: "a", State: model.Ongoing, ProducerID: 7, ProducerEpoch: 3, Start: time.UnixMilli(1_000_000),
+	p := model.Txn{ID: "a", State: model.Ongoing, ProducerID: 7, ProducerEpoch: 3, StartUnixMs: 1_000_000,
 		Partitions: []model.TopicPartition{busy, quiet}, Described: true}
 	prev := &model.Snapshot{Txns: []model.Txn{p}, Partitions: []model.Partition{
 		{TopicPartition: busy, HighWatermark: 90_000, Producers: []model.Producer{{ProducerID: 7, CurrentTxnStartOffset: 40}}},
@@ -92,7 +93,7 @@ func TestEndingReadsTheNearestPartition(t *testing.T) {
 	}}
 	prev.Sort()
 	n := p
-	n.State, n.Start = model.Empty, time.Time{}
+	n.State, n.StartUnixMs = model.Empty, 0
 	got := findEndings(prev, []model.Txn{n})
 	if len(got) != 1 || got[0].at != quiet || got[0].start != 500 {
 		t.Fatalf("endings %+v, want one read on %v from offset 500", got, quiet)

@@ -72,7 +72,7 @@ func TestForceTerminatedFarFromItsStart(t *testing.T) {
 			t.Fatalf("force-terminate: %s", r.Summary())
 		}
 		s2 := refresh(t, a, s1)
-		if o := txnOf(t, s2, id).Outcome; o != model.CompleteAbort {
+		if o := txnOf(t, s2, id).Outcome(); o != model.CompleteAbort {
 			t.Errorf("%d KiB: outcome read from the log %q, want CompleteAbort", kib, o)
 		}
 		wantOnly(t, s1, s2, id, model.Fenced)
@@ -105,7 +105,7 @@ func TestOutcomeFromMarker(t *testing.T) {
 			s1 := refresh(t, a, nil)
 			kafkatest.End(t, p, tc.commit)
 			s2 := refresh(t, a, s1)
-			if o := txnOf(t, s2, id).Outcome; o != tc.state {
+			if o := txnOf(t, s2, id).Outcome(); o != tc.state {
 				t.Errorf("outcome %q, want %q", o, tc.state)
 			}
 			wantOnly(t, s1, s2, id, tc.want)
@@ -136,7 +136,7 @@ func TestMarkerOutOfReach(t *testing.T) {
 		kafkatest.End(t, p, tc.commit)
 		fetches := countRequests(c, kmsg.Fetch)
 		s2 := refresh(t, a, s1)
-		if o := txnOf(t, s2, id).Outcome; o != tc.outcome {
+		if o := txnOf(t, s2, id).Outcome(); o != tc.outcome {
 			t.Errorf("commit=%v: outcome %q, want %q", tc.commit, o, tc.outcome)
 		}
 		wantOnly(t, s1, s2, id, tc.want)

@@ -118,7 +118,7 @@ func TestFirstPollListsEveryIDBeforeAnyDescribe(t *testing.T) {
 		t.Fatalf("first poll: %d ids, %d pending, want 302 listed and pending", len(first.Txns), model.PendingCount(first))
 	}
 	open := txnOf(t, first, "open-1-1")
-	if open.State != model.Ongoing || open.ProducerID < 0 || open.Described || open.ProducerEpoch != 0 || !open.Start.IsZero() {
+	if open.State != model.Ongoing || open.ProducerID < 0 || open.Described || open.ProducerEpoch != 0 || open.HasStart() {
 		t.Errorf("a pending row should carry the listing only: %+v", open)
 	}
 

@@ -306,10 +306,10 @@ func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]mode
 		}
 		t := &snap.Txns[i]
 		if t.State.Open() || t.State == model.CompleteCommit || t.State == model.CompleteAbort {
-			t.PrevOutcome = o // about a transaction before the one t shows
+			t.SetPrevOutcome(o) // about a transaction before the one t shows
 			continue
 		}
-		t.Outcome = o
+		t.SetOutcome(o)
 	}
 }
 

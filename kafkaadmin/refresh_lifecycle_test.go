@@ -39,8 +39,8 @@ func TestOngoingTransaction(t *testing.T) {
 	if tx.ProducerID < 0 || tx.ProducerEpoch != 0 || tx.TimeoutMs != 45000 {
 		t.Fatalf("pid %d epoch %d timeout %d", tx.ProducerID, tx.ProducerEpoch, tx.TimeoutMs)
 	}
-	if tx.Start.Before(before) || tx.Start.After(s.TakenAt) {
-		t.Fatalf("start %s not between %s and %s", tx.Start, before, s.TakenAt)
+	if tx.StartTime().Before(before) || tx.StartTime().After(s.TakenAt) {
+		t.Fatalf("start %s not between %s and %s", tx.StartTime(), before, s.TakenAt)
 	}
 	want := []model.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}}
 	if !slices.Equal(tx.Partitions, want) {
@@ -83,11 +83,11 @@ func TestCommittedAndAborted(t *testing.T) {
 	s2 := refresh(t, a, s1)
 
 	c, ab := txnOf(t, s2, "job-0-1"), txnOf(t, s2, "job-1-1")
-	if c.State != model.Empty || c.Outcome != model.CompleteCommit {
-		t.Fatalf("committed txn: state %s outcome %q", c.State, c.Outcome)
+	if c.State != model.Empty || c.Outcome() != model.CompleteCommit {
+		t.Fatalf("committed txn: state %s outcome %q", c.State, c.Outcome())
 	}
-	if ab.State != model.Empty || ab.Outcome != model.CompleteAbort {
-		t.Fatalf("aborted txn: state %s outcome %q", ab.State, ab.Outcome)
+	if ab.State != model.Empty || ab.Outcome() != model.CompleteAbort {
+		t.Fatalf("aborted txn: state %s outcome %q", ab.State, ab.Outcome())
 	}
 	wantKind(t, s1, s2, "job-0-1", model.Committed)
 	wantKind(t, s1, s2, "job-1-1", model.Aborted)
@@ -101,7 +101,7 @@ func TestCommittedAndAborted(t *testing.T) {
 	}
 	// The outcome is kept while the id stays idle, without describing it again.
 	s3 := refresh(t, a, s2)
-	if got := txnOf(t, s3, "job-0-1").Outcome; got != model.CompleteCommit {
+	if got := txnOf(t, s3, "job-0-1").Outcome(); got != model.CompleteCommit {
 		t.Fatalf("outcome after another refresh: %q", got)
 	}
 	if len(s3.Partitions) != 0 {

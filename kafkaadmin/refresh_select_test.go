@@ -73,8 +73,8 @@ func TestApplyOutcomes(t *testing.T) {
 		}}
 		applyOutcomes(snap, ends, outcomes)
 		for i, tx := range snap.Txns {
-			if tx.Outcome != tc.want[i] {
-				t.Errorf("%s: %s outcome %q, want %q", tc.name, tx.ID, tx.Outcome, tc.want[i])
+			if tx.Outcome() != tc.want[i] {
+				t.Errorf("%s: %s outcome %q, want %q", tc.name, tx.ID, tx.Outcome(), tc.want[i])
 			}
 		}
 	}

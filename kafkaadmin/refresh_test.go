@@ -167,7 +167,7 @@ func TestUnreachableCluster(t *testing.T) {
 				t.Fatalf("Refresh took %s with a %s timeout", took, timeout)
 			}
 			start = time.Now()
-			r := a.Execute(context.Background(), plannedOn(model.Txn{ID: "x", State: model.Ongoing, Start: time.Now(), Described: true}), &kafkatest.Journal{})
+			r := a.Execute(context.Background(), plannedOn(model.Txn{ID: "x", State: model.Ongoing, StartUnixMs: time.Now().UnixMilli(), Described: true}), &kafkatest.Journal{})
 			if !r.Refused || r.Sent || time.Since(start) > 2*timeout+time.Second {
 				t.Fatalf("Execute on a down cluster: %+v after %s", r, time.Since(start))
 			}

@@ -92,7 +92,7 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending,
 		r.Unknown = true
 		r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
 			"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-			r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.Start), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+			r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.StartTime()), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
 		return fresh, r, true
 	}
 	if err := model.CheckForceTerminate(a, fresh, found); err != nil {
@@ -166,7 +166,7 @@ func (c *Client) afterFence(ctx context.Context, a model.Action, anchor *ending,
 
 func trimRefused(err error) string { return strings.TrimPrefix(err.Error(), "refused: ") }
 
-// rereadTxn describes id at its coordinator. fresh.Start is the coordinator's
+// rereadTxn describes id at its coordinator. fresh.StartTime() is the coordinator's
 // start timestamp whatever the state, so that a transaction being aborted is
 // still recognised.
 func (c *Client) rereadTxn(ctx context.Context, id string) (fresh model.Txn, found bool, err error) {
@@ -180,7 +180,7 @@ func (c *Client) rereadTxn(ctx context.Context, id string) (fresh model.Txn, fou
 		return model.Txn{}, false, nil
 	}
 	fresh = d.txn
-	fresh.Start = d.start
+	fresh.SetStart(d.start)
 	return fresh, true, nil
 }
 

@@ -164,7 +164,7 @@ type described struct {
 	// the id (err then starts with model.NoPermission).
 	denied string
 	// start is the coordinator's start timestamp whatever the state (zero
-	// when it reports none): txn.Start keeps it only while a transaction is
+	// when it reports none): txn.StartUnixMs keeps it only while a transaction is
 	// open, but a re-check after an abort needs it to recognise the
 	// transaction it aborted.
 	start time.Time
@@ -341,7 +341,7 @@ func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord in
 		Described:     true,
 	}
 	if st.StartTimestamp >= 0 && t.State.Open() {
-		t.Start = time.UnixMilli(st.StartTimestamp)
+		t.StartUnixMs = st.StartTimestamp
 	}
 	for _, tp := range st.Topics {
 		for _, p := range tp.Partitions {
@@ -382,12 +382,12 @@ func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
 		t.ProducerEpoch = prev.ProducerEpoch
 		t.Coordinator = prev.Coordinator
 		t.TimeoutMs = prev.TimeoutMs
-		t.Start = prev.Start
+		t.StartUnixMs = prev.StartUnixMs
 		t.Partitions = prev.Partitions
 		t.Described = prev.Described
 		t.Pending = prev.Pending
 		if prev.State == l.state {
-			t.Outcome = prev.Outcome
+			t.SetOutcome(prev.Outcome())
 		}
 	}
 	if d != nil {

@@ -120,7 +120,7 @@ func joinErrs(what string, errs []error) error {
 type Description struct {
 	model.Txn
 	// StartMs is the coordinator's start timestamp of the current (or last)
-	// transaction in epoch milliseconds, -1 when it reports none. Txn.Start
+	// transaction in epoch milliseconds, -1 when it reports none. Txn.StartUnixMs
 	// is set only while a transaction is open; StartMs is what it said.
 	StartMs int64
 }

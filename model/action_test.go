@@ -61,8 +61,12 @@ func TestActionWireAndConsequences(t *testing.T) {
 }
 
 func TestCheckForceTerminate(t *testing.T) {
+	// A refresh reads both starts from the coordinator's milliseconds, in the
+	// local zone, and the refusal prints them as they are.
 	a := ftAction()
-	fresh := Txn{ID: a.TransactionalID, State: Ongoing, ProducerID: 4001, ProducerEpoch: 7, Start: ftStart,
+	a.Start = time.Date(2026, 11, 30, 3, 11, 58, 120e6, time.Local)
+	start := a.Start
+	fresh := Txn{ID: a.TransactionalID, State: Ongoing, ProducerID: 4001, ProducerEpoch: 7, StartUnixMs: start.UnixMilli(),
 		Partitions: []TopicPartition{{"orders", 0}, {"orders", 3}}}
 	tests := []struct {
 		name   string
@@ -81,9 +85,9 @@ func TestCheckForceTerminate(t *testing.T) {
 		{"fenced meanwhile", a, func(t Txn) Txn { t.State = PrepareEpochFence; return t }, true, "state changed"},
 		// Transaction version 1: the producer committed and began the next
 		// one; id, producer id, epoch and state are all as they were.
-		{"turned over (v1)", a, func(t Txn) Txn { t.Start = ftStart.Add(2 * time.Second); return t }, true,
+		{"turned over (v1)", a, func(t Txn) Txn { t.SetStart(start.Add(2 * time.Second)); return t }, true,
 			"this is a newer transaction of orders-enricher-v1-2-17: it started at 03:12:00.120, the one shown started at 03:11:58.120"},
-		{"turned over within the second", a, func(t Txn) Txn { t.Start = ftStart.Add(3 * time.Millisecond); return t }, true, "newer transaction"},
+		{"turned over within the second", a, func(t Txn) Txn { t.SetStart(start.Add(3 * time.Millisecond)); return t }, true, "newer transaction"},
 		{"partition added", a, func(t Txn) Txn {
 			t.Partitions = []TopicPartition{{"orders", 0}, {"orders", 3}, {"payments", 1}}
 			return t
@@ -104,7 +108,7 @@ func TestCheckForceTerminate(t *testing.T) {
 
 func TestAborting(t *testing.T) {
 	a := ftAction()
-	base := Txn{ID: a.TransactionalID, ProducerID: 4001, ProducerEpoch: 8, Start: ftStart}
+	base := Txn{ID: a.TransactionalID, ProducerID: 4001, ProducerEpoch: 8, StartUnixMs: ftStart.UnixMilli()}
 	for _, tc := range []struct {
 		name string
 		f    func(Txn) Txn
@@ -115,7 +119,7 @@ func TestAborting(t *testing.T) {
 		{"aborted", func(t Txn) Txn { t.State = CompleteAbort; return t }, true},
 		{"committed instead", func(t Txn) Txn { t.State = CompleteCommit; return t }, false},
 		{"same epoch (v1 abort by the producer itself)", func(t Txn) Txn { t.State = CompleteAbort; t.ProducerEpoch = 7; return t }, false},
-		{"another transaction aborting", func(t Txn) Txn { t.State = PrepareAbort; t.Start = ftStart.Add(time.Second); return t }, false},
+		{"another transaction aborting", func(t Txn) Txn { t.State = PrepareAbort; t.SetStart(ftStart.Add(time.Second)); return t }, false},
 		{"another producer", func(t Txn) Txn { t.State = PrepareAbort; t.ProducerID = 9; return t }, false},
 		{"still open", func(t Txn) Txn { t.State = Ongoing; return t }, false},
 	} {
@@ -126,7 +130,7 @@ func TestAborting(t *testing.T) {
 }
 
 func TestPlanForceTerminate(t *testing.T) {
-	ok := Txn{ID: "orders-0-1", State: Ongoing, ProducerID: 1, ProducerEpoch: 2, Coordinator: 3, TimeoutMs: 60000, Start: ftStart,
+	ok := Txn{ID: "orders-0-1", State: Ongoing, ProducerID: 1, ProducerEpoch: 2, Coordinator: 3, TimeoutMs: 60000, StartUnixMs: ftStart.UnixMilli(),
 		Partitions: []TopicPartition{{"orders", 0}}, Described: true}
 	a, err := PlanForceTerminate(ok)
 	if err != nil {
@@ -148,7 +152,7 @@ func TestPlanForceTerminate(t *testing.T) {
 		{"not described", func(t Txn) Txn { t.Described = false; return t }, "not been described"},
 		{"committed", func(t Txn) Txn { t.State = CompleteCommit; return t }, "is CompleteCommit"},
 		{"committing", func(t Txn) Txn { t.State = PrepareCommit; return t }, "only fence its producer"},
-		{"no start time", func(t Txn) Txn { t.Start = time.Time{}; return t }, "could not be told from the next one"},
+		{"no start time", func(t Txn) Txn { t.StartUnixMs = 0; return t }, "could not be told from the next one"},
 	} {
 		if _, err := PlanForceTerminate(tc.f(ok)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)

@@ -13,7 +13,7 @@ func flinkSnap(n int, at time.Time) *Snapshot {
 		t := Txn{ID: fmt.Sprintf("job-%02d-%08d", i%50, i), ProducerID: int64(i), TimeoutMs: 60000, Described: true, State: CompleteCommit}
 		if i%10 == 0 {
 			t.State = Ongoing
-			t.Start = at.Add(-time.Duration(i%60) * time.Second)
+			t.SetStart(at.Add(-time.Duration(i%60) * time.Second))
 			t.Partitions = []TopicPartition{{"orders", int32(i % 12)}}
 		}
 		s.Txns[i] = t
@@ -29,9 +29,9 @@ func BenchmarkDiff100k(b *testing.B) {
 	for i := 0; i < len(next.Txns); i += 100 {
 		t := &next.Txns[i]
 		if t.State.Open() {
-			t.State, t.Start = CompleteCommit, time.Time{}
+			t.State, t.StartUnixMs = CompleteCommit, 0
 		} else {
-			t.State, t.Start = Ongoing, next.TakenAt
+			t.State, t.StartUnixMs = Ongoing, next.TakenAt.UnixMilli()
 		}
 	}
 	if n := len(Diff(prev, next)); n != 1000 {

@@ -152,7 +152,7 @@ func TestReviseKeepsHandedOutStats(t *testing.T) {
 func TestStraightIntoNextTransaction(t *testing.T) {
 	start, start2 := t0.Add(-10*time.Second), t0.Add(time.Second)
 	p1, p2 := t0, t0.Add(2*time.Second)
-	prev := func(s State, epoch int16) Txn { n := tx("a", Ongoing, 1, epoch, start2); n.PrevOutcome = s; return n }
+	prev := func(s State, epoch int16) Txn { n := tx("a", Ongoing, 1, epoch, start2); n.SetPrevOutcome(s); return n }
 	tests := []struct {
 		name string
 		tv2  bool
@@ -164,7 +164,7 @@ func TestStraightIntoNextTransaction(t *testing.T) {
 		{"aborted, then the producer's next transaction: aborted", true, prev(CompleteAbort, 1), []string{"a:aborted", "a:began"}},
 		{"a busy producer's commits: committed", true, prev(CompleteCommit, 7), []string{"a:committed", "a:began"}},
 		{"log not read: ended", true, prev("", 2), []string{"a:ended", "a:began"}},
-		{"same transaction: nothing", true, func() Txn { n := prev(CompleteCommit, 0); n.Start = start; return n }(), nil},
+		{"same transaction: nothing", true, func() Txn { n := prev(CompleteCommit, 0); n.SetStart(start); return n }(), nil},
 		// Past it to a whole later transaction (the restart's first checkpoint done before the
 		// next poll): p's end, the InitProducerId, and the later one's end.
 		{"aborted, then the restart's transaction committed: fenced and committed", true,
@@ -185,7 +185,7 @@ func TestStraightIntoNextTransaction(t *testing.T) {
 	}
 }
 
-func withPrev(t Txn, o State) Txn { t.PrevOutcome = o; return t }
+func withPrev(t Txn, o State) Txn { t.SetPrevOutcome(o); return t }
 
 func TestMovedOn(t *testing.T) {
 	start, start2 := t0.Add(-10*time.Second), t0.Add(time.Second)

@@ -55,13 +55,13 @@ func decodeSnapshot(b []byte, at time.Time) *model.Snapshot {
 			t.ProducerID = 1 << 40
 		}
 		if f := r.next(); f&1 == 1 {
-			t.Start = at.Add(-time.Duration(f) * time.Second)
+			t.SetStart(at.Add(-time.Duration(f) * time.Second))
 		}
 		if r.next()&1 == 1 {
 			t.Err = "describe: COORDINATOR_NOT_AVAILABLE"
 		}
-		t.Outcome = fuzzStates[r.next()%len(fuzzStates)]
-		t.PrevOutcome = fuzzStates[r.next()%len(fuzzStates)]
+		t.SetOutcome(fuzzStates[r.next()%len(fuzzStates)])
+		t.SetPrevOutcome(fuzzStates[r.next()%len(fuzzStates)])
 		for p := r.next() % 3; p > 0; p-- {
 			t.Partitions = append(t.Partitions, model.TopicPartition{Topic: "orders", Partition: int32(r.next() % 4)})
 		}

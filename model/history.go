@@ -108,15 +108,15 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 		// otherwise the log may tell (kafkaadmin reads it).
 		outcome := decided(p)
 		if outcome == "" {
-			outcome = n.PrevOutcome
+			outcome = n.PrevOutcome()
 		}
 		out = append(out, ended(prevAt, at, p, n, outcome, tv2)...)
 		return append(out, ev(at, n, Began, ""))
 	case p.State.Open():
-		if n.PrevOutcome != "" && n.State != Empty {
+		if n.PrevOutcome() != "" && n.State != Empty {
 			// The log says how p's transaction ended; n shows a later one,
 			// begun and ended between the polls too.
-			out = append(out, ended(prevAt, at, p, n, n.PrevOutcome, tv2)...)
+			out = append(out, ended(prevAt, at, p, n, n.PrevOutcome(), tv2)...)
 			if k, ok := outcomeKind(n); ok {
 				out = append(out, ev(at, n, k, "began and ended between polls"))
 			}
@@ -157,7 +157,7 @@ func MovedOn(p, n Txn) bool {
 	}
 	// Prepare* may carry the epoch bump of transaction version 2; the start
 	// time is what identifies the transaction.
-	startsMatch := p.Start.IsZero() || n.Start.IsZero() || p.Start.Equal(n.Start)
+	startsMatch := !p.HasStart() || !n.HasStart() || p.StartUnixMs == n.StartUnixMs
 	same := p.ProducerID == n.ProducerID && startsMatch && (n.ProducerEpoch == p.ProducerEpoch || n.State != Ongoing)
 	return !same
 }
@@ -175,7 +175,7 @@ func outcomeOf(n Txn) State {
 		}
 		return n.State
 	}
-	return n.Outcome
+	return n.Outcome()
 }
 
 // decided is the outcome a transaction in PrepareCommit, PrepareAbort or
@@ -247,7 +247,7 @@ func unknownEnd(prevAt, at time.Time, p, n Txn, tv2 bool, bump int) Event {
 	return ev(at, n, Ended, "outcome not reported by the cluster")
 }
 
-func openFor(at time.Time, p Txn) time.Duration { return at.Sub(p.Start).Round(time.Second) }
+func openFor(at time.Time, p Txn) time.Duration { return at.Sub(p.StartTime()).Round(time.Second) }
 
 // reinit reports whether the epochs show an InitProducerId on the id since p:
 // a new producer, a force-terminate, or the coordinator fencing p. outcome is
@@ -278,7 +278,7 @@ func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 	// the end of n's own transaction if n shows one, account for one bump
 	// each; a further one is an InitProducerId (fence.go). A busy producer's
 	// commits show committed instead.
-	if p.State == Ongoing && n.PrevOutcome == CompleteAbort && outcome == CompleteAbort {
+	if p.State == Ongoing && n.PrevOutcome() == CompleteAbort && outcome == CompleteAbort {
 		ends := 1
 		if !n.State.Open() || n.State == PrepareCommit || n.State == PrepareAbort {
 			ends = 2
@@ -297,10 +297,10 @@ func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 // already passed then means the scan did it (a timeout abort passes through
 // PrepareAbort, for a few milliseconds when the markers are written at once).
 func timedOut(prevAt, at time.Time, p Txn) bool {
-	if p.TimeoutMs <= 0 || p.Start.IsZero() {
+	if p.TimeoutMs <= 0 || !p.HasStart() {
 		return false
 	}
-	deadline := p.Start.Add(p.Timeout())
+	deadline := p.StartTime().Add(p.Timeout())
 	switch p.State {
 	case Ongoing, PrepareEpochFence:
 		return !at.Before(deadline)

@@ -17,12 +17,12 @@ func snap(at time.Time, txns ...Txn) *Snapshot {
 func tx(id string, st State, pid int64, epoch int16, start time.Time) Txn {
 	t := Txn{ID: id, State: st, ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 60000, Described: true}
 	if st.Open() {
-		t.Start = start
+		t.SetStart(start)
 	}
 	return t
 }
 
-func withOutcome(t Txn, o State) Txn { t.Outcome = o; return t }
+func withOutcome(t Txn, o State) Txn { t.SetOutcome(o); return t }
 
 // tv2 marks a snapshot as read from brokers running transaction version 2.
 func tv2(s *Snapshot) *Snapshot { s.EpochBumpsOnEnd = true; return s }

@@ -26,10 +26,10 @@ func randomSnap(r *rand.Rand, n int, at time.Time) *Snapshot {
 		t := Txn{ID: id, State: states[r.IntN(len(states))], ProducerID: int64(r.IntN(5)), ProducerEpoch: int16(r.IntN(4)),
 			TimeoutMs: int32(r.IntN(3)) * 30000, Described: r.IntN(4) != 0}
 		if r.IntN(2) == 0 {
-			t.Start = at.Add(-time.Duration(r.IntN(120)) * time.Second)
+			t.SetStart(at.Add(-time.Duration(r.IntN(120)) * time.Second))
 		}
 		if r.IntN(4) == 0 {
-			t.PrevOutcome = states[r.IntN(len(states))]
+			t.SetPrevOutcome(states[r.IntN(len(states))])
 		}
 		if r.IntN(3) == 0 {
 			t.Partitions = []TopicPartition{{"orders", int32(r.IntN(4))}}

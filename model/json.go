@@ -103,8 +103,8 @@ func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON 
 	if j.Partitions == nil {
 		j.Partitions = []TopicPartition{}
 	}
-	if !t.Start.IsZero() {
-		ts := t.Start.UTC()
+	if t.HasStart() {
+		ts := t.StartTime().UTC()
 		j.StartTime = &ts
 	}
 	if a, ok := t.Age(now); ok {

@@ -22,7 +22,7 @@ func TestExportJSONSchema(t *testing.T) {
 	tp := TopicPartition{"orders", 3}
 	s := snap(now.Add(-time.Second),
 		Txn{ID: "open", State: Ongoing, ProducerID: 11, ProducerEpoch: 2, Coordinator: 1, TimeoutMs: 60000,
-			Start: now.Add(-15 * time.Second), Partitions: []TopicPartition{tp}},
+			StartUnixMs: now.Add(-15 * time.Second).UnixMilli(), Partitions: []TopicPartition{tp}},
 		Txn{ID: "idle", State: CompleteCommit, ProducerID: 12, Coordinator: 2, TimeoutMs: 60000},
 		Txn{ID: "undescribed", State: Ongoing, ProducerID: 13},
 	)
@@ -122,7 +122,7 @@ func TestExportJSONSchema(t *testing.T) {
 // TestExportQueryProblems: the checkpoint interval given to the snapshot judges timeouts; without
 // it the same transaction has no problem.
 func TestExportQueryProblems(t *testing.T) {
-	s := snap(t0, Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, TimeoutMs: 15000, Start: t0.Add(-time.Second)})
+	s := snap(t0, Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, TimeoutMs: 15000, StartUnixMs: t0.Add(-time.Second).UnixMilli()})
 	tests := []struct {
 		name string
 		q    Query

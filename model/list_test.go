@@ -19,14 +19,14 @@ func ids(s *Snapshot, rows []int) string {
 // e unknown (no start), f idle, g idle with a fenced last outcome, h ratio 0.5 (tie with a).
 func listSnap() (*Snapshot, *History) {
 	s := snap(t0,
-		Txn{ID: "orders-a", State: Ongoing, TimeoutMs: 60000, Start: t0.Add(-30 * time.Second)},
-		Txn{ID: "Orders-B", State: PrepareCommit, TimeoutMs: 60000, Start: t0.Add(-57 * time.Second)},
-		Txn{ID: "c", State: Ongoing, TimeoutMs: 100000, Start: t0.Add(-10 * time.Second)},
-		Txn{ID: "d", State: Ongoing, TimeoutMs: 10000, Start: t0.Add(-20 * time.Second)},
+		Txn{ID: "orders-a", State: Ongoing, TimeoutMs: 60000, StartUnixMs: t0.Add(-30 * time.Second).UnixMilli()},
+		Txn{ID: "Orders-B", State: PrepareCommit, TimeoutMs: 60000, StartUnixMs: t0.Add(-57 * time.Second).UnixMilli()},
+		Txn{ID: "c", State: Ongoing, TimeoutMs: 100000, StartUnixMs: t0.Add(-10 * time.Second).UnixMilli()},
+		Txn{ID: "d", State: Ongoing, TimeoutMs: 10000, StartUnixMs: t0.Add(-20 * time.Second).UnixMilli()},
 		Txn{ID: "e", State: Ongoing, TimeoutMs: 60000},
 		Txn{ID: "f", State: CompleteCommit, TimeoutMs: 60000},
 		Txn{ID: "g", State: Empty, TimeoutMs: 60000},
-		Txn{ID: "h", State: Ongoing, TimeoutMs: 120000, Start: t0.Add(-60 * time.Second)},
+		Txn{ID: "h", State: Ongoing, TimeoutMs: 120000, StartUnixMs: t0.Add(-60 * time.Second).UnixMilli()},
 	)
 	h := NewHistory(10)
 	h.Add([]Event{{At: t0, ID: "g", Kind: Fenced}})
@@ -83,12 +83,12 @@ func TestProblems(t *testing.T) {
 		q    Query
 		want []string
 	}{
-		{"healthy", Txn{State: Ongoing, TimeoutMs: 60000, Start: t0.Add(-time.Second)}, IDStats{Last: Committed}, Query{}, nil},
+		{"healthy", Txn{State: Ongoing, TimeoutMs: 60000, StartUnixMs: t0.Add(-time.Second).UnixMilli()}, IDStats{Last: Committed}, Query{}, nil},
 		{"per-id error", Txn{State: Empty, Err: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}, IDStats{}, Query{},
 			[]string{"TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}},
-		{"half of timeout", Txn{State: Ongoing, TimeoutMs: 60000, Start: t0.Add(-30 * time.Second)}, IDStats{}, Query{},
+		{"half of timeout", Txn{State: Ongoing, TimeoutMs: 60000, StartUnixMs: t0.Add(-30 * time.Second).UnixMilli()}, IDStats{}, Query{},
 			[]string{"over half of its timeout"}},
-		{"past timeout", Txn{State: Ongoing, TimeoutMs: 60000, Start: t0.Add(-60 * time.Second)}, IDStats{}, Query{},
+		{"past timeout", Txn{State: Ongoing, TimeoutMs: 60000, StartUnixMs: t0.Add(-60 * time.Second).UnixMilli()}, IDStats{}, Query{},
 			[]string{"past its transaction.timeout.ms"}},
 		{"being fenced", Txn{State: PrepareEpochFence}, IDStats{}, Query{}, []string{"being fenced"}},
 		{"timeout above broker max", Txn{State: Empty, TimeoutMs: 900001}, IDStats{}, Query{},
@@ -101,7 +101,7 @@ func TestProblems(t *testing.T) {
 		{"last fenced", Txn{State: Empty}, IDStats{Last: Fenced}, Query{}, []string{"last transaction fenced"}},
 		{"last timed out", Txn{State: Empty}, IDStats{Last: TimedOut}, Query{}, []string{"last transaction aborted at timeout"}},
 		{"last aborted is not a problem", Txn{State: Empty}, IDStats{Last: Aborted}, Query{}, nil},
-		{"several at once", Txn{State: PrepareEpochFence, TimeoutMs: 1000, Start: t0.Add(-2 * time.Second)}, IDStats{Last: Fenced},
+		{"several at once", Txn{State: PrepareEpochFence, TimeoutMs: 1000, StartUnixMs: t0.Add(-2 * time.Second).UnixMilli()}, IDStats{Last: Fenced},
 			Query{CheckpointInterval: time.Second},
 			[]string{"past its transaction.timeout.ms", "being fenced", "timeout below 2× the checkpoint interval", "last transaction fenced"}},
 	}

@@ -13,7 +13,7 @@ func pendingRow(id string, s State, pid int64) Txn {
 func describedRow(id string, s State, pid int64, epoch int16) Txn {
 	t := Txn{ID: id, State: s, ProducerID: pid, ProducerEpoch: epoch, Coordinator: 1, TimeoutMs: 60000, Described: true}
 	if s.Open() {
-		t.Start = t0.Add(-50 * time.Second)
+		t.SetStart(t0.Add(-50 * time.Second))
 		t.Partitions = []TopicPartition{{"orders", 0}}
 	}
 	return t

@@ -24,7 +24,7 @@ func part(topic string, n int32, hwm, lso int64, prs ...Producer) Partition {
 
 func otxn(id string, s State, pid int64, epoch int16, parts ...TopicPartition) Txn {
 	return Txn{ID: id, State: s, ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 60000,
-		Start: pinT0.Add(-10 * time.Second), Partitions: parts, Described: true}
+		StartUnixMs: pinT0.Add(-10 * time.Second).UnixMilli(), Partitions: parts, Described: true}
 }
 
 func tpOf(topic string, n int32) TopicPartition { return TopicPartition{Topic: topic, Partition: n} }

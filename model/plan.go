@@ -16,11 +16,11 @@ func PlanForceTerminate(t Txn) (Action, error) {
 	case !t.State.Abortable():
 		return Action{}, fmt.Errorf("%s is %s: force-terminate needs an Ongoing or PrepareEpochFence transaction; "+
 			"an InitProducerId now would only fence its producer", t.ID, t.State)
-	case t.Start.IsZero():
+	case !t.HasStart():
 		return Action{}, fmt.Errorf("the coordinator reports no start time for %s's transaction, so it could not be told from the next one", t.ID)
 	}
 	return Action{
-		Kind: ForceTerminate, TransactionalID: t.ID, State: t.State, Start: t.Start,
+		Kind: ForceTerminate, TransactionalID: t.ID, State: t.State, Start: t.StartTime(),
 		Partitions: slices.Clone(t.Partitions), Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs,
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 	}, nil

@@ -21,9 +21,9 @@ func CheckForceTerminate(a Action, fresh Txn, found bool) error {
 		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
 	case fresh.State != a.State:
 		return fmt.Errorf("refused: state changed %s→%s since it was shown%s%s", a.State, fresh.State, stateMeaning(fresh.State), epochNote(a, fresh))
-	case !fresh.Start.Equal(a.Start):
+	case !fresh.StartTime().Equal(a.Start):
 		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
-			"the one shown has ended%s", a.TransactionalID, ClockMs(fresh.Start), ClockMs(a.Start), epochNote(a, fresh))
+			"the one shown has ended%s", a.TransactionalID, ClockMs(fresh.StartTime()), ClockMs(a.Start), epochNote(a, fresh))
 	case fresh.ProducerEpoch != a.ProducerEpoch:
 		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced", a.ProducerEpoch, fresh.ProducerEpoch)
 	case !slices.Equal(fresh.Partitions, a.Partitions):
@@ -62,7 +62,7 @@ func stateMeaning(s State) string {
 // fence bumps it) and an abort under way or done. After a force-terminate was
 // answered CONCURRENT_TRANSACTIONS, that is the request having taken effect.
 func Aborting(a Action, fresh Txn) bool {
-	return abortedUp(a, fresh) && fresh.Start.Equal(a.Start)
+	return abortedUp(a, fresh) && fresh.StartTime().Equal(a.Start)
 }
 
 // AbortingNewer reports whether fresh shows a transaction of a's producer
@@ -70,7 +70,7 @@ func Aborting(a Action, fresh Txn) bool {
 // up: what a fence leaves when it landed after the one shown had ended and
 // the next begun.
 func AbortingNewer(a Action, fresh Txn) bool {
-	return abortedUp(a, fresh) && fresh.Start.After(a.Start)
+	return abortedUp(a, fresh) && fresh.StartTime().After(a.Start)
 }
 
 func abortedUp(a Action, fresh Txn) bool {

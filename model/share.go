@@ -29,8 +29,6 @@ func ShareStrings(prev, next *Snapshot) {
 			}
 		}
 		shareState(&n.State)
-		shareState(&n.Outcome)
-		shareState(&n.PrevOutcome)
 		if n.Err != "" {
 			if errs == nil {
 				errs = map[string]string{}

@@ -43,26 +43,26 @@ func TestTxnAgeRatioSeverity(t *testing.T) {
 		ratioOK bool
 		sev     Severity
 	}{
-		{"fresh ongoing", Txn{State: Ongoing, Start: now.Add(-10 * time.Second), TimeoutMs: 60000},
+		{"fresh ongoing", Txn{State: Ongoing, StartUnixMs: now.Add(-10 * time.Second).UnixMilli(), TimeoutMs: 60000},
 			10 * time.Second, true, 10.0 / 60, true, SevOK},
-		{"half way warns", Txn{State: Ongoing, Start: now.Add(-30 * time.Second), TimeoutMs: 60000},
+		{"half way warns", Txn{State: Ongoing, StartUnixMs: now.Add(-30 * time.Second).UnixMilli(), TimeoutMs: 60000},
 			30 * time.Second, true, 0.5, true, SevWarn},
-		{"ninety percent is danger", Txn{State: Ongoing, Start: now.Add(-54 * time.Second), TimeoutMs: 60000},
+		{"ninety percent is danger", Txn{State: Ongoing, StartUnixMs: now.Add(-54 * time.Second).UnixMilli(), TimeoutMs: 60000},
 			54 * time.Second, true, 0.9, true, SevDanger},
-		{"past timeout", Txn{State: Ongoing, Start: now.Add(-2 * time.Minute), TimeoutMs: 60000},
+		{"past timeout", Txn{State: Ongoing, StartUnixMs: now.Add(-2 * time.Minute).UnixMilli(), TimeoutMs: 60000},
 			2 * time.Minute, true, 2, true, SevDanger},
 		{"unknown start", Txn{State: Ongoing, TimeoutMs: 60000}, 0, false, 0, false, SevOK},
-		{"zero timeout has age but no ratio", Txn{State: Ongoing, Start: now.Add(-time.Hour)},
+		{"zero timeout has age but no ratio", Txn{State: Ongoing, StartUnixMs: now.Add(-time.Hour).UnixMilli()},
 			time.Hour, true, 0, false, SevOK},
-		{"negative timeout", Txn{State: Ongoing, Start: now.Add(-time.Hour), TimeoutMs: -1},
+		{"negative timeout", Txn{State: Ongoing, StartUnixMs: now.Add(-time.Hour).UnixMilli(), TimeoutMs: -1},
 			time.Hour, true, 0, false, SevOK},
-		{"clock skew: start in the future", Txn{State: Ongoing, Start: now.Add(5 * time.Second), TimeoutMs: 60000},
+		{"clock skew: start in the future", Txn{State: Ongoing, StartUnixMs: now.Add(5 * time.Second).UnixMilli(), TimeoutMs: 60000},
 			0, true, 0, true, SevOK},
-		{"idle id keeps no age", Txn{State: CompleteCommit, Start: now.Add(-time.Hour), TimeoutMs: 60000},
+		{"idle id keeps no age", Txn{State: CompleteCommit, StartUnixMs: now.Add(-time.Hour).UnixMilli(), TimeoutMs: 60000},
 			0, false, 0, false, SevOK},
-		{"empty id keeps no age", Txn{State: Empty, Start: now.Add(-time.Hour), TimeoutMs: 60000},
+		{"empty id keeps no age", Txn{State: Empty, StartUnixMs: now.Add(-time.Hour).UnixMilli(), TimeoutMs: 60000},
 			0, false, 0, false, SevOK},
-		{"prepare commit is still aging", Txn{State: PrepareCommit, Start: now.Add(-50 * time.Second), TimeoutMs: 60000},
+		{"prepare commit is still aging", Txn{State: PrepareCommit, StartUnixMs: now.Add(-50 * time.Second).UnixMilli(), TimeoutMs: 60000},
 			50 * time.Second, true, 50.0 / 60, true, SevWarn},
 	}
 	for _, tt := range tests {
@@ -160,11 +160,11 @@ func TestPartitionProducer(t *testing.T) {
 func TestSnapshotLookups(t *testing.T) {
 	s := &Snapshot{
 		Txns: []Txn{
-			{ID: "c", State: Ongoing, Start: t0.Add(-time.Second)},
+			{ID: "c", State: Ongoing, StartUnixMs: t0.Add(-time.Second).UnixMilli()},
 			{ID: "a", State: CompleteCommit},
-			{ID: "b", State: Ongoing, Start: t0.Add(-time.Minute)},
+			{ID: "b", State: Ongoing, StartUnixMs: t0.Add(-time.Minute).UnixMilli()},
 			{ID: "d", State: Ongoing},
-			{ID: "e", State: PrepareCommit, Start: t0.Add(-2 * time.Second)},
+			{ID: "e", State: PrepareCommit, StartUnixMs: t0.Add(-2 * time.Second).UnixMilli()},
 		},
 		Partitions: []Partition{
 			{TopicPartition: TopicPartition{"t2", 0}, Leader: 2},

@@ -276,7 +276,7 @@ func TestDialogWarnsWhenTheTransactionWasReplaced(t *testing.T) {
 	next := uitest.Snapshot(uitest.T0)
 	for i := range next.Txns {
 		if next.Txns[i].ID == "orders-enricher-v1-2-41" {
-			next.Txns[i].Start = next.Txns[i].Start.Add(30 * time.Second)
+			next.Txns[i].SetStart(next.Txns[i].StartTime().Add(30 * time.Second))
 		}
 	}
 	h.admin.Push(next)

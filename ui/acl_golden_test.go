@@ -26,7 +26,7 @@ func aclSnapshot(at time.Time) *model.Snapshot {
 	s.GroupsErr = model.NoPermission + " to DESCRIBE every consumer group: groups hidden by ACLs are not shown"
 	const topicDenied = "TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]"
 	s.Txns = append(s.Txns, model.Txn{ID: "ledger-writer-0-3", State: model.Ongoing, ProducerID: 9700, ProducerEpoch: 1,
-		Coordinator: 2, TimeoutMs: 600000, Start: uitest.T0.Add(-40 * time.Second), Described: true,
+		Coordinator: 2, TimeoutMs: 600000, StartUnixMs: uitest.T0.Add(-40 * time.Second).UnixMilli(), Described: true,
 		Partitions: []model.TopicPartition{{Topic: "ledger", Partition: 0}}})
 	s.Partitions = append(s.Partitions,
 		model.Partition{TopicPartition: model.TopicPartition{Topic: "ledger", Partition: 0}, Leader: 1,

@@ -30,7 +30,7 @@ func FuzzRenderIDs(f *testing.F) {
 		tp := model.TopicPartition{Topic: topic, Partition: 3}
 		open := func(id string, pid int64, age time.Duration) model.Txn {
 			return model.Txn{ID: id, State: model.Ongoing, ProducerID: pid, ProducerEpoch: 7, Coordinator: 1,
-				TimeoutMs: 60000, Start: at.Add(-age), Partitions: []model.TopicPartition{tp}, Described: true}
+				TimeoutMs: 60000, StartUnixMs: at.Add(-age).UnixMilli(), Partitions: []model.TopicPartition{tp}, Described: true}
 		}
 		s := &model.Snapshot{TakenAt: at, Bootstrap: "127.0.0.1:9092", Brokers: 1,
 			Txns: []model.Txn{open(a, 111, 41*time.Second), open(b, 222, 13*time.Second)},

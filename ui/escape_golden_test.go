@@ -39,7 +39,7 @@ func hostileSnapshot(at time.Time) *model.Snapshot {
 	}
 	open := func(id string, pid int64, age time.Duration, parts []model.TopicPartition) model.Txn {
 		return model.Txn{ID: id, State: model.Ongoing, ProducerID: pid, ProducerEpoch: 1, Coordinator: 1,
-			TimeoutMs: 60000, Start: at.Add(-age), Partitions: parts, Described: true}
+			TimeoutMs: 60000, StartUnixMs: at.Add(-age).UnixMilli(), Partitions: parts, Described: true}
 	}
 	s := &model.Snapshot{
 		TakenAt: at, Bootstrap: "127.0.0.1:9092", Brokers: 1, BrokerMaxTimeoutMs: 900000,

@@ -27,7 +27,7 @@ func afterAbort(at time.Time) *model.Snapshot {
 	s := uitest.Snapshot(at)
 	for i := range s.Txns {
 		if t := &s.Txns[i]; t.ID == "crashed-job-0-7" {
-			t.State, t.ProducerEpoch, t.Start, t.Partitions = model.CompleteAbort, 1, time.Time{}, nil
+			t.State, t.ProducerEpoch, t.StartUnixMs, t.Partitions = model.CompleteAbort, 1, 0, nil
 		}
 	}
 	return s

@@ -155,13 +155,13 @@ func evolved(at time.Time) *model.Snapshot {
 		t := &s.Txns[i]
 		switch t.ID {
 		case "orders-enricher-v1-0-41":
-			t.State, t.Start, t.Partitions = model.CompleteCommit, time.Time{}, nil
+			t.State, t.StartUnixMs, t.Partitions = model.CompleteCommit, 0, nil
 		case "crashed-job-0-7":
-			t.State, t.Start, t.Partitions, t.ProducerEpoch = model.CompleteAbort, time.Time{}, nil, 1
+			t.State, t.StartUnixMs, t.Partitions, t.ProducerEpoch = model.CompleteAbort, 0, nil, 1
 		case "fenced-job-0-3":
-			t.State, t.Start, t.Partitions, t.ProducerEpoch = model.CompleteAbort, time.Time{}, nil, 4
+			t.State, t.StartUnixMs, t.Partitions, t.ProducerEpoch = model.CompleteAbort, 0, nil, 4
 		case "orders-enricher-v1-3-40":
-			t.State, t.Start = model.Ongoing, at.Add(-time.Second)
+			t.State, t.StartUnixMs = model.Ongoing, at.Add(-time.Second).UnixMilli()
 			t.Partitions = []model.TopicPartition{{Topic: "orders", Partition: 6}}
 		}
 	}

@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -79,7 +78,7 @@ func TestUntouchedCursorStaysOnTheMostUrgentRow(t *testing.T) {
 	next := uitest.Snapshot(uitest.T0)
 	for i := range next.Txns {
 		if next.Txns[i].ID == first {
-			next.Txns[i].State, next.Txns[i].Start = model.CompleteCommit, time.Time{} // no longer urgent
+			next.Txns[i].State, next.Txns[i].StartUnixMs = model.CompleteCommit, 0 // no longer urgent
 		}
 	}
 	h.admin.Push(next)

@@ -35,7 +35,7 @@ func TestTickRefreshesWithThePreviousSnapshotAndRecordsEvents(t *testing.T) {
 	next.TakenAt = uitest.T0.Add(2 * time.Second)
 	for i := range next.Txns {
 		if next.Txns[i].ID == "orders-enricher-v1-0-41" {
-			next.Txns[i].State, next.Txns[i].Start, next.Txns[i].Partitions = model.CompleteCommit, time.Time{}, nil
+			next.Txns[i].State, next.Txns[i].StartUnixMs, next.Txns[i].Partitions = model.CompleteCommit, 0, nil
 		}
 	}
 	h.admin.Push(next)
@@ -177,7 +177,7 @@ func TestTheClusterAnsweringAgainRefreshesAtOnce(t *testing.T) {
 
 	back := uitest.Snapshot(h.now)
 	back.Txns = append(back.Txns, model.Txn{ID: "began-while-away", State: model.Ongoing, ProducerID: 9900,
-		TimeoutMs: 60000, Start: h.now, Described: true})
+		TimeoutMs: 60000, StartUnixMs: h.now.UnixMilli(), Described: true})
 	back.Sort()
 	h.admin.Push(back)
 	h.admin.SetPing(nil)

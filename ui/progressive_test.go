@@ -165,7 +165,7 @@ func TestADescribeThatFindsAChangeReportsIt(t *testing.T) {
 	truth.TakenAt = uitest.T0.Add(time.Second)
 	for i := range truth.Txns {
 		if truth.Txns[i].ID == "orders-enricher-v1-0-41" {
-			truth.Txns[i].State, truth.Txns[i].Start, truth.Txns[i].Partitions = model.CompleteCommit, time.Time{}, nil
+			truth.Txns[i].State, truth.Txns[i].StartUnixMs, truth.Txns[i].Partitions = model.CompleteCommit, 0, nil
 		}
 	}
 	h := newHarness(t)

@@ -168,8 +168,8 @@ func fields(d DetailData) []field {
 		return "no (listed only, not described yet)"
 	}
 	started := "– (no transaction running)"
-	if !t.Start.IsZero() {
-		started = Clock(t.Start, d.Loc)
+	if t.HasStart() {
+		started = Clock(t.StartTime(), d.Loc)
 		if a, ok := t.Age(now); ok {
 			started += " · " + Dur(a) + " ago"
 		}
@@ -197,8 +197,8 @@ func fields(d DetailData) []field {
 		{"last outcome", last},
 		{"seen", fmt.Sprintf("%d commits · %d aborts", d.Stats.Commits, d.Stats.Aborts)},
 	}
-	if t.Outcome != "" {
-		fs = append(fs, field{"log says", string(t.Outcome)})
+	if t.Outcome() != "" {
+		fs = append(fs, field{"log says", string(t.Outcome())})
 	}
 	if f, ok := model.ParseFlinkID(t.ID); ok {
 		fs = append(fs, field{"flink sink", fmt.Sprintf("prefix %s · subtask %d · checkpoint %d", name(f.Prefix), f.Subtask, f.Checkpoint)})

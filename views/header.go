@@ -58,7 +58,7 @@ func Summarize(s *model.Snapshot) Summary {
 	sort.Slice(unknown, func(i, j int) bool { return unknown[i].State < unknown[j].State })
 	out.Counts = append(out.Counts, unknown...)
 	if t, ok := s.OldestOpen(); ok {
-		out.OldestID, out.OldestStart = t.ID, t.Start
+		out.OldestID, out.OldestStart = t.ID, t.StartTime()
 	}
 	for i := range s.Txns {
 		out.PIDWidth = max(out.PIDWidth, producerTextLen(&s.Txns[i]))

@@ -21,14 +21,14 @@ func TestPlainTable(t *testing.T) {
 	tp := func(n int32) model.TopicPartition { return model.TopicPartition{Topic: "orders", Partition: n} }
 	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
 		{ID: "orders-enricher-v1-0-17", State: model.Ongoing, ProducerID: 4001, ProducerEpoch: 3, Coordinator: 1,
-			TimeoutMs: 60000, Start: now.Add(-12 * time.Second), Partitions: []model.TopicPartition{tp(0), tp(1)}, Described: true},
+			TimeoutMs: 60000, StartUnixMs: now.Add(-12 * time.Second).UnixMilli(), Partitions: []model.TopicPartition{tp(0), tp(1)}, Described: true},
 		{ID: "inventory-sync-v7-2-5", State: model.Ongoing, ProducerID: 12, ProducerEpoch: 0, Coordinator: 2,
-			TimeoutMs: 60000, Start: now.Add(-57 * time.Second), Partitions: []model.TopicPartition{tp(4)}, Described: true},
+			TimeoutMs: 60000, StartUnixMs: now.Add(-57 * time.Second).UnixMilli(), Partitions: []model.TopicPartition{tp(4)}, Described: true},
 		{ID: "payments-dedup-v3-1-9", State: model.CompleteAbort, ProducerID: 77, ProducerEpoch: 5, Coordinator: 0,
 			TimeoutMs: 900000, Described: true},
 		{ID: "not described", State: model.Ongoing, ProducerID: 99, Coordinator: -1},
 		{ID: "reports-backfill-0-1", State: model.Ongoing, ProducerID: 5, ProducerEpoch: 1, Coordinator: 0,
-			TimeoutMs: 900000, Start: now.Add(-8*time.Minute - 3*time.Second), Partitions: []model.TopicPartition{tp(7)}, Described: true},
+			TimeoutMs: 900000, StartUnixMs: now.Add(-8*time.Minute - 3*time.Second).UnixMilli(), Partitions: []model.TopicPartition{tp(7)}, Described: true},
 	}}
 	s.Sort()
 	h := model.NewHistory(10)
@@ -85,8 +85,8 @@ func TestPlainTableEmptyAndOddIDs(t *testing.T) {
 func TestPlainTableCheckpointInterval(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
-		{ID: "short-0-1", State: model.Ongoing, ProducerID: 1, TimeoutMs: 15000, Start: now.Add(-time.Second), Described: true},
-		{ID: "long-0-1", State: model.Ongoing, ProducerID: 2, TimeoutMs: 60000, Start: now.Add(-time.Second), Described: true},
+		{ID: "short-0-1", State: model.Ongoing, ProducerID: 1, TimeoutMs: 15000, StartUnixMs: now.Add(-time.Second).UnixMilli(), Described: true},
+		{ID: "long-0-1", State: model.Ongoing, ProducerID: 2, TimeoutMs: 60000, StartUnixMs: now.Add(-time.Second).UnixMilli(), Described: true},
 		{ID: "odd", State: model.Empty, Err: "bad\tthing\nhappened"},
 	}}
 	s.Sort()
@@ -202,7 +202,7 @@ func TestPlainTableSameAsWhole(t *testing.T) {
 				ProducerID: r.Int64N(1 << 40), ProducerEpoch: int16(r.IntN(300)), Coordinator: int32(r.IntN(4) - 1),
 				TimeoutMs: timeouts[r.IntN(len(timeouts))], Described: r.IntN(4) > 0}
 			if r.IntN(2) == 0 {
-				tx.Start = now.Add(-time.Duration(r.Int64N(int64(50 * time.Hour))))
+				tx.SetStart(now.Add(-time.Duration(r.Int64N(int64(50 * time.Hour)))))
 			}
 			if r.IntN(3) == 0 {
 				tx.Partitions = make([]model.TopicPartition, r.IntN(4))

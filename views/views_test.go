@@ -87,7 +87,7 @@ func TestWrap(t *testing.T) {
 func TestMarker(t *testing.T) {
 	now := uitest.T0
 	tx := func(age time.Duration, err string) *model.Txn {
-		return &model.Txn{State: model.Ongoing, TimeoutMs: 100000, Start: now.Add(-age), Err: err}
+		return &model.Txn{State: model.Ongoing, TimeoutMs: 100000, StartUnixMs: now.Add(-age).UnixMilli(), Err: err}
 	}
 	for _, c := range []struct {
 		t    *model.Txn

@@ -53,7 +53,7 @@ func randomSnapshot(r *rand.Rand) (*model.Snapshot, *model.History, model.Query)
 			ProducerEpoch: int16(r.IntN(100)), Coordinator: int32(r.IntN(4) - 1), TimeoutMs: int32(r.IntN(120_000)),
 			Described: r.IntN(4) > 0}
 		if r.IntN(2) == 0 {
-			t.Start = s.TakenAt.Add(-time.Duration(r.IntN(200_000)) * time.Millisecond)
+			t.SetStart(s.TakenAt.Add(-time.Duration(r.IntN(200_000)) * time.Millisecond))
 		}
 		for range r.IntN(3) {
 			t.Partitions = append(t.Partitions, model.TopicPartition{Topic: pick(), Partition: int32(r.IntN(10))})

@@ -33,7 +33,7 @@ func flinkScale(n int) (*model.Snapshot, *model.History) {
 		}
 		if i%100 == 0 {
 			t.State = model.Ongoing
-			t.Start = benchAt.Add(-time.Duration(i%90) * time.Second)
+			t.SetStart(benchAt.Add(-time.Duration(i%90) * time.Second))
 			tp := model.TopicPartition{Topic: "orders", Partition: int32(i % 48)}
 			t.Partitions = []model.TopicPartition{tp}
 			p := parts[tp]
@@ -42,7 +42,7 @@ func flinkScale(n int) (*model.Snapshot, *model.History) {
 				parts[tp] = p
 			}
 			p.Producers = append(p.Producers, model.Producer{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-				LastSequence: int32(i % 1000), LastTimestamp: t.Start, CurrentTxnStartOffset: int64(i / 2)})
+				LastSequence: int32(i % 1000), LastTimestamp: t.StartTime(), CurrentTxnStartOffset: int64(i / 2)})
 		}
 		s.Txns[i] = t
 	}

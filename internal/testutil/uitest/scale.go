@@ -34,7 +34,8 @@ func Flink(n int, at time.Time) *model.Snapshot {
 }
 
 func openAt(t *model.Txn, at time.Time, i int) {
-	t.State, t.Start = model.Ongoing, at.Add(-time.Duration(i%90)*time.Second)
+	t.State = model.Ongoing
+	t.SetStart(at.Add(-time.Duration(i%90) * time.Second))
 	t.Partitions = []model.TopicPartition{{Topic: "orders", Partition: int32(i % topicParts)}}
 }
 
@@ -75,7 +76,7 @@ func FlinkNext(prev *model.Snapshot, at time.Time) *model.Snapshot {
 		}
 		if i%200 == 0 || i%200 == 50 {
 			if t.State.Open() {
-				t.State, t.Start, t.Partitions = model.CompleteCommit, time.Time{}, nil
+				t.State, t.StartUnixMs, t.Partitions = model.CompleteCommit, 0, nil
 				t.ProducerEpoch++
 			} else {
 				openAt(&t, at, i)

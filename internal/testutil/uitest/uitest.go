@@ -25,7 +25,7 @@ func tps(topic string, parts ...int32) []model.TopicPartition {
 
 func ongoing(id string, pid int64, epoch int16, coord int32, timeout time.Duration, age time.Duration, at time.Time, parts []model.TopicPartition) model.Txn {
 	return model.Txn{ID: id, State: model.Ongoing, ProducerID: pid, ProducerEpoch: epoch, Coordinator: coord,
-		TimeoutMs: int32(timeout / time.Millisecond), Start: at.Add(-age), Partitions: parts, Described: true}
+		TimeoutMs: int32(timeout / time.Millisecond), StartUnixMs: at.Add(-age).UnixMilli(), Partitions: parts, Described: true}
 }
 
 func idle(id string, s model.State, pid int64, epoch int16, coord int32) model.Txn {
@@ -54,7 +54,7 @@ func Snapshot(at time.Time) *model.Snapshot {
 			ongoing("crashed-job-0-7", 6001, 0, 0, time.Minute, 70*time.Second, at, tps("payments", 0)),
 			ongoing("long-runner", 7001, 0, 1, 15*time.Minute, 9*time.Minute, at, tps("audit", 0)),
 			{ID: "fenced-job-0-3", State: model.PrepareEpochFence, ProducerID: 8001, ProducerEpoch: 2, Coordinator: 2,
-				TimeoutMs: 60000, Start: at.Add(-20 * time.Second), Partitions: tps("orders", 6), Described: true},
+				TimeoutMs: 60000, StartUnixMs: at.Add(-20 * time.Second).UnixMilli(), Partitions: tps("orders", 6), Described: true},
 			{ID: "payments-tx-secret", State: model.Ongoing, ProducerID: 9001, Coordinator: 1,
 				Err: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED: not allowed to describe"},
 			idle("idle-0", model.Empty, 9100, 0, 0),
