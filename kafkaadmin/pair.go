@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -18,59 +19,90 @@ type row struct {
 	later bool  // ... which is left to the progressive describe (choose)
 }
 
-// listOrder remembers, for the last snapshot a refresh made, the row of each
-// place in its listing. A broker lists its ids in the same order from one
-// refresh to the next (new ones slot in, expired ones drop out), so the next
-// refresh pairs each listed id with the row at its old place by comparing
-// two strings: at 500,000 ids, hashing every id into a map instead was a
-// third of a refresh. A stale or foreign order only costs lookups: every
-// pairing is checked against the id.
+// listOrder remembers, for the last snapshot a refresh made, the listing
+// that made it: each place's id and row. A broker lists its ids in the same
+// order from one refresh to the next (new ones slot in, expired ones drop
+// out), so the next refresh pairs each listed id with its old row by
+// comparing it with the id at its old place, walking both in order: at
+// 500,000 ids, hashing every id, or reaching for its row at random, cost a
+// third of a refresh. It holds the snapshot's rows only weakly, and applies
+// to no other.
 type listOrder struct {
 	mu  sync.Mutex
-	seq []int32
+	of  weak.Pointer[model.Txn] // the first row of the snapshot
+	n   int                     // its rows
+	ids []string                // the listed ids, place by place
+	seq []int32                 // the row of each place (-1: none)
 }
 
-func (o *listOrder) get() []int32 {
+// get returns the order that made prev, or nothing.
+func (o *listOrder) get(prev *model.Snapshot) (ids []string, seq []int32) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.seq
+	if prev == nil || len(prev.Txns) == 0 || len(prev.Txns) != o.n || o.of.Value() != &prev.Txns[0] {
+		return nil, nil
+	}
+	return o.ids, o.seq
 }
 
-func (o *listOrder) set(seq []int32) {
+// set remembers the order of a listing that made txns: places[i] is the
+// place of txns[i] in it (-1: not listed).
+func (o *listOrder) set(txns []model.Txn, places []int32, listed int) {
+	var (
+		ids []string
+		seq []int32
+		of  weak.Pointer[model.Txn]
+	)
+	if len(txns) > 0 && places != nil {
+		ids, seq = make([]string, listed), make([]int32, listed)
+		for k := range seq {
+			seq[k] = -1
+		}
+		for i, k := range places {
+			if k >= 0 {
+				ids[k], seq[k] = txns[i].ID, int32(i)
+			}
+		}
+		of = weak.Make(&txns[0])
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.seq = seq
+	o.of, o.n, o.ids, o.seq = of, len(txns), ids, seq
 }
 
 // pairWithPrev pairs every listed id with its row in prev: at its old place
-// in the listing (seq, see listOrder), else by a lookup in prev. Each id gets
+// in the listing that made prev (was and seq, see listOrder), else by a
+// lookup in prev. Each id gets
 // one row (the first place it is listed: kfake lists every id on every
 // broker), and the rows come out in prev's order with the new ids merged in,
 // so that sorting the snapshot is only a check. New ids get strings of their
 // own: the listing's are views into a response. notListed are prev's rows the
 // listing did not have.
-func pairWithPrev(prev *model.Snapshot, list listing, seq []int32) (rows []row, notListed []*model.Txn) {
+func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32) (rows []row, notListed []*model.Txn) {
 	var (
 		news []row
 		at   []int32 // per prev row: its place in the listing + 1, 0 when not listed
-		pos  []int32 // per prev row: its place in seq
+		pos  []int32 // per prev row: its place in seq (once a lookup needs it)
 		p    int     // the next place of seq
 	)
 	if prev != nil {
 		at = make([]int32, len(prev.Txns))
-		pos = placesOf(seq, len(prev.Txns))
 	}
 	for k, id := range list.ids {
 		j := -1
-		if p < len(seq) && seq[p] >= 0 && int(seq[p]) < len(at) && prev.Txns[seq[p]].ID == id {
+		switch {
+		case p < len(seq) && seq[p] >= 0 && was[p] == id:
 			j = int(seq[p])
 			p++
-			for j > 0 && prev.Txns[j-1].ID == id {
-				j-- // the first row of a duplicated id is the id's
-			}
-		} else if prev != nil {
+		case p+1 < len(seq) && seq[p+1] >= 0 && was[p+1] == id: // the id at p is gone
+			j = int(seq[p+1])
+			p += 2
+		case prev != nil:
 			if i, ok := prev.Pos(id); ok {
 				j = i
+				if pos == nil {
+					pos = placesOf(seq, len(prev.Txns))
+				}
 				if pos[j] >= 0 {
 					p = int(pos[j]) + 1 // back in step after an id came or went
 				}
@@ -120,24 +152,30 @@ func placesOf(seq []int32, n int) []int32 {
 }
 
 // firstOfEach sorts new ids, keeps the first listing of each and gives it a
-// string of its own.
+// string of its own: copied in listing order, so that the next refresh,
+// walking the listing and the ids of the last one side by side, reads both
+// in order.
 func firstOfEach(news []row) []row {
+	var own idArena
+	if len(news) >= arenaFrom {
+		n := 0
+		for i := range news {
+			n += len(news[i].id)
+		}
+		own = make(idArena, 0, n)
+	}
 	ids := make([]string, len(news))
-	for i := range news {
+	for i := range news { // in listing order
+		news[i].id = own.clone(news[i].id)
 		ids[i] = news[i].id
 	}
 	out := make([]row, 0, len(news))
-	var own idArena
-	if len(news) >= arenaFrom {
-		own = make(idArena, 0, bytesOf(ids))
-	}
 	for _, i := range model.OrderByID(ids) {
 		r := news[i]
 		if n := len(out); n > 0 && out[n-1].id == r.id {
 			severalListed(&out[n-1].l, r.l)
 			continue
 		}
-		r.id = own.clone(r.id)
 		out = append(out, r)
 	}
 	return out
@@ -159,14 +197,6 @@ func (a *idArena) clone(s string) string {
 	start := len(*a)
 	*a = append(*a, s...)
 	return unsafe.String(&(*a)[start], len(s))
-}
-
-func bytesOf(ids []string) int {
-	n := 0
-	for _, id := range ids {
-		n += len(id)
-	}
-	return n
 }
 
 // severalListed notes that a second broker listed the id of first (kfake
@@ -195,20 +225,4 @@ func mergeRows(old, news []row) []row {
 		}
 	}
 	return append(append(out, old...), news...)
-}
-
-// orderOf is the listing order of snap: the row of each place of a listing
-// of n ids, given the place of each row (-1 for rows not from the listing).
-// nil when snap was re-sorted after its rows were placed.
-func orderOf(places []int32, n int) []int32 {
-	seq := make([]int32, n)
-	for i := range seq {
-		seq[i] = -1
-	}
-	for i, k := range places {
-		if k >= 0 {
-			seq[k] = int32(i)
-		}
-	}
-	return seq
 }

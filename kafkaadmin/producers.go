@@ -58,6 +58,9 @@ func (c *Client) describeProducersOn(ctx context.Context, tps []tp, broker int32
 
 // producers runs DescribeProducers on the partitions' leaders.
 func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp][]model.Producer {
+	if len(tps) == 0 {
+		return nil // kgo would send an empty request to some broker
+	}
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := producersRequest(tps)

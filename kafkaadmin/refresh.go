@@ -3,6 +3,7 @@ package kafkaadmin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 		bg       sync.WaitGroup
 	)
 	bg.Go(func() { settings = c.brokerSettings(ctx, brokers) })
+	early := c.startScan(ctx, prev, brokers, &bg)
 	defer func() {
 		cancel() // an early return must not wait for the settings read
 		bg.Wait()
@@ -72,7 +74,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	snap.Sort()
 
 	ends := findEndings(prev, changed)
-	outcomes := c.readPartitions(ctx, prev, snap, ends, brokers)
+	outcomes := c.readPartitions(ctx, prev, snap, ends, brokers, early)
 	bg.Wait()
 
 	snap.BrokerMaxTimeoutMs = settings.maxTimeoutMs
@@ -97,7 +99,8 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 // it. changed are the rows described now: only they can have ended a
 // transaction since prev (none are returned without a prev).
 func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list listing, failed map[int32]error, budget int) (txns, changed []model.Txn) {
-	rows, notListed := pairWithPrev(prev, list, c.order.get())
+	was, seq := c.order.get(prev)
+	rows, notListed := pairWithPrev(prev, list, was, seq)
 	ask := choose(rows, budget)
 	vanished := missing(notListed, failed)
 	refs := make([]txnRef, 0, len(ask)+len(vanished))
@@ -151,30 +154,105 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list lis
 	}
 	extra := append(unlisted(notListed, failed), stillThere(vanished, late)...)
 	if len(extra) == 0 {
-		c.order.set(orderOf(places, list.len()))
+		c.order.set(kept, places, list.len())
 	} else {
-		c.order.set(nil) // the sort will move rows
+		c.order.set(nil, nil, 0) // the sort will move rows
 	}
 	return append(kept, extra...), changed
 }
 
-// readPartitions scans the partitions (scan.go) and, meanwhile, reads from
-// the log how the transactions in ends ended (outcome.go). The partitions go
-// into snap; the outcomes are returned.
-func (c *Client) readPartitions(ctx context.Context, prev, snap *model.Snapshot, ends []ending, brokers []int32) map[string]model.State {
+// earlyScan reads the partitions prev watched (scan.go) while the ids are
+// listed and described: at 500,000 ids the listing is most of a refresh, and
+// the partitions, read after it, added a fifth to it.
+type earlyScan struct {
+	watch   []tp
+	done    chan struct{}
+	meta    metaMap
+	metaErr string
+	scanned scan
+}
+
+func (c *Client) startScan(ctx context.Context, prev *model.Snapshot, brokers []int32, wg *sync.WaitGroup) *earlyScan {
+	var txns []model.Txn
+	if prev != nil {
+		txns = prev.Txns
+	}
+	e := &earlyScan{watch: watched(prev, txns, c.cfg.Watch), done: make(chan struct{})}
+	wg.Go(func() {
+		defer close(e.done)
+		e.meta, e.metaErr = c.clusterMetadata(ctx)
+		e.scanned = c.scanPartitions(ctx, e.watch, e.meta, e.metaErr, brokers)
+	})
+	return e
+}
+
+// readPartitions puts the partitions into snap: early's, when it read the
+// producers of every partition snap watches, else read again. Meanwhile it reads from the log
+// how the transactions in ends ended (outcome.go), and returns that.
+func (c *Client) readPartitions(ctx context.Context, prev, snap *model.Snapshot, ends []ending, brokers []int32, early *earlyScan) map[string]model.State {
 	watch := watched(prev, snap.Txns, c.cfg.Watch)
-	meta, metaErr := c.clusterMetadata(ctx)
+	<-early.done
 	var (
 		outcomes map[string]model.State
-		scanned  scan
+		scanned  = early.scanned
 		wg       sync.WaitGroup
 	)
-	wg.Go(func() { scanned = c.scanPartitions(ctx, watch, meta, metaErr, brokers) })
-	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, meta) })
+	wg.Go(func() { outcomes = c.readOutcomes(ctx, ends, early.meta) })
+	if covers(read(early), watch) {
+		scanned.parts = stillShown(scanned.parts, watch)
+	} else { // a transaction opened on a partition nothing watched before
+		scanned = c.scanPartitions(ctx, watch, early.meta, early.metaErr, brokers)
+	}
 	wg.Wait()
 	snap.Partitions, snap.Scanned, snap.Unread = scanned.parts, scanned.scanned, scanned.unread
 	snap.GroupCommits, snap.GroupsErr = scanned.commits, scanned.groupsErr
 	return outcomes
+}
+
+// read are the partitions whose producers early read, sorted: the watched
+// ones and the pinned ones.
+func read(early *earlyScan) []tp {
+	out := slices.Clone(early.watch)
+	for _, p := range early.scanned.parts {
+		out = append(out, p.TopicPartition)
+	}
+	model.SortPartitions(out)
+	return out
+}
+
+func cmpTP(a, b tp) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
+}
+
+// covers reports whether the sorted partitions of a include all of b's.
+func covers(a, b []tp) bool {
+	for _, p := range b {
+		for len(a) > 0 && a[0].Less(p) {
+			a = a[1:]
+		}
+		if len(a) == 0 || a[0] != p {
+			return false
+		}
+	}
+	return true
+}
+
+// stillShown keeps the rows a scan of watch would have: the watched
+// partitions and the pinned ones.
+func stillShown(parts []model.Partition, watch []tp) []model.Partition {
+	out := parts[:0]
+	for _, p := range parts {
+		if _, ok := slices.BinarySearchFunc(watch, p.TopicPartition, cmpTP); ok || p.Pinned() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // whole explains a failure to read the cluster, preferring the caller's own

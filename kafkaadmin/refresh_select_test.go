@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,7 +124,7 @@ func notListedOf(prev *model.Snapshot, list map[string]listed) []*model.Txn {
 	for id, x := range list {
 		l.ids, l.ls = append(l.ids, id), append(l.ls, x)
 	}
-	_, out := pairWithPrev(prev, l, nil)
+	_, out := pairWithPrev(prev, l, nil, nil)
 	return out
 }
 
@@ -154,22 +155,29 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 				first[id] = f
 			}
 		}
+		// The order that made prev, as listOrder gives it: the listing's
+		// own (some places not listed), or another one.
+		var was []string
 		var seq []int32
 		switch round % 3 {
-		case 1: // the order a previous listing of the same ids had
+		case 1:
 			for _, id := range list.ids {
 				i, ok := prev.Pos(id)
 				if !ok || rng.IntN(4) == 0 {
-					i = -1
+					was, seq = append(was, ""), append(seq, -1)
+					continue
 				}
-				seq = append(seq, int32(i))
+				was, seq = append(was, id), append(seq, int32(i))
 			}
 		case 2:
-			for range rng.IntN(60) {
-				seq = append(seq, int32(rng.IntN(80)-10))
+			for _, i := range rng.Perm(len(prev.Txns)) {
+				if i > 0 && prev.Txns[i-1].ID == prev.Txns[i].ID {
+					continue // a refresh gives no order to a snapshot with an id twice
+				}
+				was, seq = append(was, prev.Txns[i].ID), append(seq, int32(i))
 			}
 		}
-		rows, notListed := pairWithPrev(prev, list, seq)
+		rows, notListed := pairWithPrev(prev, list, was, seq)
 		if len(rows) != len(first) {
 			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(first))
 		}
@@ -200,34 +208,31 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 	}
 }
 
-// pairedOrder pairs list with prev and returns the order a refresh would
-// remember for the rows it made.
-func pairedOrder(prev *model.Snapshot, list listing) ([]row, []int32) {
-	rows, _ := pairWithPrev(prev, list, nil)
-	places := make([]int32, len(rows))
-	for i, r := range rows {
-		places[i] = r.k
-	}
-	return rows, orderOf(places, list.len())
-}
-
-// A listing in the order of the last one pairs every id at its old place:
-// no lookup, and the right rows; one new id in the middle and one gone put
-// it out of step only there.
+// A listing in the order of the last one pairs every id at its old place,
+// without a lookup: the right rows even in a snapshot whose lookups find
+// nothing; one new id in the middle and one gone put it out of step only
+// there. The order applies to the snapshot it made, no other.
 func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
-	var list listing
-	for _, id := range []string{"m", "c", "x", "a", "q"} {
-		list.ids, list.ls = append(list.ids, id), append(list.ls, listed{pid: 7})
-	}
-	rows, seq := pairedOrder(nil, list)
+	places := []string{"m", "c", "x", "a", "q"}
 	prev := &model.Snapshot{}
-	for _, r := range rows {
-		prev.Txns = append(prev.Txns, model.Txn{ID: r.id, ProducerID: 7})
+	for _, id := range []string{"a", "c", "m", "q", "x"} {
+		prev.Txns = append(prev.Txns, model.Txn{ID: id, ProducerID: 7})
 	}
-	// Not Sort: a snapshot without an index searches; the order must not
-	// need either when it holds.
+	var o listOrder
+	o.set(prev.Txns, []int32{3, 1, 0, 4, 2}, len(places))
+	was, seq := o.get(prev)
+	if len(seq) != len(places) || was[2] != "x" || seq[2] != 4 {
+		t.Fatalf("no order for the snapshot it made: %v %v", was, seq)
+	}
+	if w, s := o.get(&model.Snapshot{Txns: slices.Clone(prev.Txns)}); w != nil || s != nil {
+		t.Fatalf("an order for a copy: %v", s)
+	}
+	// Rows whose ids no lookup finds (out of order, no index): only the
+	// order can pair them.
+	prev.Txns[0].ID, prev.Txns[4].ID = "x", "a"
+	seq[2], seq[3] = 0, 4
 	next := listing{ids: []string{"m", "b", "x", "a", "q"}, ls: make([]listed, 5)}
-	got, notListed := pairWithPrev(prev, next, seq)
+	got, notListed := pairWithPrev(prev, next, was, seq)
 	var ids []string
 	for _, r := range got {
 		ids = append(ids, r.id)
@@ -235,7 +240,7 @@ func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
 			t.Fatalf("%q paired with %+v", r.id, r.prev)
 		}
 	}
-	if strings.Join(ids, "") != "abmqx" || len(notListed) != 1 || notListed[0].ID != "c" {
+	if len(ids) != 5 || len(notListed) != 1 || notListed[0].ID != "c" {
 		t.Fatalf("rows %v, not listed %v", ids, notListed)
 	}
 }
@@ -250,5 +255,35 @@ func TestRenumberGivesOnePlacePerID(t *testing.T) {
 			t.Fatalf("%s has place %d: %+v", id, l.n, list)
 		}
 		seen[l.n] = true
+	}
+}
+
+// The partitions read while the ids were listed serve when they include
+// every partition now watched; the rows kept are those a scan of the watched
+// ones would give: watched, or pinned.
+func TestEarlyScanServesWhatItRead(t *testing.T) {
+	tp := func(topic string, p int32) model.TopicPartition { return model.TopicPartition{Topic: topic, Partition: p} }
+	for _, tc := range []struct {
+		read, watch []model.TopicPartition
+		want        bool
+	}{
+		{nil, nil, true},
+		{[]model.TopicPartition{tp("a", 0), tp("a", 2), tp("b", 1)}, []model.TopicPartition{tp("a", 2), tp("b", 1)}, true},
+		{[]model.TopicPartition{tp("a", 0), tp("a", 2)}, []model.TopicPartition{tp("a", 1)}, false},
+		{[]model.TopicPartition{tp("a", 0)}, []model.TopicPartition{tp("a", 0), tp("b", 0)}, false},
+		{nil, []model.TopicPartition{tp("a", 0)}, false},
+	} {
+		if got := covers(tc.read, tc.watch); got != tc.want {
+			t.Errorf("covers(%v, %v) = %v, want %v", tc.read, tc.watch, got, tc.want)
+		}
+	}
+	parts := []model.Partition{
+		{TopicPartition: tp("a", 0), HighWatermark: 9, LastStableOffset: 9}, // watched before, not now
+		{TopicPartition: tp("a", 1), HighWatermark: 9, LastStableOffset: 3}, // pinned
+		{TopicPartition: tp("b", 0), HighWatermark: 9, LastStableOffset: 9}, // watched now
+	}
+	got := stillShown(parts, []model.TopicPartition{tp("b", 0), tp("c", 0)})
+	if len(got) != 2 || got[0].TopicPartition != tp("a", 1) || got[1].TopicPartition != tp("b", 0) {
+		t.Fatalf("stillShown = %+v", got)
 	}
 }
