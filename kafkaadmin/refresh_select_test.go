@@ -262,7 +262,9 @@ func TestRenumberGivesOnePlacePerID(t *testing.T) {
 // every partition now watched; the rows kept are those a scan of the watched
 // ones would give: watched, or pinned.
 func TestEarlyScanServesWhatItRead(t *testing.T) {
-	tp := func(topic string, p int32) model.TopicPartition { return model.TopicPartition{Topic: topic, Partition: p} }
+	tp := func(topic string, p int32) model.TopicPartition {
+		return model.TopicPartition{Topic: topic, Partition: p}
+	}
 	for _, tc := range []struct {
 		read, watch []model.TopicPartition
 		want        bool
