@@ -1,7 +1,6 @@
 package kafkaadmin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/txnscope/txnscope/model"
 )
 
 // listing is every id the brokers listed, in the order they listed them
@@ -46,13 +43,6 @@ func (c *Client) listAll(ctx context.Context, known []int32) (out listing, faile
 		})
 	}
 	wg.Wait()
-	size := max(int(c.lastListed.Load()), 0)
-	for i := range known {
-		if errs[i] == nil {
-			size = max(size, len(resps[i].TransactionStates))
-		}
-	}
-	out = listing{ids: make([]string, 0, size), ls: make([]listed, 0, size)}
 	failed = make(map[int32]error)
 	var lastErr error
 	for i, b := range known {
@@ -60,10 +50,15 @@ func (c *Client) listAll(ctx context.Context, known []int32) (out listing, faile
 			failed[b], lastErr = errs[i], errs[i]
 			continue
 		}
-		for _, ts := range resps[i].TransactionStates {
-			out.ids = append(out.ids, ts.TransactionalID)
-			out.ls = append(out.ls, listed{state: model.StateOf(ts.TransactionState), pid: ts.ProducerID, coord: b})
+		got := resps[i].got
+		for k := range got.ls {
+			got.ls[k].coord = b
 		}
+		if out.len() == 0 { // one broker's answer, or the first: no copy
+			out = got
+			continue
+		}
+		out.ids, out.ls = append(out.ids, got.ids...), append(out.ls, got.ls...)
 	}
 	if len(known) == 0 {
 		return listing{}, nil, errors.New("ListTransactions: no broker to ask")
@@ -90,14 +85,18 @@ func (r *listReq) ResponseKind() kmsg.Response {
 	return resp
 }
 
-// listResp decodes ListTransactions without allocating two strings per id
-// (at 500,000 ids, a million small objects for the GC per refresh): the ids
-// and states are views into its own copy of the response bytes.
+// listResp is a ListTransactions response read by readListing: its
+// TransactionStates stay empty, the ids are in got.
 type listResp struct {
 	kmsg.ListTransactionsResponse
+	got listing
 }
 
 func (r *listResp) ReadFrom(src []byte) error {
-	// A copy: the views must not depend on kgo never reusing its buffer.
-	return r.UnsafeReadFrom(bytes.Clone(src))
+	got, throttle, code, err := readListing(src)
+	if err != nil {
+		return err
+	}
+	r.got, r.ThrottleMillis, r.ErrorCode = got, throttle, code
+	return nil
 }
