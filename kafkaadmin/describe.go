@@ -57,32 +57,25 @@ func (c *Client) Describe(ctx context.Context, ids []model.TxnRef) (model.Descri
 	return out, nil
 }
 
-// choose marks the rows that need a describe (needsDescribe) and picks
-// those to describe now, as positions in rows: all of them when budget < 0,
-// none when it is 0 (a first poll), otherwise every open one (an open
-// transaction is what txnscope watches: one left undescribed could move on to
-// the next unseen) and at most budget of the others, in id order. The rest
-// are marked later, for the progressive describe.
-func choose(rows []row, budget int) (now []int) {
-	left := budget
-	for i := range rows {
-		r := &rows[i]
-		if r.asked = needsDescribe(r.l, r.prev, budget < 0); !r.asked {
-			continue
-		}
-		switch {
-		case budget < 0:
-			now = append(now, i)
-		case budget > 0 && r.l.state.Open():
-			now = append(now, i)
-		case left > 0:
-			now = append(now, i)
-			left--
-		default:
-			r.later = true
-		}
+// describeNow says whether a row that needs a describe gets it in this
+// refresh: always when budget < 0, never when it is 0 (a first poll), else
+// when it is open (an open transaction is what txnscope watches: one left
+// undescribed could move on to the next unseen) or within the budget of
+// others left, in id order. The rest stay pending, for the progressive
+// describe.
+func describeNow(open bool, budget int, left *int) bool {
+	switch {
+	case budget < 0:
+		return true
+	case budget == 0:
+		return false
+	case open:
+		return true
+	case *left > 0:
+		*left--
+		return true
 	}
-	return now
+	return false
 }
 
 // listedOnly is an id's row as ListTransactions gives it, pending its

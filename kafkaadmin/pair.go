@@ -1,6 +1,7 @@
 package kafkaadmin
 
 import (
+	"iter"
 	"strings"
 	"sync"
 	"unsafe"
@@ -11,12 +12,10 @@ import (
 
 // row is one listed id, with its previous row when prev had it.
 type row struct {
-	id    string
-	l     listed
-	prev  *model.Txn
-	k     int32 // its place in the listing
-	asked bool  // it needs a describe (needsDescribe)
-	later bool  // ... which is left to the progressive describe (choose)
+	id   string
+	l    listed
+	prev *model.Txn
+	k    int32 // its place in the listing
 }
 
 // listOrder remembers, for the last snapshot a refresh made, the listing
@@ -70,23 +69,34 @@ func (o *listOrder) set(txns []model.Txn, places []int32, listed int) {
 	o.of, o.n, o.ids, o.seq = of, len(txns), ids, seq
 }
 
+// paired is a listing paired with the previous snapshot (pairWithPrev).
+type paired struct {
+	prev *model.Snapshot
+	list listing
+	// got is what the listing says of each prev row; n is its place in the
+	// listing + 1, 0 when not listed. Written in listing order, read in
+	// prev's: reaching into the listing from each row in prev's order cost
+	// a cache miss per id.
+	got  []listed
+	news []row // the ids prev did not have, sorted
+	// notListed are prev's rows the listing did not have.
+	notListed []*model.Txn
+	n         int // rows
+}
+
 // pairWithPrev pairs every listed id with its row in prev: at its old place
 // in the listing that made prev (was and seq, see listOrder), else by a
-// lookup in prev. Each id gets
-// one row (the first place it is listed: kfake lists every id on every
-// broker), and the rows come out in prev's order with the new ids merged in,
-// so that sorting the snapshot is only a check. New ids get strings of their
-// own: the listing's are views into a response. notListed are prev's rows the
-// listing did not have.
-func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32) (rows []row, notListed []*model.Txn) {
+// lookup in prev. Each id gets one row (the first place it is listed: kfake
+// lists every id on every broker). New ids get strings of their own: the
+// listing's are views into a response.
+func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32) paired {
+	out := paired{prev: prev, list: list}
 	var (
-		news []row
-		at   []int32 // per prev row: its place in the listing + 1, 0 when not listed
-		pos  []int32 // per prev row: its place in seq (once a lookup needs it)
-		p    int     // the next place of seq
+		pos []int32 // per prev row: its place in seq (once a lookup needs it)
+		p   int     // the next place of seq
 	)
 	if prev != nil {
-		at = make([]int32, len(prev.Txns))
+		out.got = make([]listed, len(prev.Txns))
 	}
 	for k, id := range list.ids {
 		j := -1
@@ -110,31 +120,76 @@ func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32)
 		}
 		switch {
 		case j < 0:
-			news = append(news, row{id: id, l: list.ls[k], k: int32(k)})
-		case at[j] == 0:
-			at[j] = int32(k) + 1
+			out.news = append(out.news, row{id: id, l: list.ls[k], k: int32(k)})
+		case out.got[j].n == 0:
+			out.got[j] = list.ls[k]
+			out.got[j].n = int32(k) + 1
 		default:
-			severalListed(&list.ls[at[j]-1], list.ls[k])
+			severalListed(&out.got[j], list.ls[k])
 		}
 	}
-	rows = make([]row, 0, list.len())
-	listedRun := false // the id of the row before was listed
-	for j := range at {
-		t := &prev.Txns[j]
-		dup := j > 0 && prev.Txns[j-1].ID == t.ID
-		switch {
-		case dup && listedRun:
-			// a second row of one id: the first is the id's
-		case at[j] > 0:
-			k := at[j] - 1
-			rows = append(rows, row{id: t.ID, l: list.ls[k], prev: t, k: k})
+	out.news = firstOfEach(out.news)
+	out.n = len(out.news)
+	out.olds(func(j int, listed bool) {
+		if listed {
+			out.n++
+		} else {
+			out.notListed = append(out.notListed, &prev.Txns[j])
+		}
+	})
+	return out
+}
+
+// olds calls fn for each row of prev, saying whether it was listed, but for
+// the second rows of an id whose first was listed. Only the rows not listed
+// are compared with the row before: the listed ones are the first of their
+// id (Pos finds the first), and comparing the neighbours of 500,000 rows,
+// scattered in memory, cost as much as pairing them.
+func (p *paired) olds(fn func(j int, listed bool)) {
+	listedRun := false // the rows before, back to the last of another id, were listed
+	for j := range p.got {
+		if p.got[j].n > 0 {
 			listedRun = true
-		default:
-			listedRun = false
-			notListed = append(notListed, t)
+			fn(j, true)
+			continue
+		}
+		if listedRun && j > 0 && p.prev.Txns[j-1].ID == p.prev.Txns[j].ID {
+			continue // a second row of one id: the first is the id's
+		}
+		listedRun = false
+		fn(j, false)
+	}
+}
+
+// rows are the listed ids in id order: prev's order with the new ids merged
+// in, so that sorting the snapshot is only a check.
+func (p *paired) rows() iter.Seq[row] {
+	return func(yield func(row) bool) {
+		news := p.news
+		for j := range p.got {
+			l := &p.got[j]
+			if l.n == 0 {
+				continue
+			}
+			t := &p.prev.Txns[j]
+			for len(news) > 0 && news[0].id < t.ID {
+				if !yield(news[0]) {
+					return
+				}
+				news = news[1:]
+			}
+			r := row{id: t.ID, l: *l, prev: t, k: l.n - 1}
+			r.l.n = 0
+			if !yield(r) {
+				return
+			}
+		}
+		for _, r := range news {
+			if !yield(r) {
+				return
+			}
 		}
 	}
-	return mergeRows(rows, firstOfEach(news)), notListed
 }
 
 // placesOf inverts seq: the place of each of n rows in it, -1 when absent.
@@ -205,24 +260,4 @@ func severalListed(first *listed, again listed) {
 	if again.coord != first.coord {
 		first.coord = -1
 	}
-}
-
-// mergeRows merges two runs sorted by id into one: a handful of new ids
-// among 500,000 old ones is a linear merge, not a sort of everything.
-func mergeRows(old, news []row) []row {
-	if len(news) == 0 {
-		return old
-	}
-	if len(old) == 0 {
-		return news
-	}
-	out := make([]row, 0, len(old)+len(news))
-	for len(old) > 0 && len(news) > 0 {
-		if news[0].id < old[0].id {
-			out, news = append(out, news[0]), news[1:]
-		} else {
-			out, old = append(out, old[0]), old[1:]
-		}
-	}
-	return append(append(out, old...), news...)
 }

@@ -1,9 +1,10 @@
 package kafkaadmin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,7 +107,7 @@ func readProducers(resp *kmsg.DescribeProducersResponse, what string, out map[tp
 			for _, ap := range rp.ActiveProducers {
 				rows = append(rows, fromActiveProducer(ap))
 			}
-			sort.Slice(rows, func(i, j int) bool { return rows[i].ProducerID < rows[j].ProducerID })
+			slices.SortFunc(rows, func(a, b model.Producer) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 			out[p] = rows
 		}
 	}

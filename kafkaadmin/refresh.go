@@ -100,48 +100,54 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 // transaction since prev (none are returned without a prev).
 func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list listing, failed map[int32]error, budget int) (txns, changed []model.Txn) {
 	was, seq := c.order.get(prev)
-	rows, notListed := pairWithPrev(prev, list, was, seq)
-	ask := choose(rows, budget)
-	vanished := missing(notListed, failed)
-	refs := make([]txnRef, 0, len(ask)+len(vanished))
-	for _, i := range ask {
-		refs = append(refs, txnRef{id: rows[i].id, coord: rows[i].l.coord})
+	p := pairWithPrev(prev, list, was, seq)
+	// Each row is built in place, and each answer lands in its row: at
+	// 500,000 ids, rows of their own and a map of the answers held as much
+	// again as the snapshot.
+	txns = make([]model.Txn, 0, p.n)
+	places := make([]int32, 0, p.n) // each row's place in the listing
+	var ask []asked
+	left := budget
+	for r := range p.rows() {
+		places = append(places, r.k)
+		if !needsDescribe(r.l, r.prev, budget < 0) {
+			txns = append(txns, merge(r.id, r.l, nil, r.prev))
+			continue
+		}
+		if describeNow(r.l.state.Open(), budget, &left) {
+			ask = append(ask, asked{i: len(txns), prev: r.prev})
+		}
+		txns = append(txns, listedOnly(r.id, r.l))
 	}
-	for _, p := range vanished {
-		refs = append(refs, txnRef{id: p.ID, coord: p.Coordinator})
+	vanished := missing(p.notListed, failed)
+	refs := make([]txnRef, 0, len(ask)+len(vanished))
+	for _, a := range ask {
+		refs = append(refs, txnRef{id: txns[a.i].ID, coord: txns[a.i].Coordinator})
+	}
+	for _, v := range vanished {
+		refs = append(refs, txnRef{id: v.ID, coord: v.Coordinator})
 	}
 
-	txns = make([]model.Txn, len(rows))
-	for i, r := range rows {
-		switch {
-		case r.later:
-			txns[i] = listedOnly(r.id, r.l)
-		case !r.asked:
-			txns[i] = merge(r.id, r.l, nil, r.prev)
-		}
-	}
-	// Each answer lands in its own row: at 500,000 ids a map of the answers
-	// held as much again as the snapshot.
-	fresh := make([]int8, len(rows)) // 1: described now, -1: gone
+	fresh := make([]int8, len(txns)) // 1: described now, -1: gone
 	late := make([]described, len(vanished))
 	c.describeEach(ctx, refs, func(n int, d described) {
 		if n >= len(ask) {
 			late[n-len(ask)] = d
 			return
 		}
-		i := ask[n]
+		i := ask[n].i
 		if d.gone {
 			fresh[i] = -1
 			return
 		}
-		txns[i] = merge(rows[i].id, rows[i].l, &d, rows[i].prev)
-		if txns[i].Described {
+		t := &txns[i] // listed only, so far
+		*t = merge(t.ID, listed{state: t.State, pid: t.ProducerID, coord: t.Coordinator}, &d, ask[n].prev)
+		if t.Described {
 			fresh[i] = 1
 		}
 	})
 
-	places := make([]int32, 0, len(rows))
-	kept := txns[:0]
+	kept, at := txns[:0], places[:0]
 	for i := range txns {
 		if fresh[i] < 0 {
 			continue
@@ -149,16 +155,21 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list lis
 		if fresh[i] > 0 && prev != nil {
 			changed = append(changed, txns[i])
 		}
-		kept = append(kept, txns[i])
-		places = append(places, rows[i].k)
+		kept, at = append(kept, txns[i]), append(at, places[i])
 	}
-	extra := append(unlisted(notListed, failed), stillThere(vanished, late)...)
+	extra := append(unlisted(p.notListed, failed), stillThere(vanished, late)...)
 	if len(extra) == 0 {
-		c.order.set(kept, places, list.len())
+		c.order.set(kept, at, list.len())
 	} else {
 		c.order.set(nil, nil, 0) // the sort will move rows
 	}
 	return append(kept, extra...), changed
+}
+
+// asked is a row of currentTxns' to describe now, and its previous row.
+type asked struct {
+	i    int
+	prev *model.Txn
 }
 
 // earlyScan reads the partitions prev watched (scan.go) while the ids are

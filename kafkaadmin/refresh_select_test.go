@@ -124,8 +124,7 @@ func notListedOf(prev *model.Snapshot, list map[string]listed) []*model.Txn {
 	for id, x := range list {
 		l.ids, l.ls = append(l.ids, id), append(l.ls, x)
 	}
-	_, out := pairWithPrev(prev, l, nil, nil)
-	return out
+	return pairWithPrev(prev, l, nil, nil).notListed
 }
 
 // pairWithPrev gives what a lookup of every listed id in prev gives: each
@@ -177,7 +176,8 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 				was, seq = append(was, prev.Txns[i].ID), append(seq, int32(i))
 			}
 		}
-		rows, notListed := pairWithPrev(prev, list, was, seq)
+		paired := pairWithPrev(prev, list, was, seq)
+		rows, notListed := slices.Collect(paired.rows()), paired.notListed
 		if len(rows) != len(first) {
 			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(first))
 		}
@@ -232,7 +232,8 @@ func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
 	prev.Txns[0].ID, prev.Txns[4].ID = "x", "a"
 	seq[2], seq[3] = 0, 4
 	next := listing{ids: []string{"m", "b", "x", "a", "q"}, ls: make([]listed, 5)}
-	got, notListed := pairWithPrev(prev, next, was, seq)
+	paired := pairWithPrev(prev, next, was, seq)
+	got, notListed := slices.Collect(paired.rows()), paired.notListed
 	var ids []string
 	for _, r := range got {
 		ids = append(ids, r.id)
