@@ -34,10 +34,13 @@ type listOrder struct {
 	seq []int32                 // the row of each place (-1: none)
 }
 
-// get returns the order that made prev, or nothing.
-func (o *listOrder) get(prev *model.Snapshot) (ids []string, seq []int32) {
+// take returns the order that made prev, or nothing, and forgets it: the
+// refresh that takes it sets the next one, and the two need not be held at
+// once.
+func (o *listOrder) take(prev *model.Snapshot) (ids []string, seq []int32) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	defer func() { o.ids, o.seq, o.n = nil, nil, 0 }()
 	if prev == nil || len(prev.Txns) == 0 || len(prev.Txns) != o.n || o.of.Value() != &prev.Txns[0] {
 		return nil, nil
 	}
@@ -72,7 +75,6 @@ func (o *listOrder) set(txns []model.Txn, places []int32, listed int) {
 // paired is a listing paired with the previous snapshot (pairWithPrev).
 type paired struct {
 	prev *model.Snapshot
-	list listing
 	// got is what the listing says of each prev row; n is its place in the
 	// listing + 1, 0 when not listed. Written in listing order, read in
 	// prev's: reaching into the listing from each row in prev's order cost
@@ -90,7 +92,7 @@ type paired struct {
 // lists every id on every broker). New ids get strings of their own: the
 // listing's are views into a response.
 func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32) paired {
-	out := paired{prev: prev, list: list}
+	out := paired{prev: prev}
 	var (
 		pos []int32 // per prev row: its place in seq (once a lookup needs it)
 		p   int     // the next place of seq

@@ -99,8 +99,11 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 // it. changed are the rows described now: only they can have ended a
 // transaction since prev (none are returned without a prev).
 func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list listing, failed map[int32]error, budget int) (txns, changed []model.Txn) {
-	was, seq := c.order.get(prev)
+	was, seq := c.order.take(prev)
+	listedIDs := list.len()
 	p := pairWithPrev(prev, list, was, seq)
+	// From here the listing (30 MB at 500,000 ids) is garbage: p holds
+	// what it said of each row, and the new ids' strings of their own.
 	// Each row is built in place, and each answer lands in its row: at
 	// 500,000 ids, rows of their own and a map of the answers held as much
 	// again as the snapshot.
@@ -159,7 +162,7 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list lis
 	}
 	extra := append(unlisted(p.notListed, failed), stillThere(vanished, late)...)
 	if len(extra) == 0 {
-		c.order.set(kept, at, list.len())
+		c.order.set(kept, at, listedIDs)
 	} else {
 		c.order.set(nil, nil, 0) // the sort will move rows
 	}

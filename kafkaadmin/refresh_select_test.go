@@ -220,11 +220,15 @@ func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
 	}
 	var o listOrder
 	o.set(prev.Txns, []int32{3, 1, 0, 4, 2}, len(places))
-	was, seq := o.get(prev)
+	was, seq := o.take(prev)
 	if len(seq) != len(places) || was[2] != "x" || seq[2] != 4 {
 		t.Fatalf("no order for the snapshot it made: %v %v", was, seq)
 	}
-	if w, s := o.get(&model.Snapshot{Txns: slices.Clone(prev.Txns)}); w != nil || s != nil {
+	if w, s := o.take(prev); w != nil || s != nil {
+		t.Fatalf("an order taken twice: %v", s)
+	}
+	o.set(prev.Txns, []int32{3, 1, 0, 4, 2}, len(places))
+	if w, s := o.take(&model.Snapshot{Txns: slices.Clone(prev.Txns)}); w != nil || s != nil {
 		t.Fatalf("an order for a copy: %v", s)
 	}
 	// Rows whose ids no lookup finds (out of order, no index): only the

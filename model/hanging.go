@@ -167,15 +167,6 @@ func OwnersOf(txns []Txn) map[int64]Owner {
 	return m
 }
 
-// ownersOf is OwnersOf for the transactions of byPID.
-func ownersOf(byPID map[int64]*Txn) map[int64]Owner {
-	m := make(map[int64]Owner, len(byPID))
-	for pid, t := range byPID {
-		m[pid] = ownerOf(t)
-	}
-	return m
-}
-
 func ownerOf(t *Txn) Owner {
 	o := Owner{ID: t.ID, Txn: t}
 	if !t.Described {

@@ -89,12 +89,17 @@ func (s *Snapshot) MaxTimeout() time.Duration {
 // Pins explains every pinned partition of s, longest pinned first. tr (may
 // be nil) knows since when each LSO has been pinned; it must have observed s.
 func Pins(s *Snapshot, tr *PinTracker, now time.Time) []Pin {
+	return PinsOf(s, nil, tr, now)
+}
+
+// PinsOf is Pins with the owners of the snapshot's producers already found
+// (ProducersOn; nil: found here when something is pinned): at 500,000 ids
+// finding them is a scan of every id, once per refresh is enough.
+func PinsOf(s *Snapshot, byPID map[int64]*Txn, tr *PinTracker, now time.Time) []Pin {
 	if s == nil {
 		return nil
 	}
 	var (
-		byPID      map[int64]*Txn
-		owners     map[int64]Owner
 		maxTimeout = s.MaxTimeout()
 		out        []Pin
 	)
@@ -104,7 +109,6 @@ func Pins(s *Snapshot, tr *PinTracker, now time.Time) []Pin {
 		}
 		if byPID == nil { // indexing even the producers' owners is not free: only when something is pinned
 			byPID = ProducersOn(s)
-			owners = ownersOf(byPID)
 		}
 		pin := Pin{Partition: p, Since: s.TakenAt}
 		if tr != nil {
@@ -119,7 +123,7 @@ func Pins(s *Snapshot, tr *PinTracker, now time.Time) []Pin {
 				pin.Blocking = blocks(*t, p.TopicPartition, pin.Pinner)
 			}
 		}
-		judgeHanging(&pin, owners, now, maxTimeout)
+		judgeHanging(&pin, openOwners(p, byPID), now, maxTimeout)
 		pin.Stuck = stuckOn(p, s.GroupCommits)
 		out = append(out, pin)
 	}
@@ -156,9 +160,31 @@ func blocks(t Txn, tp TopicPartition, pinner Producer) bool {
 // partition, then the pin rule: pinned longer than any transaction may live
 // (by txnscope's clock, or by the pinner's own last write) while no ongoing
 // transaction owns the pinning producer.
+// openOwners are the owners of the producers with a transaction open on p,
+// the only ones judgeHanging asks about: a partition's state keeps every
+// producer that wrote to it lately, 100,000 of them on a busy one.
+func openOwners(p Partition, byPID map[int64]*Txn) map[int64]Owner {
+	m := map[int64]Owner{}
+	for _, pr := range p.Producers {
+		if pr.CurrentTxnStartOffset < 0 {
+			continue
+		}
+		if t := byPID[pr.ProducerID]; t != nil {
+			m[pr.ProducerID] = ownerOf(t)
+		}
+	}
+	return m
+}
+
 func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout time.Duration) {
 	seen := map[int64]bool{}
-	for _, h := range FindHangingHidden(pin.Rows(), now, maxTimeout, owners, pin.OwnersHidden) {
+	var open []ProducerOn // the candidates are among them
+	for _, pr := range pin.Producers {
+		if pr.CurrentTxnStartOffset >= 0 {
+			open = append(open, ProducerOn{TopicPartition: pin.TopicPartition, Producer: pr})
+		}
+	}
+	for _, h := range FindHangingHidden(open, now, maxTimeout, owners, pin.OwnersHidden) {
 		why := fmt.Sprintf("producer %d: %s (idle %s, past the %s max transaction timeout)",
 			h.ProducerID, h.Reason, h.Duration.Round(time.Second), maxTimeout)
 		if h.Reason == OwnerMaybeHidden {
@@ -288,11 +314,16 @@ func containsString(xs []string, x string) bool {
 // HangingIDs are the transactional ids owning a producer that holds a
 // hanging transaction in pins: their rows in the list are marked too.
 func HangingIDs(s *Snapshot, pins []Pin) map[string]bool {
+	return HangingIDsOf(s, nil, pins)
+}
+
+// HangingIDsOf is HangingIDs with the owners of the snapshot's producers
+// already found (nil: found here when needed), as PinsOf.
+func HangingIDsOf(s *Snapshot, byPID map[int64]*Txn, pins []Pin) map[string]bool {
 	out := map[string]bool{}
 	if s == nil {
 		return out
 	}
-	var byPID map[int64]*Txn
 	for _, p := range pins {
 		if !p.Hanging {
 			continue

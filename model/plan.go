@@ -120,7 +120,11 @@ func ProducersOn(s *Snapshot) map[int64]*Txn { return ProducersOf(s, s.Partition
 // ProducersOf is ByProducerID for the producers on parts only.
 func ProducersOf(s *Snapshot, parts []Partition) map[int64]*Txn {
 	m := make(map[int64]*Txn)
-	var maybe pidFilter
+	n := 0
+	for _, p := range parts {
+		n += len(p.Producers)
+	}
+	maybe := newPIDFilter(n)
 	for _, p := range parts {
 		for _, pr := range p.Producers {
 			m[pr.ProducerID] = nil
@@ -147,17 +151,30 @@ func ProducersOf(s *Snapshot, parts []Partition) map[int64]*Txn {
 }
 
 // pidFilter answers "certainly not" for most producer ids in one bit test,
-// so that ProducersOf asks its map about a few of 500,000 ids only.
-type pidFilter [1024]uint64
+// so that ProducersOf asks its map about a few of 500,000 ids only. It has
+// 16 bits per producer (at least 65,536): a fixed size was saturated by the
+// 100,000 producers a busy partition's state keeps, and let every id through.
+type pidFilter struct {
+	words []uint64
+	shift uint
+}
+
+func newPIDFilter(n int) pidFilter {
+	shift := uint(48) // 65,536 bits
+	for size := 1 << 16; size < 16*n && shift > 32; size <<= 1 {
+		shift--
+	}
+	return pidFilter{words: make([]uint64, (1<<(64-shift))/64), shift: shift}
+}
 
 func (f *pidFilter) bit(pid int64) (int, uint64) {
-	h := uint64(pid) * 0x9e3779b97f4a7c15 >> 48 // 16 bits: 65,536 of them
+	h := uint64(pid) * 0x9e3779b97f4a7c15 >> f.shift
 	return int(h >> 6), 1 << (h & 63)
 }
 
-func (f *pidFilter) add(pid int64) { w, b := f.bit(pid); f[w] |= b }
+func (f *pidFilter) add(pid int64) { w, b := f.bit(pid); f.words[w] |= b }
 
-func (f *pidFilter) has(pid int64) bool { w, b := f.bit(pid); return f[w]&b != 0 }
+func (f *pidFilter) has(pid int64) bool { w, b := f.bit(pid); return f.words[w]&b != 0 }
 
 // ByProducerID indexes the transactions of s by producer id.
 func ByProducerID(s *Snapshot) map[int64]*Txn {

@@ -44,10 +44,11 @@ func (c *cluster) listRows(q model.Query) ([]int, bool) {
 // refreshes never overlap (poller), so it needs no lock.
 func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query) cluster {
 	track.Observe(snap)
-	pins := model.Pins(snap, track, now)
+	byPID := model.ProducersOn(snap)
+	pins := model.PinsOf(snap, byPID, track, now)
 	groups := model.BlockedGroups(pins)
-	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: model.ProducersOn(snap),
-		pins: pins, groups: groups, hanging: model.HangingIDs(snap, pins),
+	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: byPID,
+		pins: pins, groups: groups, hanging: model.HangingIDsOf(snap, byPID, pins),
 		pinSum: views.PinSummary{Pinned: len(pins), Stuck: len(groups)}}
 	for i := range pins {
 		if pins[i].Hanging {

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/ui"
 )
@@ -52,6 +53,7 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 	defer cl.Close()
 	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
 	o.Context = ctx
+	memlimit.Hold(ctx)
 	m := ui.New(o)
 	p := tea.NewProgram(m, tea.WithOutput(stdout))
 	// A signal quits the program the way q does. Killing it (tea.WithContext)
