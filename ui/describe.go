@@ -6,14 +6,23 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// describeBatch is how many pending ids one Describe asks for: a broker
-// describes 50,000 ids in about 0.2 s, and each batch costs a copy of the
-// snapshot and its screens' data, so at 500,000 ids ten batches; the first
-// of a load is firstBatch, the rows on screen and the open ones, soon.
+// describeBatch is how many pending ids one Describe asks for at least: a
+// broker describes 50,000 ids in about 0.1 s. Each batch costs a copy of the
+// snapshot and its screens' data, so a bigger load takes a quarter of its ids
+// at a time (batchOf): a fixed size made the load grow with the square of
+// the ids (ten copies of 500,000 rows). The first batch of a load is
+// firstBatch, the rows on screen and the open ones, soon.
 const (
 	describeBatch = 50000
 	firstBatch    = 2000
+	loadBatches   = 4
 )
+
+// batchOf is how many of total ids one batch describes when a load takes
+// batches of at least min.
+func batchOf(total, min, batches int) int {
+	return max(min, (total+batches-1)/batches)
+}
 
 // describedMsg is one describe batch, filled into the snapshot it was taken
 // from (base) off the UI goroutine; events are the state changes the
@@ -32,7 +41,7 @@ func (m *Model) describe() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++
 	m.poll.busy, m.poll.batch, m.poll.busySince = true, true, m.now
-	n := m.batch
+	n := batchOf(m.data.sum.Total, m.batch, m.batches)
 	if m.data.sum.Pending == m.data.sum.Total {
 		n = min(n, firstBatch)
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func (h *harness) deliver(cmd tea.Cmd) tea.Cmd {
 func loading(t *testing.T, truth *model.Snapshot, batch int) (*harness, tea.Cmd) {
 	t.Helper()
 	h := newHarness(t)
-	h.m.batch = batch
+	h.m.batch, h.m.batches = batch, math.MaxInt32 // batches of batch ids, however many
 	h.admin.Truth = truth
 	h.admin.Push(uitest.Listed(truth))
 	return h, h.deliver(h.m.refresh())
@@ -281,5 +282,34 @@ func TestTheListsRowsComeSortedFromTheCommand(t *testing.T) {
 	}
 	if rows := h.list().win.rows; len(rows) > 0 && &rows[0] == &sorted[0] {
 		t.Errorf("rows of another query were shown")
+	}
+}
+
+// A load takes a quarter of the ids per batch once past the first one, so
+// that ten times the ids cost ten times the copying, not a hundred.
+func TestLoadTakesAFewBatchesWhateverItsSize(t *testing.T) {
+	for _, tc := range []struct{ total, min, want int }{
+		{10, 4, 4},
+		{100_000, 50_000, 50_000},
+		{500_000, 50_000, 125_000},
+		{5_000_000, 50_000, 1_250_000},
+	} {
+		if got := batchOf(tc.total, tc.min, loadBatches); got != tc.want {
+			t.Errorf("batchOf(%d, %d) = %d, want %d", tc.total, tc.min, got, tc.want)
+		}
+	}
+	truth := uitest.Big(6000, uitest.T0)
+	h := newHarness(t)
+	h.m.batch = 500 // a quarter (1,500) is more
+	h.admin.Truth = truth
+	h.admin.Push(uitest.Listed(truth))
+	h.describeAll(h.deliver(h.m.refresh()))
+	var sizes []int
+	for _, a := range h.admin.Asked() {
+		sizes = append(sizes, len(a))
+	}
+	// The first batch (the rows on screen, the open ones) is at most firstBatch.
+	if want := []int{1500, 1500, 1500, 1500}; !slices.Equal(sizes, want) {
+		t.Fatalf("batches of %v ids, want %v", sizes, want)
 	}
 }

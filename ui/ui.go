@@ -27,7 +27,8 @@ type Model struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	poll     poller
-	batch    int // ids per describe batch (describe.go)
+	batch    int // ids per describe batch at least, and a load in at most this many (describe.go)
+	batches  int
 	pinTrack *model.PinTracker
 
 	screens    map[screenID]screen
@@ -50,7 +51,7 @@ func New(o Options) *Model {
 	ctx, cancel := context.WithCancel(o.Context)
 	e := &shared{o: o, keys: newKeyMap(o.ReadOnly), loc: time.Local, now: o.Now(), hist: model.NewHistory(historySize)}
 	m := &Model{shared: e, isDark: true, profile: colorprofile.TrueColor, schedule: scheduleUntil(ctx), ctx: ctx,
-		cancel: cancel, batch: describeBatch, pinTrack: model.NewPinTracker(), cur: screenList}
+		cancel: cancel, batch: describeBatch, batches: loadBatches, pinTrack: model.NewPinTracker(), cur: screenList}
 	e.host = m
 	// The screens, one line each (those that others open are built first).
 	detail, partDetail := &detailScreen{e: e}, &partDetailScreen{e: e}
