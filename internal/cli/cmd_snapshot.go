@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/internal/summary"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
@@ -28,6 +29,7 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		return usageError{err.Error()}
 	}
 	defer cl.Close()
+	memlimit.Hold(ctx) // it holds every id described at once
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", summary.List(c.bootstrap, ",", "bootstrap servers"), err)

@@ -2,7 +2,9 @@ package escape
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestJSON(t *testing.T) {
@@ -56,4 +58,38 @@ func FuzzJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// firstUnsafeJSON's eight-bytes-at-a-time path finds what a byte-by-byte
+// scan finds, wherever the DEL or non-ASCII byte sits.
+func TestFirstUnsafeJSONMatchesBytewise(t *testing.T) {
+	bytewise := func(doc []byte) int {
+		for i := 0; i < len(doc); {
+			if c := doc[i]; c < utf8.RuneSelf && c != 0x7f {
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(doc[i:])
+			if jsonUnsafe(r, size) {
+				return i
+			}
+			i += size
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(1, 7))
+	odd := []string{"\x7f", "\u0085", "\u202e", "é", "\xff", "\u2028", "\x00", "\x80"}
+	for range 20000 {
+		doc := make([]byte, 0, 64)
+		for range rng.IntN(40) {
+			doc = append(doc, byte(' '+rng.IntN(95)))
+		}
+		if rng.IntN(2) == 0 {
+			at := rng.IntN(len(doc) + 1)
+			doc = append(doc[:at], append([]byte(odd[rng.IntN(len(odd))]), doc[at:]...)...)
+		}
+		if got, want := firstUnsafeJSON(doc), bytewise(doc); got != want {
+			t.Fatalf("firstUnsafeJSON(%q) = %d, want %d", doc, got, want)
+		}
+	}
 }

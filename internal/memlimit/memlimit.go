@@ -1,4 +1,5 @@
-// Package memlimit keeps a long-running txnscope near the memory it needs.
+// Package memlimit keeps txnscope near the memory it needs: the TUI, and
+// snapshot, which holds every id of a big cluster described at once.
 //
 // A refresh of 500,000 transactional ids builds the next snapshot while the
 // last one is still on screen, so for a moment the live heap is about twice
