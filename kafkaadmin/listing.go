@@ -15,7 +15,7 @@ import (
 // broker. A refresh pairs it with the previous snapshot in that order
 // (pairWithPrev), which a broker keeps from one listing to the next.
 type listing struct {
-	ids []string // views into the responses: strings.Clone what outlives the refresh
+	ids []string // views into one block per response: what outlives the refresh is copied, not to hold the block
 	ls  []listed
 }
 

@@ -90,7 +90,7 @@ type paired struct {
 // in the listing that made prev (was and seq, see listOrder), else by a
 // lookup in prev. Each id gets one row (the first place it is listed: kfake
 // lists every id on every broker). New ids get strings of their own: the
-// listing's are views into a response.
+// listing's are views into a block as big as the whole response.
 func pairWithPrev(prev *model.Snapshot, list listing, was []string, seq []int32) paired {
 	out := paired{prev: prev}
 	var (
