@@ -61,6 +61,7 @@ type Client struct {
 	cfg        Config
 	bootstrap  string
 	kgo        *kgo.Client
+	opts       []kgo.Opt // kgo's, for a client of its own (ReadTxnLog consumes)
 
 	// life is cancelled by Close so that in-flight work stops at once.
 	life      context.Context
@@ -136,7 +137,7 @@ func New(cfg Config) (*Client, error) {
 		stop()
 		return nil, err
 	}
-	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, life: life, stop: stop, budget: pollBudget,
+	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, opts: opts, life: life, stop: stop, budget: pollBudget,
 		seeds: seeds, reach: make(chan struct{}, 1)}, nil
 }
 

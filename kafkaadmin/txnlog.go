@@ -1,0 +1,125 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// txnLogTopic is where transaction coordinators keep the state of every
+// transactional id.
+const txnLogTopic = "__transaction_state"
+
+// ReadTxnLog reads the coordinators' log from the start of every partition
+// up to its end as of the call, and calls fn with each record, partition by
+// partition in offset order. It needs READ on the internal topic, which
+// managed clusters usually refuse; kfake has no such topic. Either is an
+// error, and the caller falls back to polling.
+func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) error {
+	ctx, cancel := c.scope(ctx)
+	defer cancel()
+	adm := kadm.NewClient(c.kgo)
+	ends, err := adm.ListEndOffsets(ctx, txnLogTopic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(err))
+	}
+	starts, err := adm.ListStartOffsets(ctx, txnLogTopic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(err))
+	}
+	want := map[int32]kgo.Offset{}
+	left := map[int32]int64{} // the end offset of each partition still to read
+	ends.Each(func(o kadm.ListedOffset) {
+		if s, ok := starts.Lookup(o.Topic, o.Partition); ok && s.Offset < o.Offset {
+			want[o.Partition] = kgo.NewOffset().At(s.Offset)
+			left[o.Partition] = o.Offset
+		}
+	})
+	if len(ends) == 0 {
+		return fmt.Errorf("cannot read %s: the cluster does not have it", txnLogTopic)
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(append(slices.Clip(c.opts),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnLogTopic: want}),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading %s: %w", txnLogTopic, err)
+		}
+		var fetchErr error
+		fs.EachError(func(_ string, _ int32, err error) { fetchErr = err })
+		if fetchErr != nil {
+			return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(fetchErr))
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, reading := left[r.Partition]
+			if !reading || r.Offset >= end {
+				return
+			}
+			if rec, ok, err := decodeTxnLog(r.Key, r.Value); err == nil && ok {
+				rec.Partition, rec.Offset = r.Partition, r.Offset
+				fn(rec)
+			}
+			if r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return nil
+}
+
+// decodeTxnLog reads one record of the coordinators' log; ok is false for a
+// record that is not a transactional id's state (another key version).
+func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error) {
+	var k kmsg.TxnMetadataKey
+	if err := k.ReadFrom(key); err != nil {
+		return rec, false, fmt.Errorf("a %s key: %w", txnLogTopic, err)
+	}
+	if k.Version != 0 {
+		return rec, false, nil
+	}
+	rec.ID = k.TransactionalID
+	if value == nil {
+		rec.Tombstone = true
+		return rec, true, nil
+	}
+	var v kmsg.TxnMetadataValue
+	if err := v.ReadFrom(value); err != nil {
+		return rec, false, fmt.Errorf("the %s value of %q: %w", txnLogTopic, k.TransactionalID, err)
+	}
+	if v.State.String() == "Unknown" {
+		return rec, false, errors.New("a " + txnLogTopic + " value of an unknown state")
+	}
+	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs = v.ProducerID, v.ProducerEpoch, v.TimeoutMillis
+	rec.State = model.StateOf(v.State.String())
+	rec.StartMs, rec.LastUpdateMs = v.StartTimestamp, v.LastUpdateTimestamp
+	rec.PrevProducerID, rec.NextProducerID = v.PreviousProducerID, v.NextProducerID
+	rec.ClientTxnVersion = v.ClientTransactionVersion
+	for _, t := range v.Topics {
+		for _, p := range t.Partitions {
+			rec.Partitions = append(rec.Partitions, model.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	model.SortPartitions(rec.Partitions)
+	return rec, true, nil
+}
