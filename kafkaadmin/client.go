@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -56,12 +55,10 @@ type Config struct {
 // Client polls one cluster. Refresh and Execute may be called from different
 // goroutines, but the ui never runs two Refreshes at once.
 type Client struct {
-	// lastListed is how many ids the last full listing had (listTxnsOn).
-	lastListed atomic.Int64
-	cfg        Config
-	bootstrap  string
-	kgo        *kgo.Client
-	opts       []kgo.Opt // kgo's, for a client of its own (ReadTxnLog consumes)
+	cfg       Config
+	bootstrap string
+	kgo       *kgo.Client
+	opts      []kgo.Opt // kgo's, for a client of its own (ReadTxnLog consumes)
 
 	// life is cancelled by Close so that in-flight work stops at once.
 	life      context.Context

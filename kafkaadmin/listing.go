@@ -21,11 +21,11 @@ type listing struct {
 
 func (l *listing) len() int { return len(l.ids) }
 
-// listAll asks every broker of known for the transactions it coordinates,
-// all at once. failed maps the brokers that did not answer to why; err is set
-// only when none answered. It is listTxnsOn for a refresh: 500,000 ids in one
-// slice instead of a map, and no string allocated per id (listResp).
-func (c *Client) listAll(ctx context.Context, known []int32) (out listing, failed map[int32]error, err error) {
+// listAll asks every broker of known for the transactions it coordinates
+// (only those of pids when not nil), all at once. failed maps the brokers
+// that did not answer to why; err is set only when none answered. 500,000
+// ids come in one slice, with no string allocated per id (listResp).
+func (c *Client) listAll(ctx context.Context, pids []int64, known []int32) (out listing, failed map[int32]error, err error) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	resps := make([]*listResp, len(known))
@@ -34,6 +34,7 @@ func (c *Client) listAll(ctx context.Context, known []int32) (out listing, faile
 	for i, b := range known {
 		wg.Go(func() {
 			req := &listReq{kmsg.NewPtrListTransactionsRequest()}
+			req.ProducerIDFilters = pids
 			r, err := c.kgo.Broker(int(b)).RetriableRequest(ctx, req)
 			if err == nil {
 				resps[i] = r.(*listResp)
@@ -69,7 +70,6 @@ func (c *Client) listAll(ctx context.Context, known []int32) (out listing, faile
 		}
 		return listing{}, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)
 	}
-	c.lastListed.Store(int64(out.len()))
 	return out, failed, nil
 }
 

@@ -64,7 +64,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	}()
 
 	taken := time.Now()
-	list, failed, err := c.listAll(ctx, brokers)
+	list, failed, err := c.listAll(ctx, nil, brokers)
 	if err != nil {
 		return nil, whole(ctx, "cannot list transactions", err)
 	}

@@ -250,19 +250,6 @@ func TestPairWithPrevFollowsTheListingOrder(t *testing.T) {
 	}
 }
 
-// After a broker listed an id twice, every id still has a place of its own.
-func TestRenumberGivesOnePlacePerID(t *testing.T) {
-	list := map[string]listed{"a": {n: 0}, "b": {n: 1}, "c": {n: 1}}
-	renumber(list)
-	seen := make([]bool, len(list))
-	for id, l := range list {
-		if l.n < 0 || int(l.n) >= len(list) || seen[l.n] {
-			t.Fatalf("%s has place %d: %+v", id, l.n, list)
-		}
-		seen[l.n] = true
-	}
-}
-
 // The partitions read while the ids were listed serve when they include
 // every partition now watched; the rows kept are those a scan of the watched
 // ones would give: watched, or pinned.

@@ -13,10 +13,6 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// txnLogTopic is where transaction coordinators keep the state of every
-// transactional id.
-const txnLogTopic = "__transaction_state"
-
 // ReadTxnLog reads the coordinators' log from the start of every partition
 // up to its end as of the call, and calls fn with each record, partition by
 // partition in offset order. It needs READ on the internal topic, which
@@ -26,19 +22,19 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 	adm := kadm.NewClient(c.kgo)
-	ends, err := adm.ListEndOffsets(ctx, txnLogTopic)
+	ends, err := adm.ListEndOffsets(ctx, txnStateTopic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(err))
+		return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(err))
 	}
-	starts, err := adm.ListStartOffsets(ctx, txnLogTopic)
+	starts, err := adm.ListStartOffsets(ctx, txnStateTopic)
 	if err == nil {
 		err = starts.Error()
 	}
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(err))
+		return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(err))
 	}
 	want := map[int32]kgo.Offset{}
 	left := map[int32]int64{} // the end offset of each partition still to read
@@ -49,13 +45,13 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 		}
 	})
 	if len(ends) == 0 {
-		return fmt.Errorf("cannot read %s: the cluster does not have it", txnLogTopic)
+		return fmt.Errorf("cannot read %s: the cluster does not have it", txnStateTopic)
 	}
 	if len(want) == 0 {
 		return nil
 	}
 	cl, err := kgo.NewClient(append(slices.Clip(c.opts),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnLogTopic: want}),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnStateTopic: want}),
 		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))...)
 	if err != nil {
 		return err
@@ -64,12 +60,12 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 	for len(left) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("reading %s: %w", txnLogTopic, err)
+			return fmt.Errorf("reading %s: %w", txnStateTopic, err)
 		}
 		var fetchErr error
 		fs.EachError(func(_ string, _ int32, err error) { fetchErr = err })
 		if fetchErr != nil {
-			return fmt.Errorf("cannot read %s: %s", txnLogTopic, errText(fetchErr))
+			return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(fetchErr))
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, reading := left[r.Partition]
@@ -93,7 +89,7 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error) {
 	var k kmsg.TxnMetadataKey
 	if err := k.ReadFrom(key); err != nil {
-		return rec, false, fmt.Errorf("a %s key: %w", txnLogTopic, err)
+		return rec, false, fmt.Errorf("a %s key: %w", txnStateTopic, err)
 	}
 	if k.Version != 0 {
 		return rec, false, nil
@@ -105,10 +101,10 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error
 	}
 	var v kmsg.TxnMetadataValue
 	if err := v.ReadFrom(value); err != nil {
-		return rec, false, fmt.Errorf("the %s value of %q: %w", txnLogTopic, k.TransactionalID, err)
+		return rec, false, fmt.Errorf("the %s value of %q: %w", txnStateTopic, k.TransactionalID, err)
 	}
 	if v.State.String() == "Unknown" {
-		return rec, false, errors.New("a " + txnLogTopic + " value of an unknown state")
+		return rec, false, errors.New("a " + txnStateTopic + " value of an unknown state")
 	}
 	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs = v.ProducerID, v.ProducerEpoch, v.TimeoutMillis
 	rec.State = model.StateOf(v.State.String())

@@ -57,87 +57,28 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 }
 
 // listTxnsOn asks every broker for the transactions it coordinates, optionally
-// only those of some producer ids. failed maps the brokers that did not answer
+// only those of some producer ids, by id (the first broker's answer for an id
+// kfake lists on every broker). failed maps the brokers that did not answer
 // to why; err is set only when none answered. known are the cluster's brokers
-// (nil: read them first); a broker of known not asked counts as failed. An
-// answer lists only what its coordinator has loaded: to conclude from an
-// absence, use listOwners.
+// (nil: read them first). An answer lists only what its coordinator has
+// loaded: to conclude from an absence, use listOwners.
 func (c *Client) listTxnsOn(ctx context.Context, pids []int64, known []int32) (out map[string]listed, failed map[int32]error, err error) {
 	if known == nil {
 		if known, err = c.brokerIDs(ctx); err != nil {
 			return nil, nil, fmt.Errorf("ListTransactions: cannot tell which brokers to ask: %w", err)
 		}
 	}
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	req := kmsg.NewPtrListTransactionsRequest()
-	req.ProducerIDFilters = pids
-	shards := c.kgo.RequestSharded(ctx, req)
-	// Sized for what the brokers answered (each lists the ids it
-	// coordinates), or the last listing: growing a map of 500,000 ids step by
-	// step costs as much as filling it.
-	var size int64
-	for _, sh := range shards {
-		if r, ok := sh.Resp.(*kmsg.ListTransactionsResponse); ok && sh.Err == nil {
-			size += int64(len(r.TransactionStates))
-		}
+	list, failed, err := c.listAll(ctx, pids, known)
+	if err != nil {
+		return nil, failed, err
 	}
-	size = max(size, c.lastListed.Load())
-	out = make(map[string]listed, size)
-	failed = make(map[int32]error)
-	var lastErr error
-	for _, sh := range shards {
-		if sh.Err != nil {
-			failed[sh.Meta.NodeID], lastErr = sh.Err, sh.Err
-			continue
+	out = make(map[string]listed, list.len())
+	for k, id := range list.ids {
+		if _, dup := out[id]; !dup {
+			out[strings.Clone(id)] = list.ls[k] // a view would hold the whole answer
 		}
-		resp := sh.Resp.(*kmsg.ListTransactionsResponse)
-		if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
-			failed[sh.Meta.NodeID], lastErr = e, e
-			continue
-		}
-		// kfake answers every id on every broker; real Kafka lists each id
-		// once, on its coordinator. The first answer is as good as any: the
-		// coordinator comes from DescribeTransactions. One broker lists an id
-		// once, so only the later answers are checked.
-		check := len(out) > 0
-		for _, ts := range resp.TransactionStates {
-			if check {
-				if _, dup := out[ts.TransactionalID]; dup {
-					continue
-				}
-			}
-			n := len(out)
-			out[ts.TransactionalID] = listed{state: model.StateOf(ts.TransactionState), pid: ts.ProducerID, coord: sh.Meta.NodeID, n: int32(n)}
-			if len(out) == n {
-				renumber(out) // a broker listed an id twice: n must stay one per id
-			}
-		}
-	}
-	if len(shards) == 0 {
-		return nil, nil, errors.New("ListTransactions: no broker to ask")
-	}
-	if len(failed) == len(shards) {
-		if ctxErr := ctx.Err(); ctxErr != nil && lastErr == nil {
-			lastErr = ctxErr
-		}
-		return nil, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)
-	}
-	notAsked(shards, known, failed)
-	if pids == nil {
-		c.lastListed.Store(int64(len(out)))
 	}
 	return out, failed, nil
-}
-
-// renumber gives the ids of a listing their places 0, 1, ... again.
-func renumber(list map[string]listed) {
-	n := int32(0)
-	for id, l := range list {
-		l.n = n
-		list[id] = l
-		n++
-	}
 }
 
 // notAsked files the brokers of known that no shard went to: kgo asks the
