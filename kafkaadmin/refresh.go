@@ -234,16 +234,6 @@ func read(early *earlyScan) []tp {
 	return out
 }
 
-func cmpTP(a, b tp) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
-}
-
 // covers reports whether the sorted partitions of a include all of b's.
 func covers(a, b []tp) bool {
 	for _, p := range b {
@@ -262,7 +252,7 @@ func covers(a, b []tp) bool {
 func stillShown(parts []model.Partition, watch []tp) []model.Partition {
 	out := parts[:0]
 	for _, p := range parts {
-		if _, ok := slices.BinarySearchFunc(watch, p.TopicPartition, cmpTP); ok || p.Pinned() {
+		if _, ok := slices.BinarySearchFunc(watch, p.TopicPartition, model.ComparePartitions); ok || p.Pinned() {
 			out = append(out, p)
 		}
 	}

@@ -80,18 +80,7 @@ func sortTxns(txns []Txn) bool {
 	for i := range txns {
 		keys[i] = newIDKey(txns[i].ID, i)
 	}
-	slices.SortFunc(keys, func(a, b idKey) int {
-		for k := range a.head {
-			if a.head[k] != b.head[k] {
-				return cmp.Compare(a.head[k], b.head[k])
-			}
-		}
-		// The same first 32 bytes (zero-padded): only the ids tell.
-		if c := strings.Compare(txns[a.i].ID, txns[b.i].ID); c != 0 {
-			return c
-		}
-		return a.i - b.i
-	})
+	sortIDKeys(keys, func(i int) string { return txns[i].ID })
 	// Row k comes from keys[k].i: follow each cycle of that permutation,
 	// marking the rows done by setting their key's i to k.
 	for k := range keys {
@@ -121,22 +110,29 @@ func OrderByID(ids []string) []int {
 	for i, id := range ids {
 		keys[i] = newIDKey(id, i)
 	}
+	sortIDKeys(keys, func(i int) string { return ids[i] })
+	out := make([]int, len(keys))
+	for k := range keys {
+		out[k] = keys[k].i
+	}
+	return out
+}
+
+// sortIDKeys sorts keys by id, equal ids by position; id gives the id of a
+// key's position.
+func sortIDKeys(keys []idKey, id func(int) string) {
 	slices.SortFunc(keys, func(a, b idKey) int {
 		for k := range a.head {
 			if a.head[k] != b.head[k] {
 				return cmp.Compare(a.head[k], b.head[k])
 			}
 		}
-		if c := strings.Compare(ids[a.i], ids[b.i]); c != 0 {
+		// The same first 32 bytes (zero-padded): only the ids tell.
+		if c := strings.Compare(id(a.i), id(b.i)); c != 0 {
 			return c
 		}
 		return a.i - b.i
 	})
-	out := make([]int, len(keys))
-	for k := range keys {
-		out[k] = keys[k].i
-	}
-	return out
 }
 
 // idKey orders an id by its first 32 bytes, big-endian and zero-padded, so

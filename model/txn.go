@@ -415,13 +415,14 @@ func (s *Snapshot) Sort() {
 	if sortTxns(s.Txns) || !s.index.fits(s.Txns) {
 		s.index = newTxnIndex(s.Txns)
 	}
-	less := func(a, b Partition) int { return cmpPartitions(a.TopicPartition, b.TopicPartition) }
+	less := func(a, b Partition) int { return ComparePartitions(a.TopicPartition, b.TopicPartition) }
 	if !slices.IsSortedFunc(s.Partitions, less) {
 		slices.SortStableFunc(s.Partitions, less)
 	}
 }
 
-func cmpPartitions(a, b TopicPartition) int {
+// ComparePartitions orders partitions by topic, then partition, as Less.
+func ComparePartitions(a, b TopicPartition) int {
 	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 		return c
 	}
