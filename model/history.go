@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// EventKind is something txnscope saw happen to a transactional.id between two polls.
+// EventKind is something txnscope saw happen to a transactional.id: between
+// two polls, or written by its coordinator to its log (Event.Logged).
 type EventKind string
 
 const (
@@ -24,8 +25,34 @@ const (
 	Ended EventKind = "ended"
 )
 
+// The coordinator's log tells more (txnlog_track.go): every step, and how an
+// abort came about.
+const (
+	// ForceTerminated: an admin initialized the id again while its
+	// transaction was open (kafka-transactions.sh forceTerminateTransaction,
+	// txnscope's own force-terminate), which aborted it. Counted as an abort.
+	ForceTerminated EventKind = "force-terminated"
+	// Added: the running transaction added partitions.
+	Added EventKind = "partitions added"
+	// PreparedCommit and PreparedAbort: the coordinator decided the outcome
+	// and is writing the markers.
+	PreparedCommit EventKind = "prepare-commit"
+	PreparedAbort  EventKind = "prepare-abort"
+	// Initialized: a producer initialized the idle id (InitProducerId): a
+	// restart, or another producer taking it; nothing was aborted.
+	Initialized EventKind = "initialized"
+	// Expired: the coordinator forgot the id (transactional.id.expiration.ms).
+	Expired EventKind = "expired"
+)
+
 // IsAbort reports whether the event is one of the ways a transaction gets aborted.
-func (k EventKind) IsAbort() bool { return k == Aborted || k == TimedOut || k == Fenced }
+func (k EventKind) IsAbort() bool {
+	return k == Aborted || k == TimedOut || k == Fenced || k == ForceTerminated
+}
+
+// Ends reports whether the event is the end of a transaction with a known
+// outcome: a commit or one of the aborts.
+func (k EventKind) Ends() bool { return k == Committed || k.IsAbort() }
 
 // Event is one observed change.
 type Event struct {
@@ -47,6 +74,14 @@ type Event struct {
 	// open, when nothing says how that transaction ended: a takeover, but not
 	// counted as an abort.
 	Reinit bool
+	// Logged: the event was read from the coordinator's log, At is the
+	// coordinator's own time and the outcome is what it wrote, not inferred.
+	Logged bool
+	// Begun is when the transaction an ending event ends began (the zero
+	// time when not known); Parts is how many partitions it held (Logged
+	// events only).
+	Begun time.Time
+	Parts int32
 }
 
 // Diff compares two consecutive snapshots (both sorted by id) and returns what

@@ -331,9 +331,29 @@ type Snapshot struct {
 	GroupCommits []GroupCommit
 	// GroupsErr is set when the consumer groups could not be read.
 	GroupsErr string
+	// Source says where the states and the history come from.
+	Source Source
+	// Events are what the coordinators' log says happened since the previous
+	// snapshot, oldest first, when it is the source (Source.Log); nil
+	// otherwise, and then the history is a Diff of two snapshots.
+	Events []Event
 
 	// index finds Txns by id; Sort builds it (index.go).
 	index *txnIndex
+}
+
+// Source is where a snapshot's states and history come from.
+type Source struct {
+	// Log: the coordinators' own log (__transaction_state), followed to its
+	// end; the states were not listed nor described, and every event is what
+	// a coordinator wrote.
+	Log bool
+	// Why says why the log is not the source ("" when it is): the topic
+	// cannot be read (no READ, kfake), or it is still being read.
+	Why string
+	// Since is the time of the oldest record the log still holds (the zero
+	// time when unknown): how far back a replay reaches.
+	Since time.Time
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
