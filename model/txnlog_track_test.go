@@ -1,0 +1,221 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rec is a record of id "a" (producer id 7, timeout 60 s unless changed) in
+// the shorthand the table uses: state, epoch, start and last update in
+// seconds, partitions.
+func rec(state State, epoch int16, start, at int64, parts ...string) TxnLogRecord {
+	r := TxnLogRecord{ID: "a", State: state, ProducerID: 7, ProducerEpoch: epoch, TimeoutMs: 60000,
+		StartMs: -1, LastUpdateMs: at * 1000, PrevProducerID: -1, NextProducerID: -1, ClientTxnVersion: 2}
+	if start >= 0 {
+		r.StartMs = start * 1000
+	}
+	for _, p := range parts {
+		r.Partitions = append(r.Partitions, TopicPartition{Topic: p})
+	}
+	return r
+}
+
+func v1(r TxnLogRecord) TxnLogRecord { r.ClientTxnVersion = 0; return r }
+
+func timeout(r TxnLogRecord, ms int32) TxnLogRecord { r.TimeoutMs = ms; return r }
+
+// logKinds renders events as "kind(detail)" joined by ", ".
+func logKinds(evs []Event) string {
+	var out []string
+	for _, e := range evs {
+		s := string(e.Kind)
+		if e.Detail != "" {
+			s += "(" + e.Detail + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
+	const ongoing = 100 // the transactions below start at 100 s
+	for _, tc := range []struct {
+		name string
+		recs []TxnLogRecord
+		own  bool // txnscope force-terminated the id to epoch 2
+		want string
+	}{
+		{"a commit under version 2, partitions added on the way",
+			[]TxnLogRecord{rec(Empty, 0, -1, 90), rec(Ongoing, 0, ongoing, 100, "x"), rec(Ongoing, 0, ongoing, 101, "x", "y"),
+				rec(PrepareCommit, 1, ongoing, 102, "x", "y"), rec(CompleteCommit, 1, ongoing, 102)},
+			false, "began(1 partition), partitions added(+1: 2 partitions), prepare-commit, committed(open 2s)"},
+		{"the producer aborts, then begins again (version 2: no Empty between)",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 103, "x"), rec(CompleteAbort, 1, ongoing, 103),
+				rec(Ongoing, 1, 104, 104, "x")},
+			false, "began(1 partition), prepare-abort, aborted(open 3s), began(1 partition)"},
+		{"the producer aborts and goes quiet",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 103, "x"), rec(CompleteAbort, 1, ongoing, 103)},
+			false, "began(1 partition), prepare-abort, aborted(open 3s)"},
+		{"the coordinator aborts at the timeout",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 160, "x"), rec(CompleteAbort, 1, ongoing, 160)},
+			false, "began(1 partition), prepare-abort(past its timeout), aborted at timeout(open 1m0s, timeout 1m0s)"},
+		{"a new producer with the same id fences the open transaction",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
+				rec(Empty, 2, -1, 105)},
+			false, "began(1 partition), prepare-abort, fenced(epoch 0→2)"},
+		{"kafka-transactions.sh force-terminates it (its own timeout)",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
+				timeout(rec(Empty, 2, -1, 105), 30000)},
+			false, "began(1 partition), prepare-abort, force-terminated(by an admin: timeout 1m0s→30s)"},
+		{"txnscope force-terminates it",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
+				rec(Empty, 2, -1, 105)},
+			true, "began(1 partition), prepare-abort, force-terminated(by txnscope)"},
+		{"version 1: the producer aborts (no epoch bump)",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 0, ongoing, 103, "x")), v1(rec(CompleteAbort, 0, ongoing, 103)),
+				v1(rec(Ongoing, 0, 104, 104, "x"))},
+			false, "began(1 partition), prepare-abort, aborted(open 3s), began(1 partition)"},
+		{"version 1: a fence bumps the epoch at PrepareAbort",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 105, "x")), v1(rec(CompleteAbort, 1, ongoing, 105)),
+				v1(rec(Empty, 2, -1, 105))},
+			false, "began(1 partition), prepare-abort, fenced(epoch 0→2)"},
+		{"version 1: a fence whose producer never came back",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 105, "x")), v1(rec(CompleteAbort, 1, ongoing, 105))},
+			false, "began(1 partition), prepare-abort, fenced(the coordinator bumped the epoch)"},
+		{"version 1: the timeout bumps the epoch too",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 161, "x")), v1(rec(CompleteAbort, 1, ongoing, 161))},
+			false, "began(1 partition), prepare-abort(past its timeout), aborted at timeout(open 1m1s, timeout 1m0s)"},
+		{"an idle id initialized again: nothing aborted",
+			[]TxnLogRecord{rec(CompleteCommit, 1, 90, 95), rec(Empty, 2, -1, 120)},
+			false, "committed(open 5s), initialized(epoch 1→2)"},
+		{"a Complete record written twice (the coordinator moved) is one commit",
+			[]TxnLogRecord{rec(PrepareCommit, 1, ongoing, 102, "x"), rec(CompleteCommit, 1, ongoing, 102), rec(CompleteCommit, 1, ongoing, 102)},
+			false, "prepare-commit, committed(open 2s)"},
+		{"expiry: Dead, then the tombstone: one event",
+			[]TxnLogRecord{rec(CompleteCommit, 1, 90, 95), rec(Dead, 1, -1, 700), {ID: "a", Tombstone: true, LastUpdateMs: 700000}},
+			false, "committed(open 5s), expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewTxnLog()
+			if tc.own {
+				l.Terminated("a", 7, 2)
+			}
+			now := time.Unix(1000, 0)
+			for _, r := range tc.recs {
+				l.Apply(r, true, now)
+			}
+			got := l.Take(now.Add(DefaultGrace))
+			if s := logKinds(got); s != tc.want {
+				t.Errorf("events:\n got %s\nwant %s", s, tc.want)
+			}
+			for _, e := range got {
+				if !e.Logged || e.ID != "a" {
+					t.Errorf("event %+v: not logged, or of another id", e)
+				}
+			}
+		})
+	}
+}
+
+// An abort waits for its next record, Grace at most: what the lead engineer
+// sees is late by that much, never wrong.
+func TestTxnLogHoldsAnAbortForItsGraceOnly(t *testing.T) {
+	l := NewTxnLog()
+	now := time.Unix(1000, 0)
+	for _, r := range []TxnLogRecord{rec(Ongoing, 0, 100, 100, "x"), rec(PrepareAbort, 1, 100, 101, "x"), rec(CompleteAbort, 1, 100, 101)} {
+		l.Apply(r, true, now)
+	}
+	if got := logKinds(l.Take(now.Add(DefaultGrace - time.Millisecond))); got != "began(1 partition), prepare-abort" {
+		t.Fatalf("before the grace: %s", got)
+	}
+	if got := logKinds(l.Take(now.Add(DefaultGrace))); got != "aborted(open 1s)" {
+		t.Fatalf("after the grace: %s", got)
+	}
+	// Settled once: the Empty of a later restart is an initialization, not a fence.
+	l.Apply(rec(Empty, 2, -1, 200), true, now.Add(time.Minute))
+	if got := logKinds(l.Take(now.Add(time.Minute))); got != "initialized(epoch 1→2)" {
+		t.Fatalf("a restart after the abort settled: %s", got)
+	}
+}
+
+// The ending events say when their transaction began, how long it was open
+// and how many partitions it held, in the coordinator's time.
+func TestTxnLogEndingEventsCarryTheTransaction(t *testing.T) {
+	l := NewTxnLog()
+	now := time.Unix(5000, 0)
+	for _, r := range []TxnLogRecord{rec(Ongoing, 0, 100, 100, "x", "y"), rec(PrepareCommit, 1, 100, 107, "x", "y"), rec(CompleteCommit, 1, 100, 108)} {
+		l.Apply(r, true, now)
+	}
+	evs := l.Take(now)
+	c := evs[len(evs)-1]
+	if c.Kind != Committed || !c.Begun.Equal(time.Unix(100, 0)) || !c.At.Equal(time.Unix(108, 0)) || c.Parts != 2 || c.ProducerEpoch != 1 {
+		t.Fatalf("commit event %+v", c)
+	}
+	if b := evs[0]; b.Kind != Began || !b.At.Equal(time.Unix(100, 0)) {
+		t.Fatalf("began event %+v", b)
+	}
+}
+
+// Reading the log's past builds the state and says nothing.
+func TestTxnLogStartUpReadIsSilent(t *testing.T) {
+	l := NewTxnLog()
+	now := time.Unix(1000, 0)
+	for i := 5; i >= 0; i-- {
+		r := rec(CompleteCommit, 1, 90, 95)
+		r.ID, r.Partition = fmt.Sprintf("id-%d", i), int32(i%3)
+		l.Apply(r, false, now)
+	}
+	r := rec(Ongoing, 0, 100, 100, "x")
+	r.ID = "id-3"
+	l.Apply(r, false, now)
+	if evs := l.Take(now.Add(time.Hour)); len(evs) != 0 {
+		t.Fatalf("the start-up read said %s", logKinds(evs))
+	}
+	rows := l.Txns(func(p int32) int32 { return 10 + p })
+	var ids []string
+	for _, t := range rows {
+		ids = append(ids, t.ID)
+	}
+	if !slices.Equal(ids, []string{"id-0", "id-1", "id-2", "id-3", "id-4", "id-5"}) {
+		t.Fatalf("rows %v", ids)
+	}
+	if r := rows[3]; r.State != Ongoing || r.Coordinator != 10 || !r.Described || r.StartUnixMs != 100000 || len(r.Partitions) != 1 {
+		t.Fatalf("row id-3: %+v", r)
+	}
+	if rows[4].Coordinator != 11 || rows[0].StartUnixMs != 90000 {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+// Expired ids leave the rows; new ones slot in by id; both survive the
+// compaction of the rows.
+func TestTxnLogRowsFollowExpiryAndNewIDs(t *testing.T) {
+	l := NewTxnLog()
+	now := time.Unix(1000, 0)
+	add := func(id string, tomb bool) {
+		r := rec(CompleteCommit, 1, 90, 95)
+		r.ID, r.Tombstone = id, tomb
+		l.Apply(r, true, now)
+	}
+	for _, id := range []string{"d", "b", "f", "a", "c", "e"} {
+		add(id, false)
+	}
+	l.Txns(func(int32) int32 { return 0 })
+	add("b", true)
+	add("e", true)
+	add("bb", false)
+	add("e", false) // back again
+	var ids []string
+	for _, t := range l.Txns(func(int32) int32 { return 0 }) {
+		ids = append(ids, t.ID)
+	}
+	if !slices.Equal(ids, []string{"a", "bb", "c", "d", "e", "f"}) || l.Len() != 6 {
+		t.Fatalf("rows %v (len %d)", ids, l.Len())
+	}
+	if i, ok := l.at["e"]; !ok || l.rows[i].ID != "e" {
+		t.Fatalf("the index lost e after the compaction")
+	}
+}
