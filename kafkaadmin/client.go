@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -50,6 +51,9 @@ type Config struct {
 	Watch []model.TopicPartition
 	// Security is TLS and SASL (zero: PLAINTEXT).
 	Security conn.Security
+	// FollowLog makes Poll follow the coordinators' log (follow.go) and take
+	// the states and the history from it once it can; Refresh never does.
+	FollowLog bool
 }
 
 // Client polls one cluster. Refresh and Execute may be called from different
@@ -76,6 +80,9 @@ type Client struct {
 
 	budget int // ids one Poll may describe (pollBudget; tests lower it)
 	order  listOrder
+
+	followOnce sync.Once
+	followed   atomic.Pointer[follower] // nil until Poll starts it (Config.FollowLog)
 }
 
 // New connects lazily: it fails only on bad configuration, never because the
@@ -143,6 +150,10 @@ func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		c.stop()
 		c.kgo.Close()
+		c.followOnce.Do(func() {}) // never starts after Close
+		if f := c.followed.Load(); f != nil {
+			<-f.done
+		}
 	})
 }
 

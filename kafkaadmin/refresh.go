@@ -31,6 +31,9 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 // ones whose state or producer changed). The ids left over, and those prev
 // still had pending, stay listed only (Txn.Pending) for Describe.
 func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error) {
+	if c.cfg.FollowLog {
+		c.follow()
+	}
 	if prev == nil {
 		return c.refresh(ctx, nil, 0)
 	}
@@ -64,13 +67,25 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	}()
 
 	taken := time.Now()
-	list, failed, err := c.listAll(ctx, nil, brokers)
-	if err != nil {
-		return nil, whole(ctx, "cannot list transactions", err)
+	var (
+		txns, changed []model.Txn
+		failed        map[int32]error
+		source        model.Source
+		events        []model.Event
+	)
+	logged := false
+	if budget >= 0 {
+		txns, events, source, logged = c.fromLog(ctx, early)
 	}
-
-	txns, changed := c.currentTxns(ctx, prev, list, failed, budget)
-	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns}
+	if !logged {
+		list, fails, err := c.listAll(ctx, nil, brokers)
+		if err != nil {
+			return nil, whole(ctx, "cannot list transactions", err)
+		}
+		failed = fails
+		txns, changed = c.currentTxns(ctx, prev, list, failed, budget)
+	}
+	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns, Source: source, Events: events}
 	snap.Sort()
 
 	ends := findEndings(prev, changed)

@@ -50,6 +50,10 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 		}
 		r.ErrorCode, r.Err = "", ""
 		req := c.initRequest(a, fresh)
+		if f := c.followed.Load(); f != nil {
+			// Before it goes: the log may show the abort before the answer.
+			f.terminated(a.TransactionalID, fresh.ProducerID, fresh.ProducerEpoch)
+		}
 		resp, next := c.send(ctx, rec, try, fresh.Coordinator, req, a.WireTo(fresh.Coordinator, req.TransactionTimeoutMillis), r)
 		r = next
 		if resp == nil {

@@ -81,9 +81,11 @@ func NewTxnLog() *TxnLog {
 // Len is how many ids the log holds.
 func (l *TxnLog) Len() int { return len(l.rows) - l.gone }
 
-// Terminated records that txnscope force-terminated id, which left it with
-// producer id pid and epoch epoch: the abort that shows it is then a
-// force-terminate for sure.
+// Terminated records that txnscope is about to force-terminate id's
+// transaction, open at producer id pid and epoch epoch: its abort is then a
+// force-terminate for sure, whatever follows it (txnscope sends one
+// InitProducerId, which aborts the transaction, and does not retry it to
+// initialize the id).
 func (l *TxnLog) Terminated(id string, pid int64, epoch int16) {
 	if len(l.own) > 1024 {
 		clear(l.own)
@@ -197,6 +199,16 @@ func (l *TxnLog) step(p Txn, exists bool, r TxnLogRecord, now time.Time) {
 			return
 		}
 		e = ending(e, p, exists, r)
+		openEpoch := r.ProducerEpoch
+		if hinted {
+			openEpoch = h.openEpoch
+		}
+		if o, ok := l.own[r.ID]; ok && o.pid == r.ProducerID && o.epoch == openEpoch {
+			delete(l.own, r.ID)
+			e.Kind, e.Detail = ForceTerminated, "by txnscope"
+			l.out = append(l.out, e)
+			return
+		}
 		if h.timedOut {
 			e.Kind = TimedOut
 			e.Detail = fmt.Sprintf("open %s, timeout %s", e.At.Sub(e.Begun).Round(time.Millisecond), time.Duration(r.TimeoutMs)*time.Millisecond)
@@ -204,10 +216,6 @@ func (l *TxnLog) step(p Txn, exists bool, r TxnLogRecord, now time.Time) {
 			return
 		}
 		e.Kind = Aborted
-		openEpoch := r.ProducerEpoch
-		if hinted {
-			openEpoch = h.openEpoch
-		}
 		l.held[r.ID] = heldAbort{ev: e, timeoutMs: r.TimeoutMs, openEpoch: openEpoch, fence: h.bumped || h.fence, since: now}
 	case Dead:
 		delete(l.aborting, r.ID)
@@ -228,10 +236,7 @@ func (l *TxnLog) settle(h heldAbort, r *TxnLogRecord, emit bool) {
 		} else {
 			e.EpochJump = r.ProducerEpoch - h.openEpoch
 		}
-		if o, ok := l.own[e.ID]; ok && o.pid == r.ProducerID && o.epoch == r.ProducerEpoch {
-			delete(l.own, e.ID)
-			e.Kind, e.Detail = ForceTerminated, "by txnscope"
-		} else if r.TimeoutMs != h.timeoutMs {
+		if r.TimeoutMs != h.timeoutMs {
 			e.Kind = ForceTerminated
 			e.Detail = fmt.Sprintf("by an admin: timeout %s→%s", time.Duration(h.timeoutMs)*time.Millisecond, time.Duration(r.TimeoutMs)*time.Millisecond)
 		}

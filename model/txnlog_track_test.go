@@ -45,7 +45,7 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		recs []TxnLogRecord
-		own  bool // txnscope force-terminated the id to epoch 2
+		own  bool // txnscope force-terminates the transaction open at epoch 0
 		want string
 	}{
 		{"a commit under version 2, partitions added on the way",
@@ -70,9 +70,14 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
 				timeout(rec(Empty, 2, -1, 105), 30000)},
 			false, "began(1 partition), prepare-abort, force-terminated(by an admin: timeout 1m0s→30s)"},
-		{"txnscope force-terminates it",
-			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
-				rec(Empty, 2, -1, 105)},
+		{"txnscope force-terminates it (one InitProducerId: no Empty follows)",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105)},
+			true, "began(1 partition), prepare-abort, force-terminated(by txnscope)"},
+		{"txnscope force-terminates it past its timeout",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 170, "x"), rec(CompleteAbort, 1, ongoing, 170)},
+			true, "began(1 partition), prepare-abort(past its timeout), force-terminated(by txnscope)"},
+		{"version 1: txnscope force-terminates it",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 105, "x")), v1(rec(CompleteAbort, 1, ongoing, 105))},
 			true, "began(1 partition), prepare-abort, force-terminated(by txnscope)"},
 		{"version 1: the producer aborts (no epoch bump)",
 			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 0, ongoing, 103, "x")), v1(rec(CompleteAbort, 0, ongoing, 103)),
@@ -101,7 +106,7 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := NewTxnLog()
 			if tc.own {
-				l.Terminated("a", 7, 2)
+				l.Terminated("a", 7, 0)
 			}
 			now := time.Unix(1000, 0)
 			for _, r := range tc.recs {

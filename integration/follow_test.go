@@ -1,0 +1,268 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
+)
+
+// logScope drives kafkaadmin the way the TUI does with the coordinators' log
+// followed: Poll given the previous snapshot, the log's events collected.
+type logScope struct {
+	mu     sync.Mutex // the subtests share it; Poll runs one at a time, as in the TUI
+	t      *testing.T
+	c      *kafkaadmin.Client
+	prev   *model.Snapshot
+	events []model.Event
+}
+
+func newLogScope(t *testing.T, bootstrap string) *logScope {
+	t.Helper()
+	requireLoopback(t, bootstrap)
+	c, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: []string{bootstrap}, Timeout: 10 * time.Second, FollowLog: true})
+	if err != nil {
+		t.Fatalf("kafkaadmin.New(%s): %v", bootstrap, err)
+	}
+	t.Cleanup(c.Close)
+	return &logScope{t: t, c: c}
+}
+
+// poll is one Poll; the events count only from snapshots the log made.
+func (s *logScope) poll(ctx context.Context) *model.Snapshot {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	snap, err := s.c.Poll(rctx, s.prev)
+	if err != nil {
+		s.t.Fatalf("Poll: %v", err)
+	}
+	if snap.Source.Log {
+		s.events = append(s.events, snap.Events...)
+	} else if snap.Events != nil {
+		s.t.Fatalf("events from a snapshot the log did not make: %+v", snap.Source)
+	}
+	s.prev = snap
+	return snap
+}
+
+// live polls until the log is the source.
+func (s *logScope) live(ctx context.Context) *model.Snapshot {
+	s.t.Helper()
+	for {
+		snap := s.poll(ctx)
+		if snap.Source.Log {
+			return snap
+		}
+		select {
+		case <-ctx.Done():
+			s.t.Fatalf("the log never became the source: %+v", snap.Source)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// until polls once a second (slower than the producers below) until ok
+// accepts the events of id.
+func (s *logScope) until(ctx context.Context, id string, ok func([]model.Event) bool) []model.Event {
+	s.t.Helper()
+	for {
+		s.poll(ctx)
+		evs := s.of(id)
+		if ok(evs) {
+			return evs
+		}
+		select {
+		case <-ctx.Done():
+			s.t.Fatalf("%s: waiting for its events: %v; got %s", id, ctx.Err(), kindsOf(evs))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *logScope) of(id string) []model.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []model.Event
+	for _, e := range s.events {
+		if e.ID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func kindsOf(evs []model.Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, string(e.Kind))
+	}
+	return strings.Join(out, ", ")
+}
+
+func count(evs []model.Event, k model.EventKind) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// ending is the one event of evs that ends a transaction, or fails.
+func ending(t *testing.T, id string, evs []model.Event) model.Event {
+	t.Helper()
+	var out []model.Event
+	for _, e := range evs {
+		if e.Kind.Ends() {
+			out = append(out, e)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%s: %d endings in %s, want one", id, len(out), kindsOf(evs))
+	}
+	return out[0]
+}
+
+// Every transition, exactly, from the coordinators' log, under both
+// transaction versions: what polling could only guess.
+func TestLogHistory(t *testing.T) {
+	t.Parallel()
+	for _, cv := range clientVersions() {
+		t.Run(cv.name, func(t *testing.T) {
+			t.Parallel()
+			bootstrap := Bootstrap(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			t.Cleanup(cancel) // the subtests run after this function returns
+			tp := topicOn(ctx, t, newAdmin(t, bootstrap))
+			// A fresh broker has no log until a transactional id asks for a coordinator.
+			first := producer(t, bootstrap, name(t, "first"), time.Minute, cv.opts...)
+			openTxn(ctx, t, first, tp, 1, "first")
+			endTxn(ctx, t, first, true)
+			sc := newLogScope(t, bootstrap)
+			sc.live(ctx)
+			t.Run("twenty commits in two seconds", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "busy")
+				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+				for i := range 20 {
+					openTxn(ctx, t, p, tp, 1, fmt.Sprint(i))
+					endTxn(ctx, t, p, true)
+					time.Sleep(100 * time.Millisecond)
+				}
+				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Committed) >= 20 })
+				time.Sleep(3 * time.Second)
+				sc.poll(ctx)
+				evs = sc.of(id)
+				if count(evs, model.Committed) != 20 || count(evs, model.Began) != 20 || len(evs) != 60 {
+					t.Fatalf("%s: %d commits, %d begins in %d events (%s), want 20, 20 in 60", id,
+						count(evs, model.Committed), count(evs, model.Began), len(evs), kindsOf(evs))
+				}
+				for _, e := range evs {
+					if !e.Logged || (e.Kind == model.Committed && (e.Begun.IsZero() || e.At.Before(e.Begun) || e.Parts != 1)) {
+						t.Fatalf("%s: event %+v", id, e)
+					}
+				}
+			})
+			t.Run("an abort then a new transaction is an abort", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "abort")
+				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+				openTxn(ctx, t, p, tp, 1, "a")
+				endTxn(ctx, t, p, false)
+				openTxn(ctx, t, p, tp, 1, "b")
+				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Began) == 2 })
+				if got := kindsOf(evs); got != "began, prepare-abort, aborted, began" {
+					t.Fatalf("%s: %s", id, got)
+				}
+				endTxn(ctx, t, p, true)
+			})
+			t.Run("the coordinator aborts at the timeout", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "timeout")
+				p := producer(t, bootstrap, id, 2*time.Second, cv.opts...)
+				openTxn(ctx, t, p, tp, 1, "t")
+				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.TimedOut) == 1 })
+				e := ending(t, id, evs)
+				if e.At.Sub(e.Begun) < 2*time.Second {
+					t.Fatalf("%s: aborted at timeout %s after it began", id, e.At.Sub(e.Begun))
+				}
+			})
+			t.Run("a second producer with the same id fences the first", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "fence")
+				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+				openTxn(ctx, t, p, tp, 1, "f")
+				// InitProducerId, as every producer sends when it starts, fences p.
+				if _, _, err := producer(t, bootstrap, id, time.Minute, cv.opts...).ProducerID(ctx); err != nil {
+					t.Fatalf("second producer's InitProducerId: %v", err)
+				}
+				evs := sc.until(ctx, id, func(evs []model.Event) bool {
+					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+				})
+				if e := ending(t, id, evs); e.Kind != model.Fenced {
+					t.Fatalf("%s: %s (%s), want fenced", id, e.Kind, kindsOf(evs))
+				}
+			})
+			t.Run("kafka-transactions.sh force-terminates", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "ft-admin")
+				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+				openTxn(ctx, t, p, tp, 1, "x")
+				out, err := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "kafka-tools"), "transactions",
+					"--bootstrap-server", bootstrap, "forceTerminateTransaction", "--transactionalId", id).CombinedOutput()
+				if err != nil {
+					t.Fatalf("kafka-transactions.sh forceTerminateTransaction: %v\n%s", err, out)
+				}
+				evs := sc.until(ctx, id, func(evs []model.Event) bool {
+					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+				})
+				if e := ending(t, id, evs); e.Kind != model.ForceTerminated || !strings.Contains(e.Detail, "admin") {
+					t.Fatalf("%s: %s %q (%s), want force-terminated by an admin", id, e.Kind, e.Detail, kindsOf(evs))
+				}
+			})
+			t.Run("txnscope force-terminates", func(t *testing.T) {
+				t.Parallel()
+				id := name(t, "ft-own")
+				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+				openTxn(ctx, t, p, tp, 1, "x")
+				var tx model.Txn
+				for {
+					snap := sc.poll(ctx)
+					if got, ok := snap.Txn(id); ok && got.State == model.Ongoing && snap.Source.Log {
+						tx = got
+						break
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				log := audit.New(filepath.Join(t.TempDir(), "audit.log"))
+				if err := log.Open(); err != nil {
+					t.Fatal(err)
+				}
+				defer log.Close()
+				a := forceTerminate(tx)
+				if r := sc.c.Execute(ctx, a, log.Begin("integration", a)); !r.OK() {
+					t.Fatalf("force-terminate: %s", r.Summary())
+				}
+				evs := sc.until(ctx, id, func(evs []model.Event) bool {
+					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+				})
+				if e := ending(t, id, evs); e.Kind != model.ForceTerminated || e.Detail != "by txnscope" {
+					t.Fatalf("%s: %s %q (%s), want force-terminated by txnscope", id, e.Kind, e.Detail, kindsOf(evs))
+				}
+			})
+		})
+	}
+}

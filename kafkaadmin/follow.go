@@ -1,0 +1,317 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// follower keeps a model.TxnLog current by reading the coordinators' log
+// (__transaction_state) from its start and then tailing it. Once it has read
+// what the log held when it started (live), Poll takes the states and the
+// events from it instead of listing and describing every id.
+type follower struct {
+	mu    sync.Mutex
+	log   *model.TxnLog
+	pos   map[int32]int64 // the next offset to read, per log partition
+	live  bool
+	why   string    // why the log is not the source ("" once live)
+	since time.Time // the oldest record read at start
+	moved chan struct{}
+
+	done chan struct{} // closed when the goroutine is gone
+}
+
+// followRetry is how long the follower waits before it tries the log again
+// after it could not read it: a refused READ stays refused, and a quiet
+// header is worth more than a retry storm.
+var followRetry = 30 * time.Second
+
+// follow starts following the log, once.
+func (c *Client) follow() *follower {
+	c.followOnce.Do(func() {
+		f := &follower{why: "reading " + txnStateTopic, moved: make(chan struct{}), done: make(chan struct{})}
+		c.followed.Store(f)
+		go func() {
+			defer close(f.done)
+			for {
+				err := f.run(c)
+				if c.life.Err() != nil {
+					return
+				}
+				f.fail(err)
+				wait := followRetry
+				if errors.Is(err, errNoTxnLog) {
+					// The first transaction creates it: look again soon.
+					wait = followRetry / 6
+				}
+				select {
+				case <-c.life.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}()
+	})
+	return c.followed.Load()
+}
+
+// run reads the log from its start and tails it until it cannot.
+func (f *follower) run(c *Client) error {
+	starts, ends, err := c.txnLogBounds(c.life)
+	if err != nil {
+		return err
+	}
+	lg := model.NewTxnLog()
+	pos := map[int32]int64{}
+	want := map[int32]kgo.Offset{}
+	for p, s := range starts {
+		pos[p] = s
+		want[p] = kgo.NewOffset().At(s)
+	}
+	f.mu.Lock()
+	f.log, f.pos, f.since = lg, pos, time.Time{}
+	f.mu.Unlock()
+	f.check(ends)
+
+	cl, err := kgo.NewClient(append(slices.Clip(c.opts),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnStateTopic: want}),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()),
+		kgo.FetchMaxBytes(64<<20))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(c.life)
+		if err := c.life.Err(); err != nil {
+			return err
+		}
+		if err := fatalFetch(fs); err != nil {
+			return err
+		}
+		now := time.Now()
+		f.mu.Lock()
+		fs.EachRecord(func(r *kgo.Record) {
+			rec, ok, err := decodeTxnLog(r.Key, r.Value)
+			if err == nil && ok {
+				rec.Partition, rec.Offset = r.Partition, r.Offset
+				if rec.Tombstone {
+					rec.LastUpdateMs = r.Timestamp.UnixMilli()
+				}
+				lg.Apply(rec, r.Offset >= ends[r.Partition], now)
+			}
+			if r.Offset < ends[r.Partition] && (f.since.IsZero() || r.Timestamp.Before(f.since)) {
+				f.since = r.Timestamp
+			}
+			pos[r.Partition] = r.Offset + 1
+		})
+		f.mu.Unlock()
+		f.check(ends)
+	}
+}
+
+// check marks the follower live once it has read up to ends, and wakes
+// whoever waits for it to move.
+func (f *follower) check(ends map[int32]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.live && f.reached(ends) {
+		f.live, f.why = true, ""
+	}
+	close(f.moved)
+	f.moved = make(chan struct{})
+}
+
+// reached reports whether every partition was read up to ends; f.mu held.
+func (f *follower) reached(ends map[int32]int64) bool {
+	for p, e := range ends {
+		if f.pos[p] < e {
+			return false
+		}
+	}
+	return true
+}
+
+// fail records why the log cannot be followed; the state read so far goes.
+func (f *follower) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.live, f.log, f.pos = false, nil, nil
+	f.why = logWhy(err)
+	close(f.moved)
+	f.moved = make(chan struct{})
+}
+
+// catchUp waits, until ctx ends, for the follower to read the log up to
+// ends (the end offsets read at the start of a refresh), and then hands out
+// its rows and its events; ok is false when it is not live or did not get
+// there.
+func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader func(int32) int32) (txns []model.Txn, evs []model.Event, ok bool) {
+	for {
+		f.mu.Lock()
+		if !f.live {
+			f.mu.Unlock()
+			return nil, nil, false
+		}
+		if f.reached(ends) {
+			defer f.mu.Unlock()
+			return f.log.Txns(leader), f.log.Take(time.Now()), true
+		}
+		moved := f.moved
+		f.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			return nil, nil, false
+		}
+	}
+}
+
+// source says where the states come from.
+func (f *follower) source() model.Source {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return model.Source{Log: f.live, Why: f.why, Since: f.since}
+}
+
+// drop throws away the events the log has for a refresh that did not use
+// it: the history then comes from diffing polls, and they must not count twice.
+func (f *follower) drop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.log != nil {
+		f.log.Take(time.Now())
+	}
+}
+
+// terminated tells the log's reader that txnscope force-terminated id.
+func (f *follower) terminated(id string, pid int64, epoch int16) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.log != nil {
+		f.log.Terminated(id, pid, epoch)
+	}
+}
+
+// fatalFetch is the first fetch error that retrying will not cure.
+func fatalFetch(fs kgo.Fetches) error {
+	var out error
+	fs.EachError(func(_ string, _ int32, err error) {
+		if out == nil && (errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed) ||
+			errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.SaslAuthenticationFailed)) {
+			out = err
+		}
+	})
+	return out
+}
+
+// logWhy is the header's reason for polling instead.
+func logWhy(err error) string {
+	switch {
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return "no READ on " + txnStateTopic
+	case errors.Is(err, errNoTxnLog), errors.Is(err, kerr.UnknownTopicOrPartition):
+		return "the cluster has no " + txnStateTopic
+	}
+	return "cannot read " + txnStateTopic + ": " + errText(err)
+}
+
+var errNoTxnLog = errors.New("no " + txnStateTopic)
+
+// txnLogBounds reads the first and the next offset of every partition of
+// the log.
+func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64, err error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	adm := kadm.NewClient(c.kgo)
+	e, err := adm.ListEndOffsets(ctx, txnStateTopic)
+	if err == nil {
+		err = e.Error()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(e) == 0 {
+		return nil, nil, errNoTxnLog
+	}
+	s, err := adm.ListStartOffsets(ctx, txnStateTopic)
+	if err == nil {
+		err = s.Error()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	starts, ends = map[int32]int64{}, map[int32]int64{}
+	e.Each(func(o kadm.ListedOffset) {
+		ends[o.Partition] = o.Offset
+		starts[o.Partition] = o.Offset
+		if so, ok := s.Lookup(o.Topic, o.Partition); ok {
+			starts[o.Partition] = so.Offset
+		}
+	})
+	return starts, ends, nil
+}
+
+// txnLogEnds reads the next offset of every partition of the log.
+func (c *Client) txnLogEnds(ctx context.Context) (map[int32]int64, error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	e, err := kadm.NewClient(c.kgo).ListEndOffsets(ctx, txnStateTopic)
+	if err == nil {
+		err = e.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the end of %s: %s", txnStateTopic, errText(err))
+	}
+	out := map[int32]int64{}
+	e.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out, nil
+}
+
+// catchUpWait bounds how long a refresh waits for the follower to read what
+// the log held when the refresh started: a follower that falls further
+// behind is not trusted with that refresh, which lists instead.
+const catchUpWait = 2 * time.Second
+
+// fromLog is a refresh's rows and events from the log, when it is followed
+// and read up to its end as of now; ok false means list instead (source
+// then says why).
+func (c *Client) fromLog(ctx context.Context, early *earlyScan) (txns []model.Txn, evs []model.Event, source model.Source, ok bool) {
+	f := c.followed.Load()
+	if f == nil {
+		return nil, nil, model.Source{}, false
+	}
+	source = f.source()
+	if !source.Log {
+		f.drop()
+		return nil, nil, source, false
+	}
+	ends, err := c.txnLogEnds(ctx)
+	if err == nil {
+		<-early.done // the leaders of the log's partitions are the coordinators
+		wait, cancel := context.WithTimeout(ctx, catchUpWait)
+		txns, evs, ok = f.catchUp(wait, ends, func(p int32) int32 {
+			l, _ := early.meta.leaderOf(tp{Topic: txnStateTopic, Partition: p})
+			return l
+		})
+		cancel()
+	}
+	if !ok {
+		f.drop()
+		source.Log, source.Why = false, "the log reader is behind"
+		if err != nil {
+			source.Why = err.Error()
+		}
+	}
+	return txns, evs, source, ok
+}
