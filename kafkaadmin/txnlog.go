@@ -2,7 +2,6 @@ package kafkaadmin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -84,12 +83,23 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 	return nil
 }
 
+// txnLogValueVersion is the newest value version decodeTxnLog reads. Kafka
+// says a newer one need not be compatible (KIP-915: only tagged fields may be
+// added without a bump), and its own coordinator refuses one, so a newer value
+// is an error rather than a guess.
+const txnLogValueVersion = 1
+
 // decodeTxnLog reads one record of the coordinators' log; ok is false for a
-// record that is not a transactional id's state (another key version).
+// record that is not a transactional id's state (another key version). Broken
+// bytes, an unknown state or a value version newer than txnLogValueVersion
+// are errors. kmsg checks every length against the bytes left before it
+// allocates, so hostile lengths cost at most a few times the record's size.
 func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error) {
 	var k kmsg.TxnMetadataKey
-	if err := k.ReadFrom(key); err != nil {
-		return rec, false, fmt.Errorf("a %s key: %w", txnStateTopic, err)
+	// kmsg's only error says "response did not contain enough data": a
+	// record is no response, so the error says what failed in our words.
+	if k.ReadFrom(key) != nil {
+		return rec, false, fmt.Errorf("a %s key does not decode (%d bytes)", txnStateTopic, len(key))
 	}
 	if k.Version != 0 {
 		return rec, false, nil
@@ -100,16 +110,21 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error
 		return rec, true, nil
 	}
 	var v kmsg.TxnMetadataValue
-	if err := v.ReadFrom(value); err != nil {
-		return rec, false, fmt.Errorf("the %s value of %q: %w", txnStateTopic, k.TransactionalID, err)
+	if v.ReadFrom(value) != nil {
+		return rec, false, fmt.Errorf("the %s value of %q does not decode (%d bytes)", txnStateTopic, k.TransactionalID, len(value))
+	}
+	if v.Version < 0 || v.Version > txnLogValueVersion {
+		return rec, false, fmt.Errorf("the %s value of %q: version %d, newer than txnscope reads (%d)",
+			txnStateTopic, k.TransactionalID, v.Version, txnLogValueVersion)
 	}
 	if v.State.String() == "Unknown" {
-		return rec, false, errors.New("a " + txnStateTopic + " value of an unknown state")
+		return rec, false, fmt.Errorf("the %s value of %q: unknown state %d", txnStateTopic, k.TransactionalID, v.State)
 	}
 	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs = v.ProducerID, v.ProducerEpoch, v.TimeoutMillis
 	rec.State = model.StateOf(v.State.String())
 	rec.StartMs, rec.LastUpdateMs = v.StartTimestamp, v.LastUpdateTimestamp
 	rec.PrevProducerID, rec.NextProducerID = v.PreviousProducerID, v.NextProducerID
+	rec.NextProducerEpoch = v.NextProducerEpoch
 	rec.ClientTxnVersion = v.ClientTransactionVersion
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {

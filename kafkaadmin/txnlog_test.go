@@ -1,7 +1,11 @@
 package kafkaadmin
 
 import (
-	"slices"
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,40 +18,166 @@ func txnLogKey(version int16, id string) []byte {
 	return k.AppendTo(nil)
 }
 
-// decodeTxnLog reads what a coordinator writes: every state, the
-// partitions sorted, the producer ids around an exhausted epoch, tombstones;
-// a key of another kind is skipped and broken bytes are an error.
+// txnLogValue is what a coordinator writes for one state, at one value
+// version; tagged is false for a producer id that never moved on (v1 then
+// encodes no tags, as Kafka does).
+func txnLogValue(version int16, state kmsg.TransactionState, tagged bool) kmsg.TxnMetadataValue {
+	v := kmsg.NewTxnMetadataValue()
+	v.Version = version
+	v.ProducerID, v.ProducerEpoch, v.TimeoutMillis, v.State = 42, 3, 60000, state
+	v.StartTimestamp, v.LastUpdateTimestamp = 1000, 2000
+	v.Topics = []kmsg.TxnMetadataValueTopic{{Topic: "b", Partitions: []int32{1}}, {Topic: "a", Partitions: []int32{2, 0}}}
+	if tagged {
+		v.PreviousProducerID, v.NextProducerID, v.NextProducerEpoch, v.ClientTransactionVersion = 41, 43, 0, 2
+	}
+	return v
+}
+
+func encode(v kmsg.TxnMetadataValue) []byte { return v.AppendTo(nil) }
+
+// txnLogRecord is what decodeTxnLog must make of txnLogValue's record:
+// the partitions sorted, the tags' defaults when they are absent.
+func txnLogRecord(id string, state model.State, tagged bool) model.TxnLogRecord {
+	r := model.TxnLogRecord{
+		ID: id, ProducerID: 42, ProducerEpoch: 3, TimeoutMs: 60000, State: state, StartMs: 1000, LastUpdateMs: 2000,
+		Partitions:     []model.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2}, {Topic: "b", Partition: 1}},
+		PrevProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1,
+	}
+	if tagged {
+		r.PrevProducerID, r.NextProducerID, r.NextProducerEpoch, r.ClientTxnVersion = 41, 43, 0, 2
+	}
+	return r
+}
+
+type decodeCase struct {
+	name       string
+	key, value []byte
+	want       model.TxnLogRecord
+	ok         bool
+	err        string // a part of the error; "" for none
+}
+
+// decodeCases covers every key and value version kmsg knows, every state,
+// tombstones, records that are not a transaction's state, and broken bytes.
+func decodeCases() []decodeCase {
+	var cs []decodeCase
+	states := []model.State{model.Empty, model.Ongoing, model.PrepareCommit, model.PrepareAbort,
+		model.CompleteCommit, model.CompleteAbort, model.Dead, model.PrepareEpochFence}
+	for s, state := range states {
+		for _, c := range []struct {
+			version int16
+			tagged  bool
+		}{{0, false}, {1, false}, {1, true}} {
+			cs = append(cs, decodeCase{
+				name: fmt.Sprintf("v%d %s tags %v", c.version, state, c.tagged), key: txnLogKey(0, "orders-0-7"),
+				value: encode(txnLogValue(c.version, kmsg.TransactionState(s), c.tagged)),
+				want:  txnLogRecord("orders-0-7", state, c.tagged), ok: true,
+			})
+		}
+	}
+	// v0 has no tags: what v1 would carry in them is not written at all.
+	cs = append(cs, decodeCase{name: "v0 drops the tags", key: txnLogKey(0, "x"),
+		value: encode(txnLogValue(0, 1, true)), want: txnLogRecord("x", model.Ongoing, false), ok: true})
+	for _, version := range []int16{0, 1} {
+		none := txnLogValue(version, 0, false)
+		none.Topics, none.StartTimestamp = nil, -1
+		want := txnLogRecord("x", model.Empty, false)
+		want.Partitions, want.StartMs = nil, -1
+		cs = append(cs, decodeCase{name: fmt.Sprintf("v%d without partitions", version), key: txnLogKey(0, "x"),
+			value: encode(none), want: want, ok: true})
+	}
+	unknownTag := txnLogValue(1, 4, true)
+	unknownTag.UnknownTags.Set(9, []byte{1, 2, 3})
+	unknownTag.Topics[0].UnknownTags.Set(5, []byte{7})
+	cs = append(cs,
+		decodeCase{name: "v1 with tags from a newer Kafka", key: txnLogKey(0, "x"), value: encode(unknownTag),
+			want: txnLogRecord("x", model.CompleteCommit, true), ok: true},
+		decodeCase{name: "tombstone", key: txnLogKey(0, "gone"), value: nil,
+			want: model.TxnLogRecord{ID: "gone", Tombstone: true}, ok: true},
+		decodeCase{name: "an empty value is not a tombstone", key: txnLogKey(0, "x"), value: []byte{}, err: "does not decode"},
+	)
+	for _, version := range []int16{1, 2, -1} {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("key v%d is not a state", version),
+			key: txnLogKey(version, "x"), value: encode(txnLogValue(1, 1, false))})
+	}
+	for _, state := range []kmsg.TransactionState{8, 127, -1} {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("state %d", state), key: txnLogKey(0, "x"),
+			value: encode(txnLogValue(1, state, false)), err: fmt.Sprintf("unknown state %d", state)})
+	}
+	// A newer version may add fields that are not tagged: not guessed at.
+	for _, version := range []int16{2, -1} {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("value v%d", version), key: txnLogKey(0, "x"),
+			value: encode(txnLogValue(version, 1, true)), err: fmt.Sprintf("version %d, newer than txnscope reads", version)})
+	}
+	for _, version := range []int16{0, 1} {
+		full := encode(txnLogValue(version, 1, true))
+		for n := range len(full) {
+			cs = append(cs, decodeCase{name: fmt.Sprintf("v%d value cut at %d", version, n), key: txnLogKey(0, "x"),
+				value: full[:n], err: "does not decode"})
+		}
+	}
+	key := txnLogKey(0, "orders-0-7")
+	for n := range len(key) {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("key cut at %d", n), key: key[:n],
+			value: encode(txnLogValue(1, 1, false)), err: "does not decode"})
+	}
+	return cs
+}
+
+// decodeTxnLog reads what a coordinator writes, field by field, at every
+// version; it skips other keys and refuses broken or unknown values with an
+// error naming the id, never a panic or a half-read record.
 func TestDecodeTxnLog(t *testing.T) {
-	for _, state := range []kmsg.TransactionState{0, 1, 2, 3, 4, 5, 6, 7} {
-		v := kmsg.NewTxnMetadataValue()
-		v.Version = 1
-		v.ProducerID, v.ProducerEpoch, v.TimeoutMillis, v.State = 42, 3, 60000, state
-		v.StartTimestamp, v.LastUpdateTimestamp = 1000, 2000
-		v.PreviousProducerID, v.NextProducerID, v.ClientTransactionVersion = 41, -1, 2
-		v.Topics = []kmsg.TxnMetadataValueTopic{{Topic: "b", Partitions: []int32{1}}, {Topic: "a", Partitions: []int32{2, 0}}}
-		rec, ok, err := decodeTxnLog(txnLogKey(0, "orders-0-7"), v.AppendTo(nil))
-		if err != nil || !ok {
-			t.Fatalf("%s: ok %v, err %v", state, ok, err)
+	for _, c := range decodeCases() {
+		rec, ok, err := decodeTxnLog(c.key, c.value)
+		if ok != c.ok || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: ok %v err %v, want ok %v err %q", c.name, ok, err, c.ok, c.err)
+			continue
 		}
-		want := []model.TopicPartition{{Topic: "a", Partition: 0}, {Topic: "a", Partition: 2}, {Topic: "b", Partition: 1}}
-		if rec.ID != "orders-0-7" || rec.State != model.State(state.String()) || rec.ProducerID != 42 || rec.ProducerEpoch != 3 ||
-			rec.TimeoutMs != 60000 || rec.StartMs != 1000 || rec.LastUpdateMs != 2000 || rec.PrevProducerID != 41 ||
-			rec.NextProducerID != -1 || rec.ClientTxnVersion != 2 || !slices.Equal(rec.Partitions, want) || rec.Tombstone {
-			t.Fatalf("%s: %+v", state, rec)
+		if ok && !reflect.DeepEqual(rec, c.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", c.name, rec, c.want)
 		}
 	}
-	if rec, ok, err := decodeTxnLog(txnLogKey(0, "gone"), nil); err != nil || !ok || !rec.Tombstone || rec.ID != "gone" {
-		t.Fatalf("tombstone: %+v %v %v", rec, ok, err)
+}
+
+// Lengths that claim more than the record holds fail before anything that
+// size is allocated: a hostile record costs kilobytes, not gigabytes.
+func TestDecodeTxnLogHostileLengths(t *testing.T) {
+	head := func(version int16) []byte { // version, producer id, epoch, timeout, state
+		b := binary.BigEndian.AppendUint16(nil, uint16(version))
+		b = binary.BigEndian.AppendUint64(b, 42)
+		b = binary.BigEndian.AppendUint16(b, 3)
+		b = binary.BigEndian.AppendUint32(b, 60000)
+		return append(b, 1)
 	}
-	if _, ok, err := decodeTxnLog(txnLogKey(1, "x"), []byte{0, 1}); ok || err != nil {
-		t.Fatalf("another key version: ok %v err %v", ok, err)
+	huge := []byte{0xff, 0xff, 0xff, 0xff, 0x0f} // uvarint 2^32-1
+	cases := map[string][]byte{
+		"v0 topics":     binary.BigEndian.AppendUint32(head(0), 0x7fffffff),
+		"v1 topics":     append(head(1), huge...),
+		"v0 partitions": binary.BigEndian.AppendUint32(append(binary.BigEndian.AppendUint32(head(0), 1), 0, 1, 'a'), 0x7fffffff),
+		"v1 partitions": append(append(head(1), 2, 2, 'a'), huge...),
+		"v1 topic name": append(append(head(1), 2), huge...),
+		"v1 tags":       append(append(head(1), make([]byte, 17)...), huge...),
+		"v1 tag size":   append(append(head(1), append(make([]byte, 17), 1, 9)...), huge...),
 	}
-	for _, bad := range [][]byte{nil, {0}, {0, 0, 9}} {
-		if _, ok, err := decodeTxnLog(bad, []byte{0, 1}); ok || err == nil {
-			t.Fatalf("key %v: ok %v err %v", bad, ok, err)
+	for name, value := range cases {
+		before := allocated()
+		_, ok, err := decodeTxnLog(txnLogKey(0, "x"), value)
+		if grew := allocated() - before; grew > 1<<20 {
+			t.Errorf("%s: decoding %d bytes allocated %d bytes", name, len(value), grew)
+		}
+		if ok || err == nil {
+			t.Errorf("%s: ok %v err %v, want an error", name, ok, err)
 		}
 	}
-	if _, ok, err := decodeTxnLog(txnLogKey(0, "x"), []byte{0, 1, 2}); ok || err == nil {
-		t.Fatalf("a cut value: ok %v err %v", ok, err)
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), 0x7fff)
+	if _, ok, err := decodeTxnLog(key, nil); ok || err == nil {
+		t.Errorf("a key claiming a 32 KiB id in 4 bytes: ok %v err %v", ok, err)
 	}
+}
+
+func allocated() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
 }

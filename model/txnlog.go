@@ -21,6 +21,9 @@ type TxnLogRecord struct {
 	// PrevProducerID and NextProducerID are set when the producer id moved
 	// on (an exhausted epoch); -1 otherwise.
 	PrevProducerID, NextProducerID int64
+	// NextProducerEpoch goes with NextProducerID (Kafka 4.1+, two-phase
+	// commit); -1 otherwise.
+	NextProducerEpoch int16
 	// ClientTxnVersion is the client's transaction version (2: every end
 	// bumps the epoch; 0 when the record does not say).
 	ClientTxnVersion int16
