@@ -24,6 +24,8 @@ type logScope struct {
 	c      *kafkaadmin.Client
 	prev   *model.Snapshot
 	events []model.Event
+	own    map[string]model.Txn // the transactions txnscope force-terminated
+	ids    map[string]bool      // the ids the scenarios waited on
 }
 
 func newLogScope(t *testing.T, bootstrap string) *logScope {
@@ -34,7 +36,7 @@ func newLogScope(t *testing.T, bootstrap string) *logScope {
 		t.Fatalf("kafkaadmin.New(%s): %v", bootstrap, err)
 	}
 	t.Cleanup(c.Close)
-	return &logScope{t: t, c: c}
+	return &logScope{t: t, c: c, ids: map[string]bool{}}
 }
 
 // poll is one Poll; the events count only from snapshots the log made.
@@ -77,6 +79,9 @@ func (s *logScope) live(ctx context.Context) *model.Snapshot {
 // accepts the events of id.
 func (s *logScope) until(ctx context.Context, id string, ok func([]model.Event) bool) []model.Event {
 	s.t.Helper()
+	s.mu.Lock()
+	s.ids[id] = true
+	s.mu.Unlock()
 	for {
 		s.poll(ctx)
 		evs := s.of(id)
@@ -153,116 +158,171 @@ func TestLogHistory(t *testing.T) {
 			endTxn(ctx, t, first, true)
 			sc := newLogScope(t, bootstrap)
 			sc.live(ctx)
-			t.Run("twenty commits in two seconds", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "busy")
-				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-				for i := range 20 {
-					openTxn(ctx, t, p, tp, 1, fmt.Sprint(i))
-					endTxn(ctx, t, p, true)
-					time.Sleep(100 * time.Millisecond)
-				}
-				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Committed) >= 20 })
-				time.Sleep(3 * time.Second)
-				sc.poll(ctx)
-				evs = sc.of(id)
-				if count(evs, model.Committed) != 20 || count(evs, model.Began) != 20 || len(evs) != 60 {
-					t.Fatalf("%s: %d commits, %d begins in %d events (%s), want 20, 20 in 60", id,
-						count(evs, model.Committed), count(evs, model.Began), len(evs), kindsOf(evs))
-				}
-				for _, e := range evs {
-					if !e.Logged || (e.Kind == model.Committed && (e.Begun.IsZero() || e.At.Before(e.Begun) || e.Parts != 1)) {
-						t.Fatalf("%s: event %+v", id, e)
-					}
-				}
-			})
-			t.Run("an abort then a new transaction is an abort", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "abort")
-				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-				openTxn(ctx, t, p, tp, 1, "a")
-				endTxn(ctx, t, p, false)
-				openTxn(ctx, t, p, tp, 1, "b")
-				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Began) == 2 })
-				if got := kindsOf(evs); got != "began, prepare-abort, aborted, began" {
-					t.Fatalf("%s: %s", id, got)
-				}
-				endTxn(ctx, t, p, true)
-			})
-			t.Run("the coordinator aborts at the timeout", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "timeout")
-				p := producer(t, bootstrap, id, 2*time.Second, cv.opts...)
-				openTxn(ctx, t, p, tp, 1, "t")
-				evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.TimedOut) == 1 })
-				e := ending(t, id, evs)
-				if e.At.Sub(e.Begun) < 2*time.Second {
-					t.Fatalf("%s: aborted at timeout %s after it began", id, e.At.Sub(e.Begun))
-				}
-			})
-			t.Run("a second producer with the same id fences the first", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "fence")
-				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-				openTxn(ctx, t, p, tp, 1, "f")
-				// InitProducerId, as every producer sends when it starts, fences p.
-				if _, _, err := producer(t, bootstrap, id, time.Minute, cv.opts...).ProducerID(ctx); err != nil {
-					t.Fatalf("second producer's InitProducerId: %v", err)
-				}
-				evs := sc.until(ctx, id, func(evs []model.Event) bool {
-					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
-				})
-				if e := ending(t, id, evs); e.Kind != model.Fenced {
-					t.Fatalf("%s: %s (%s), want fenced", id, e.Kind, kindsOf(evs))
-				}
-			})
-			t.Run("kafka-transactions.sh force-terminates", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "ft-admin")
-				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-				openTxn(ctx, t, p, tp, 1, "x")
-				out, err := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "kafka-tools"), "transactions",
-					"--bootstrap-server", bootstrap, "forceTerminateTransaction", "--transactionalId", id).CombinedOutput()
-				if err != nil {
-					t.Fatalf("kafka-transactions.sh forceTerminateTransaction: %v\n%s", err, out)
-				}
-				evs := sc.until(ctx, id, func(evs []model.Event) bool {
-					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
-				})
-				if e := ending(t, id, evs); e.Kind != model.ForceTerminated || !strings.Contains(e.Detail, "admin") {
-					t.Fatalf("%s: %s %q (%s), want force-terminated by an admin", id, e.Kind, e.Detail, kindsOf(evs))
-				}
-			})
-			t.Run("txnscope force-terminates", func(t *testing.T) {
-				t.Parallel()
-				id := name(t, "ft-own")
-				p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-				openTxn(ctx, t, p, tp, 1, "x")
-				var tx model.Txn
-				for {
-					snap := sc.poll(ctx)
-					if got, ok := snap.Txn(id); ok && got.State == model.Ongoing && snap.Source.Log {
-						tx = got
-						break
-					}
-					time.Sleep(200 * time.Millisecond)
-				}
-				log := audit.New(filepath.Join(t.TempDir(), "audit.log"))
-				if err := log.Open(); err != nil {
-					t.Fatal(err)
-				}
-				defer log.Close()
-				a := forceTerminate(tx)
-				if r := sc.c.Execute(ctx, a, log.Begin("integration", a)); !r.OK() {
-					t.Fatalf("force-terminate: %s", r.Summary())
-				}
-				evs := sc.until(ctx, id, func(evs []model.Event) bool {
-					return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
-				})
-				if e := ending(t, id, evs); e.Kind != model.ForceTerminated || e.Detail != "by txnscope" {
-					t.Fatalf("%s: %s %q (%s), want force-terminated by txnscope", id, e.Kind, e.Detail, kindsOf(evs))
-				}
-			})
+			t.Run("scenarios", func(t *testing.T) { logScenarios(ctx, t, sc, bootstrap, tp, cv) })
+			sc.checkDump(ctx, t)
 		})
 	}
+}
+
+func logScenarios(ctx context.Context, t *testing.T, sc *logScope, bootstrap string, tp model.TopicPartition, cv clientVersion) {
+	t.Run("twenty commits in two seconds", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "busy")
+		p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+		for i := range 20 {
+			openTxn(ctx, t, p, tp, 1, fmt.Sprint(i))
+			endTxn(ctx, t, p, true)
+			time.Sleep(100 * time.Millisecond)
+		}
+		evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Committed) >= 20 })
+		time.Sleep(3 * time.Second)
+		sc.poll(ctx)
+		evs = sc.of(id)
+		if count(evs, model.Committed) != 20 || count(evs, model.Began) != 20 || len(evs) != 60 {
+			t.Fatalf("%s: %d commits, %d begins in %d events (%s), want 20, 20 in 60", id,
+				count(evs, model.Committed), count(evs, model.Began), len(evs), kindsOf(evs))
+		}
+		for _, e := range evs {
+			if !e.Logged || (e.Kind == model.Committed && (e.Begun.IsZero() || e.At.Before(e.Begun) || e.Parts != 1)) {
+				t.Fatalf("%s: event %+v", id, e)
+			}
+		}
+	})
+	t.Run("an abort then a new transaction is an abort", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "abort")
+		p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+		openTxn(ctx, t, p, tp, 1, "a")
+		endTxn(ctx, t, p, false)
+		openTxn(ctx, t, p, tp, 1, "b")
+		evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Began) == 2 })
+		if got := kindsOf(evs); got != "began, prepare-abort, aborted, began" {
+			t.Fatalf("%s: %s", id, got)
+		}
+		endTxn(ctx, t, p, true)
+	})
+	t.Run("the coordinator aborts at the timeout", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "timeout")
+		p := producer(t, bootstrap, id, 2*time.Second, cv.opts...)
+		openTxn(ctx, t, p, tp, 1, "t")
+		evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.TimedOut) == 1 })
+		e := ending(t, id, evs)
+		if e.At.Sub(e.Begun) < 2*time.Second {
+			t.Fatalf("%s: aborted at timeout %s after it began", id, e.At.Sub(e.Begun))
+		}
+	})
+	t.Run("a second producer with the same id fences the first", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "fence")
+		p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+		openTxn(ctx, t, p, tp, 1, "f")
+		// InitProducerId, as every producer sends when it starts, fences p.
+		if _, _, err := producer(t, bootstrap, id, time.Minute, cv.opts...).ProducerID(ctx); err != nil {
+			t.Fatalf("second producer's InitProducerId: %v", err)
+		}
+		evs := sc.until(ctx, id, func(evs []model.Event) bool {
+			return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+		})
+		if e := ending(t, id, evs); e.Kind != model.Fenced {
+			t.Fatalf("%s: %s (%s), want fenced", id, e.Kind, kindsOf(evs))
+		}
+	})
+	t.Run("kafka-transactions.sh force-terminates", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "ft-admin")
+		p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+		openTxn(ctx, t, p, tp, 1, "x")
+		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "kafka-tools"), "transactions",
+			"--bootstrap-server", bootstrap, "forceTerminateTransaction", "--transactionalId", id).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka-transactions.sh forceTerminateTransaction: %v\n%s", err, out)
+		}
+		evs := sc.until(ctx, id, func(evs []model.Event) bool {
+			return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+		})
+		if e := ending(t, id, evs); e.Kind != model.ForceTerminated || !strings.Contains(e.Detail, "admin") {
+			t.Fatalf("%s: %s %q (%s), want force-terminated by an admin", id, e.Kind, e.Detail, kindsOf(evs))
+		}
+	})
+	t.Run("txnscope force-terminates", func(t *testing.T) {
+		t.Parallel()
+		id := name(t, "ft-own")
+		p := producer(t, bootstrap, id, time.Minute, cv.opts...)
+		openTxn(ctx, t, p, tp, 1, "x")
+		var tx model.Txn
+		for {
+			snap := sc.poll(ctx)
+			if got, ok := snap.Txn(id); ok && got.State == model.Ongoing && snap.Source.Log {
+				tx = got
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		log := audit.New(filepath.Join(t.TempDir(), "audit.log"))
+		if err := log.Open(); err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
+		a := forceTerminate(tx)
+		if r := sc.c.Execute(ctx, a, log.Begin("integration", a)); !r.OK() {
+			t.Fatalf("force-terminate: %s", r.Summary())
+		}
+		evs := sc.until(ctx, id, func(evs []model.Event) bool {
+			return slices.ContainsFunc(evs, func(e model.Event) bool { return e.Kind.Ends() })
+		})
+		if e := ending(t, id, evs); e.Kind != model.ForceTerminated || e.Detail != "by txnscope" {
+			t.Fatalf("%s: %s %q (%s), want force-terminated by txnscope", id, e.Kind, e.Detail, kindsOf(evs))
+		}
+		sc.ownTerminate(id, tx)
+	})
+}
+
+// checkDump holds the events each scenario saw to Kafka's own reading of
+// the same log: kafka-dump-log.sh --transaction-log-decoder over the
+// broker's segments, its records taken in by a TxnLog of their own, must
+// tell the same story, event for event.
+func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
+	t.Helper()
+	time.Sleep(100 * time.Millisecond) // let the last records reach the segment files
+	recs, err := DumpTxnLog(ctx, DataDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := s.ids // the scenarios' own: the log has every id of the broker
+	l := model.NewTxnLog()
+	for id, tx := range s.own {
+		l.Terminated(id, tx.ProducerID, tx.ProducerEpoch)
+	}
+	now := time.Now()
+	for _, r := range recs {
+		if ids[r.ID] {
+			l.Apply(r, true, now)
+		}
+	}
+	want := map[string][]string{}
+	for _, e := range l.Take(now.Add(time.Hour)) {
+		want[e.ID] = append(want[e.ID], string(e.Kind)+" "+e.Detail)
+	}
+	for id := range ids {
+		var got []string
+		for _, e := range s.of(id) {
+			got = append(got, string(e.Kind)+" "+e.Detail)
+		}
+		if !slices.Equal(got, want[id]) {
+			t.Errorf("%s: followed %q\nbut kafka-dump-log.sh's records say %q", id, got, want[id])
+		}
+	}
+	if len(ids) < 6 {
+		t.Errorf("only %d ids had events", len(ids))
+	}
+}
+
+func (s *logScope) ownTerminate(id string, tx model.Txn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == nil {
+		s.own = map[string]model.Txn{}
+	}
+	s.own[id] = tx
 }
