@@ -136,6 +136,10 @@ func TestACLs(t *testing.T) {
 			t.Parallel()
 			aclForceTerminate(ctx, t, bin, b, setup)
 		})
+		t.Run("the-log-needs-read-on-the-internal-topic", func(t *testing.T) {
+			t.Parallel()
+			aclLogNeedsRead(ctx, t, b, setup)
+		})
 	})
 }
 
