@@ -304,6 +304,20 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 	for _, e := range l.Take(now.Add(time.Hour)) {
 		want[e.ID] = append(want[e.ID], string(e.Kind)+" "+e.Detail)
 	}
+	// A replay of the log (snapshot --since, the TUI's replay) tells it too.
+	replayed, complete, _, err := s.c.Replay(ctx, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatalf("Replay: %v", err)
+	}
+	again := map[string][]string{}
+	for _, e := range replayed {
+		if ids[e.ID] {
+			again[e.ID] = append(again[e.ID], string(e.Kind)+" "+e.Detail)
+		}
+	}
+	if time.Since(complete) > time.Hour {
+		t.Errorf("the replay is complete since %s only: nothing of this broker's log was compacted", complete)
+	}
 	for id := range ids {
 		var got []string
 		for _, e := range s.of(id) {
@@ -311,6 +325,15 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 		}
 		if !slices.Equal(got, want[id]) {
 			t.Errorf("%s: followed %q\nbut kafka-dump-log.sh's records say %q", id, got, want[id])
+		}
+		if _, own := s.own[id]; own {
+			// A replay has not seen txnscope send the request: it can only
+			// say someone else fenced it (version 1), or aborted it.
+			if n := len(again[id]); n == 0 || !strings.HasPrefix(again[id][n-1], "fenced ") && !strings.HasPrefix(again[id][n-1], "aborted ") {
+				t.Errorf("%s: a replay of the log says %q, want it to end fenced or aborted", id, again[id])
+			}
+		} else if !slices.Equal(got, again[id]) {
+			t.Errorf("%s: followed %q\nbut a replay of the log says %q", id, got, again[id])
 		}
 	}
 	if len(ids) < 6 {

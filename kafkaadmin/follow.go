@@ -215,7 +215,8 @@ func fatalFetch(fs kgo.Fetches) error {
 	return out
 }
 
-// logWhy is the header's reason for polling instead.
+// logWhy says in one line why the log cannot be read: the header's reason
+// for polling instead.
 func logWhy(err error) string {
 	switch {
 	case errors.Is(err, kerr.TopicAuthorizationFailed):

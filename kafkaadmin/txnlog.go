@@ -2,10 +2,11 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,31 +21,17 @@ import (
 func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
-	adm := kadm.NewClient(c.kgo)
-	ends, err := adm.ListEndOffsets(ctx, txnStateTopic)
-	if err == nil {
-		err = ends.Error()
-	}
+	starts, ends, err := c.txnLogBounds(ctx)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(err))
-	}
-	starts, err := adm.ListStartOffsets(ctx, txnStateTopic)
-	if err == nil {
-		err = starts.Error()
-	}
-	if err != nil {
-		return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(err))
+		return errors.New(logWhy(err))
 	}
 	want := map[int32]kgo.Offset{}
 	left := map[int32]int64{} // the end offset of each partition still to read
-	ends.Each(func(o kadm.ListedOffset) {
-		if s, ok := starts.Lookup(o.Topic, o.Partition); ok && s.Offset < o.Offset {
-			want[o.Partition] = kgo.NewOffset().At(s.Offset)
-			left[o.Partition] = o.Offset
+	for p, e := range ends {
+		if starts[p] < e {
+			want[p] = kgo.NewOffset().At(starts[p])
+			left[p] = e
 		}
-	})
-	if len(ends) == 0 {
-		return fmt.Errorf("cannot read %s: the cluster does not have it", txnStateTopic)
 	}
 	if len(want) == 0 {
 		return nil
@@ -73,6 +60,9 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 			}
 			if rec, ok, err := decodeTxnLog(r.Key, r.Value); err == nil && ok {
 				rec.Partition, rec.Offset = r.Partition, r.Offset
+				if rec.Tombstone {
+					rec.LastUpdateMs = r.Timestamp.UnixMilli()
+				}
 				fn(rec)
 			}
 			if r.Offset+1 >= end {
@@ -133,4 +123,17 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error
 	}
 	model.SortPartitions(rec.Partitions)
 	return rec, true, nil
+}
+
+// Replay reads the coordinators' log from its start to its end and returns
+// the events it still holds at or after since (model.Replay): complete is
+// the time from which they are all there, oldest the time of the oldest
+// record.
+func (c *Client) Replay(ctx context.Context, since time.Time) (evs []model.Event, complete, oldest time.Time, err error) {
+	r := model.NewReplay(since)
+	if err := c.ReadTxnLog(ctx, r.Add); err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	evs, complete, oldest = r.Events()
+	return evs, complete, oldest, nil
 }

@@ -28,7 +28,8 @@ import (
 // So an abort that is neither a timeout nor bound to be a fence is held
 // until the id's next record, or until Grace has passed without one.
 type TxnLog struct {
-	rows  []Txn // one per id, in the order first seen; Coordinator holds the log partition
+	rows  []Txn   // one per id, in the order first seen; Coordinator holds the log partition
+	cv    []int16 // each row's client transaction version, as its record said
 	at    map[string]int32
 	order []int32 // rows in id order (Txns)
 	fresh []int32 // rows not in order yet
@@ -98,9 +99,12 @@ func (l *TxnLog) Terminated(id string, pid int64, epoch int16) {
 // wall clock, for Grace.
 func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	i, exists := l.at[r.ID]
-	var p Txn
+	var (
+		p  Txn
+		cv int16
+	)
 	if exists {
-		p = l.rows[i]
+		p, cv = l.rows[i], l.cv[i]
 	}
 	h, afterAbort := l.held[r.ID]
 	if afterAbort {
@@ -120,9 +124,9 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 		return
 	}
 	if emit {
-		l.step(p, exists && !afterAbort, r, now)
+		l.step(p, cv, exists && !afterAbort, r, now)
 	} else if r.State == PrepareAbort || r.State == PrepareEpochFence {
-		l.aborting[r.ID] = hintOf(p, exists, r)
+		l.aborting[r.ID] = hintOf(p, cv, exists, r)
 	} else {
 		delete(l.aborting, r.ID)
 	}
@@ -135,18 +139,19 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	}
 	if exists {
 		t.ID = p.ID // one string per id
-		l.rows[i] = t
+		l.rows[i], l.cv[i] = t, r.ClientTxnVersion
 		return
 	}
 	l.at[r.ID] = int32(len(l.rows))
 	l.fresh = append(l.fresh, int32(len(l.rows)))
 	l.rows = append(l.rows, t)
+	l.cv = append(l.cv, r.ClientTxnVersion)
 }
 
 // step appends the events of the transition from p (the id's state so far,
 // when it exists) to r. An id whose abort was just settled counts as new: the
 // Empty that fenced it is no news of its own.
-func (l *TxnLog) step(p Txn, exists bool, r TxnLogRecord, now time.Time) {
+func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Time) {
 	at := msTime(r.LastUpdateMs, now)
 	e := Event{At: at, ID: r.ID, ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, Logged: true}
 	open := exists && p.State.Open()
@@ -176,7 +181,7 @@ func (l *TxnLog) step(p Txn, exists bool, r TxnLogRecord, now time.Time) {
 			l.out = append(l.out, e)
 		}
 	case PrepareAbort, PrepareEpochFence:
-		h := hintOf(p, exists, r)
+		h := hintOf(p, cv, exists, r)
 		l.aborting[r.ID] = h
 		if !exists || p.State != r.State {
 			e.Kind, e.Begun, e.Parts = PreparedAbort, msTime(r.StartMs, time.Time{}), int32(len(r.Partitions))
@@ -242,7 +247,9 @@ func (l *TxnLog) settle(h heldAbort, r *TxnLogRecord, emit bool) {
 		}
 		e.ProducerID, e.ProducerEpoch = r.ProducerID, r.ProducerEpoch
 	case h.fence:
-		e.Kind, e.Detail = Fenced, "the coordinator bumped the epoch"
+		// Someone else's InitProducerId aborted it and was not sent again
+		// to take the id (as txnscope's force-terminate does).
+		e.Kind, e.Detail = Fenced, "another client's InitProducerId; nobody took the id after"
 	}
 	if emit {
 		l.out = append(l.out, e)
@@ -310,23 +317,30 @@ func (l *TxnLog) sortFresh() {
 
 // compact drops the expired rows; order must be current.
 func (l *TxnLog) compact() {
-	rows := make([]Txn, 0, len(l.order))
+	rows, cv := make([]Txn, 0, len(l.order)), make([]int16, 0, len(l.order))
 	for n, i := range l.order {
-		rows = append(rows, l.rows[i])
+		rows, cv = append(rows, l.rows[i]), append(cv, l.cv[i])
 		l.at[l.rows[i].ID] = int32(n)
 		l.order[n] = int32(n)
 	}
-	l.rows, l.gone = rows, 0
+	l.rows, l.cv, l.gone = rows, cv, 0
 }
 
-func hintOf(p Txn, exists bool, r TxnLogRecord) abortHint {
+// hintOf reads a PrepareAbort (or PrepareEpochFence) record r that follows
+// p, written by a client of transaction version cv.
+func hintOf(p Txn, cv int16, exists bool, r TxnLogRecord) abortHint {
 	h := abortHint{fence: r.State == PrepareEpochFence, openEpoch: r.ProducerEpoch}
-	if exists && p.State == Ongoing && p.ProducerID == r.ProducerID {
-		h.openEpoch = p.ProducerEpoch
+	if !exists || p.State != Ongoing || p.ProducerID != r.ProducerID {
+		h.timedOut = r.TimeoutMs > 0 && r.StartMs > 0 && r.LastUpdateMs-r.StartMs >= int64(r.TimeoutMs)
+		return h
 	}
+	h.openEpoch = p.ProducerEpoch
 	h.timedOut = r.TimeoutMs > 0 && r.StartMs > 0 && r.LastUpdateMs-r.StartMs >= int64(r.TimeoutMs)
-	h.bumped = exists && p.State == Ongoing && p.ProducerID == r.ProducerID &&
-		r.ProducerEpoch > p.ProducerEpoch && r.ClientTxnVersion < 2
+	// Under version 1 only the coordinator bumps the epoch (a timeout, a
+	// fence). And the abort a fence starts is written with the version of the
+	// client that sent the InitProducerId: another version than the
+	// producer's says someone else ended it.
+	h.bumped = (r.ProducerEpoch > p.ProducerEpoch && r.ClientTxnVersion < 2) || r.ClientTxnVersion != cv
 	return h
 }
 

@@ -89,7 +89,10 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 			false, "began(1 partition), prepare-abort, fenced(epoch 0→2)"},
 		{"version 1: a fence whose producer never came back",
 			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 105, "x")), v1(rec(CompleteAbort, 1, ongoing, 105))},
-			false, "began(1 partition), prepare-abort, fenced(the coordinator bumped the epoch)"},
+			false, "began(1 partition), prepare-abort, fenced(another client's InitProducerId; nobody took the id after)"},
+		{"version 1: a client of version 2 fenced it (its abort is written with the fencer's version)",
+			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), rec(PrepareAbort, 0, ongoing, 105, "x"), rec(CompleteAbort, 0, ongoing, 105)},
+			false, "began(1 partition), prepare-abort, fenced(another client's InitProducerId; nobody took the id after)"},
 		{"version 1: the timeout bumps the epoch too",
 			[]TxnLogRecord{v1(rec(Ongoing, 0, ongoing, 100, "x")), v1(rec(PrepareAbort, 1, ongoing, 161, "x")), v1(rec(CompleteAbort, 1, ongoing, 161))},
 			false, "began(1 partition), prepare-abort(past its timeout), aborted at timeout(open 1m1s, timeout 1m0s)"},
@@ -222,5 +225,41 @@ func TestTxnLogRowsFollowExpiryAndNewIDs(t *testing.T) {
 	}
 	if i, ok := l.at["e"]; !ok || l.rows[i].ID != "e" {
 		t.Fatalf("the index lost e after the compaction")
+	}
+}
+
+// A replay of the log keeps the events since a time, and says from when
+// they are complete: the part of each partition the cleaner has not reached,
+// a run of consecutive offsets.
+func TestReplayKeepsTheWindowAndSaysWhereItIsComplete(t *testing.T) {
+	at := func(r TxnLogRecord, part int32, off int64) TxnLogRecord { r.Partition, r.Offset = part, off; return r }
+	other := func(r TxnLogRecord) TxnLogRecord { r.ID = "b"; return r }
+	rp := NewReplay(time.Unix(100, 0))
+	for _, r := range []TxnLogRecord{
+		// partition 0: compacted up to offset 7, a commit of long ago left
+		at(rec(CompleteCommit, 1, 10, 20), 0, 3),
+		at(rec(Ongoing, 1, 95, 95, "x"), 0, 7),
+		at(rec(PrepareAbort, 2, 95, 101, "x"), 0, 8),
+		at(rec(CompleteAbort, 2, 95, 101), 0, 9),
+		at(rec(Ongoing, 2, 102, 102, "x"), 0, 10),
+		// partition 1: never compacted, from 50 s
+		at(other(rec(Empty, 0, -1, 50)), 1, 0),
+		at(other(rec(Ongoing, 0, 120, 120, "x")), 1, 1),
+		at(other(rec(PrepareCommit, 1, 120, 121, "x")), 1, 2),
+		at(other(rec(CompleteCommit, 1, 120, 121)), 1, 3),
+	} {
+		rp.Add(r)
+	}
+	evs, complete, oldest := rp.Events()
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.ID+" "+string(e.Kind))
+	}
+	want := []string{"a prepare-abort", "a aborted", "a began", "b began", "b prepare-commit", "b committed"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if !complete.Equal(time.Unix(95, 0)) || !oldest.Equal(time.Unix(20, 0)) {
+		t.Fatalf("complete since %s, oldest %s; want 95 s and 20 s", complete, oldest)
 	}
 }
