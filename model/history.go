@@ -357,6 +357,9 @@ type IDStats struct {
 	// CollisionWindow of the latest one (Collision reads them).
 	Prefix          string
 	PrefixTakeovers []Takeover
+	// log holds the finished transactions and the recent counts
+	// (history_window.go: Finished, Window), nil until the id's first outcome.
+	log *idLog
 }
 
 // RecentPerID bounds the per-id event memory.
@@ -399,7 +402,11 @@ func NewHistory(capacity int) *History {
 func (h *History) Add(evs []Event) {
 	for _, e := range evs {
 		if e.Revises {
+			wasAbort := h.stats(e.ID).Last == Aborted
 			h.revise(e)
+			if st := h.byID[e.ID]; wasAbort && st != nil && st.log != nil {
+				st.log.relabel()
+			}
 			continue
 		}
 		st := h.own(e.ID)
@@ -409,13 +416,19 @@ func (h *History) Add(evs []Event) {
 		case e.Kind.IsAbort():
 			st.Aborts++
 		}
-		if e.Kind != Began {
+		if e.Kind.Ends() {
+			st.addFinished(e)
+		}
+		// Last is an outcome: the log's steps and the id's own life are not.
+		if e.Kind.Ends() || e.Kind == Ended {
 			st.Last, st.LastAt = e.Kind, e.At
 		}
 		h.recordTakeover(e)
-		st.Recent = append(st.Recent, e)
-		if len(st.Recent) > RecentPerID {
-			st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
+		if keptInRecent(e.Kind) {
+			st.Recent = append(st.Recent, e)
+			if len(st.Recent) > RecentPerID {
+				st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
+			}
 		}
 		h.ring[h.next] = e
 		h.next++
