@@ -380,6 +380,8 @@ type History struct {
 	filled bool
 	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
 	prefixes map[string][]Takeover
+	// since is when History began: its first snapshot or event.
+	since time.Time
 }
 
 // baseline is what one Baseline call saw: the ids whose latest outcome was
@@ -400,6 +402,9 @@ func NewHistory(capacity int) *History {
 
 // Add records events in order.
 func (h *History) Add(evs []Event) {
+	if h.since.IsZero() && len(evs) > 0 {
+		h.since = evs[0].At
+	}
 	for _, e := range evs {
 		if e.Revises {
 			wasAbort := h.stats(e.ID).Last == Aborted
@@ -442,6 +447,9 @@ func (h *History) Add(evs []Event) {
 // coordinator keeps the latest one), without adding events. The ids seen
 // nowhere before go to one baseline, the others count it as an outcome.
 func (h *History) Baseline(s *Snapshot) {
+	if h.since.IsZero() {
+		h.since = s.TakenAt
+	}
 	b := baseline{at: s.TakenAt}
 	var nc, na int
 	for _, t := range s.Txns {
@@ -603,6 +611,15 @@ func (h *History) Stats(id string) IDStats {
 		}
 	}
 	return out
+}
+
+// Since is when History began keeping what it holds: the time of its first
+// snapshot (or event); the zero time before.
+func (h *History) Since() time.Time {
+	if h == nil {
+		return time.Time{}
+	}
+	return h.since
 }
 
 // Latest returns up to n events, newest first.

@@ -221,3 +221,25 @@ func TestLoggedAbortThenBeginIsNoFence(t *testing.T) {
 		t.Errorf("stats = %+v, finished %+v", st, st.Finished())
 	}
 }
+
+// TestHistorySince: History began with its first snapshot, or its first
+// event when it had none.
+func TestHistorySince(t *testing.T) {
+	h := NewHistory(4)
+	if !h.Since().IsZero() {
+		t.Errorf("empty history since %v", h.Since())
+	}
+	h.Baseline(snap(t0))
+	h.Add([]Event{{At: t0.Add(time.Minute), ID: "a", Kind: Began}})
+	if !h.Since().Equal(t0) {
+		t.Errorf("since %v, want the baseline's %v", h.Since(), t0)
+	}
+	h = NewHistory(4)
+	h.Add([]Event{{At: t0.Add(time.Minute), ID: "a", Kind: Began}})
+	if !h.Since().Equal(t0.Add(time.Minute)) {
+		t.Errorf("since %v, want the first event's", h.Since())
+	}
+	if (*History)(nil).Since() != (time.Time{}) {
+		t.Error("nil history has a start")
+	}
+}
