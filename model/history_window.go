@@ -81,10 +81,14 @@ type minuteCount struct {
 // off IDStats by one pointer, allocated at the id's first outcome event:
 // the ids with none (most of 500,000 at rest) pay 8 bytes for it.
 type idLog struct {
-	txns []FinishedTxn // oldest first, at most RecentTxns
+	txns []FinishedTxn // oldest first; the last RecentTxns count (Finished)
 	// mins are the minutes with outcomes, oldest first, at most one hour
 	// before the newest: at most 60.
 	mins []minuteCount
+	// txn0 and min0 hold the first of each: most ids end one transaction
+	// between two snapshots, and then cost one allocation, not three.
+	txn0 [1]FinishedTxn
+	min0 [1]minuteCount
 }
 
 // minuteOf is t's minute since the epoch.
@@ -95,15 +99,16 @@ func (st *IDStats) addFinished(e Event) {
 	l := st.log
 	if l == nil {
 		l = &idLog{}
+		l.txns, l.mins = l.txn0[:0:1], l.min0[:0:1]
 		st.log = l
 	}
-	f := finished(e)
-	if len(l.txns) < RecentTxns {
-		l.txns = append(l.txns, f)
-	} else {
-		// A fresh slice: Stats hands the old one out to callers.
-		l.txns = append(append(make([]FinishedTxn, 0, RecentTxns), l.txns[1:]...), f)
+	if len(l.txns) >= RecentTxns && len(l.txns) == cap(l.txns) {
+		// A fresh array with room for RecentTxns more: one copy per
+		// RecentTxns outcomes of a busy id, not one each. Appending never
+		// writes where a slice handed out by Stats can see.
+		l.txns = append(make([]FinishedTxn, 0, 2*RecentTxns), l.txns[len(l.txns)-RecentTxns+1:]...)
 	}
+	l.txns = append(l.txns, finished(e))
 	l.count(minuteOf(e.At), e.Kind == Committed)
 }
 
@@ -138,10 +143,11 @@ func (l *idLog) count(m int32, commit bool) {
 // relabel makes the last finished abort by its producer a fence (a Diff
 // that learnt more, fence.go).
 func (l *idLog) relabel() {
-	for i := len(l.txns) - 1; i >= 0; i-- {
-		if l.txns[i].Kind == Aborted {
+	kept := l.txns[max(0, len(l.txns)-RecentTxns):]
+	for i := len(kept) - 1; i >= 0; i-- {
+		if kept[i].Kind == Aborted {
 			// A fresh slice: Stats hands the old one out to callers.
-			l.txns = slices.Clone(l.txns)
+			l.txns = slices.Clone(kept)
 			l.txns[i].Kind = Fenced
 			return
 		}
@@ -153,7 +159,8 @@ func (s IDStats) Finished() []FinishedTxn {
 	if s.log == nil {
 		return nil
 	}
-	return s.log.txns
+	t := s.log.txns
+	return t[max(0, len(t)-RecentTxns):]
 }
 
 // Window counts the id's commits and aborts whose minute is less than 5

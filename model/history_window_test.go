@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -241,5 +242,27 @@ func TestHistorySince(t *testing.T) {
 	}
 	if (*History)(nil).Since() != (time.Time{}) {
 		t.Error("nil history has a start")
+	}
+}
+
+// TestRevisedAbortOfABusyID: the relabelled abort is the right one among
+// more than RecentTxns outcomes.
+func TestRevisedAbortOfABusyID(t *testing.T) {
+	h := NewHistory(64)
+	for i := range 11 {
+		k := Committed
+		if i == 10 {
+			k = Aborted
+		}
+		h.Add([]Event{{At: t0.Add(time.Duration(i) * time.Second), ID: "a", Kind: k}})
+	}
+	h.Add([]Event{{At: t0.Add(time.Minute), ID: "a", Kind: Fenced, Revises: true}})
+	var got []string
+	for _, f := range h.Stats("a").Finished() {
+		got = append(got, string(f.Kind))
+	}
+	want := "committed committed committed committed committed committed committed fenced"
+	if fmt.Sprint(strings.Join(got, " ")) != want {
+		t.Errorf("finished = %v", got)
 	}
 }
