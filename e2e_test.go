@@ -107,7 +107,7 @@ func TestE2ESnapshot(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
 	}
-	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,partitions,taken_at,transactions" {
+	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,history,partitions,taken_at,transactions" {
 		t.Errorf("top-level keys: %s", got)
 	}
 	if doc["bootstrap"] != bootstrap {
@@ -119,7 +119,8 @@ func TestE2ESnapshot(t *testing.T) {
 	txns := map[string]map[string]any{}
 	for _, x := range doc["transactions"].([]any) {
 		m := x.(map[string]any)
-		const want = "aborts_seen,age_ms,commits_seen,coordinator,partitions,problems,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
+		const want = "aborts_5m,aborts_60m,aborts_seen,age_ms,commits_5m,commits_60m,commits_seen,coordinator,partitions,problems," +
+			"producer_epoch,producer_id,recent_transactions,start_time,state,timeout_ms,timeout_ratio,transactional_id"
 		if got := keysOf(m); got != want {
 			t.Errorf("transaction keys: %s", got)
 		}

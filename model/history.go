@@ -357,6 +357,9 @@ type IDStats struct {
 	// CollisionWindow of the latest one (Collision reads them).
 	Prefix          string
 	PrefixTakeovers []Takeover
+	// log holds the finished transactions and the recent counts
+	// (history_window.go: Finished, Window), nil until the id's first outcome.
+	log *idLog
 }
 
 // RecentPerID bounds the per-id event memory.
@@ -377,6 +380,8 @@ type History struct {
 	filled bool
 	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
 	prefixes map[string][]Takeover
+	// since is when History began: its first snapshot or event.
+	since time.Time
 }
 
 // baseline is what one Baseline call saw: the ids whose latest outcome was
@@ -397,9 +402,16 @@ func NewHistory(capacity int) *History {
 
 // Add records events in order.
 func (h *History) Add(evs []Event) {
+	if h.since.IsZero() && len(evs) > 0 {
+		h.since = evs[0].At
+	}
 	for _, e := range evs {
 		if e.Revises {
+			wasAbort := h.stats(e.ID).Last == Aborted
 			h.revise(e)
+			if st := h.byID[e.ID]; wasAbort && st != nil && st.log != nil {
+				st.log.relabel()
+			}
 			continue
 		}
 		st := h.own(e.ID)
@@ -409,13 +421,19 @@ func (h *History) Add(evs []Event) {
 		case e.Kind.IsAbort():
 			st.Aborts++
 		}
-		if e.Kind != Began {
+		if e.Kind.Ends() {
+			st.addFinished(e)
+		}
+		// Last is an outcome: the log's steps and the id's own life are not.
+		if e.Kind.Ends() || e.Kind == Ended {
 			st.Last, st.LastAt = e.Kind, e.At
 		}
 		h.recordTakeover(e)
-		st.Recent = append(st.Recent, e)
-		if len(st.Recent) > RecentPerID {
-			st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
+		if keptInRecent(e.Kind) {
+			st.Recent = append(st.Recent, e)
+			if len(st.Recent) > RecentPerID {
+				st.Recent = append(st.Recent[:0:0], st.Recent[len(st.Recent)-RecentPerID:]...)
+			}
 		}
 		h.ring[h.next] = e
 		h.next++
@@ -429,6 +447,9 @@ func (h *History) Add(evs []Event) {
 // coordinator keeps the latest one), without adding events. The ids seen
 // nowhere before go to one baseline, the others count it as an outcome.
 func (h *History) Baseline(s *Snapshot) {
+	if h.since.IsZero() {
+		h.since = s.TakenAt
+	}
 	b := baseline{at: s.TakenAt}
 	var nc, na int
 	for _, t := range s.Txns {
@@ -590,6 +611,15 @@ func (h *History) Stats(id string) IDStats {
 		}
 	}
 	return out
+}
+
+// Since is when History began keeping what it holds: the time of its first
+// snapshot (or event); the zero time before.
+func (h *History) Since() time.Time {
+	if h == nil {
+		return time.Time{}
+	}
+	return h.since
 }
 
 // Latest returns up to n events, newest first.

@@ -8,6 +8,7 @@ type (
 		TakenAt            time.Time       `json:"taken_at"`
 		Bootstrap          string          `json:"bootstrap"`
 		BrokerMaxTimeoutMs *int64          `json:"broker_max_timeout_ms"`
+		History            HistoryJSON     `json:"history"`
 		Transactions       []TxnJSON       `json:"transactions"`
 		Partitions         []PartitionJSON `json:"partitions"`
 		// Hidden is Snapshot.Hidden (ACLs hide some transactional ids).
@@ -26,8 +27,39 @@ type (
 		Partitions      []TopicPartition `json:"partitions"`
 		CommitsSeen     int              `json:"commits_seen"`
 		AbortsSeen      int              `json:"aborts_seen"`
+		// The outcomes whose minute is less than 5 (60) minutes old
+		// (IDStats.Window).
+		Commits5m  int `json:"commits_5m"`
+		Aborts5m   int `json:"aborts_5m"`
+		Commits60m int `json:"commits_60m"`
+		Aborts60m  int `json:"aborts_60m"`
+		// RecentTransactions are the id's last finished transactions, oldest
+		// first, [] when none.
+		RecentTransactions []FinishedTxnJSON `json:"recent_transactions"`
 		// Problems are the list's problem lines (Problems), [] when none.
 		Problems []string `json:"problems"`
+	}
+	// HistoryJSON says where the history comes from (Snapshot.Source).
+	HistoryJSON struct {
+		// Source is "coordinator log" or "polls".
+		Source string `json:"source"`
+		// Why the log is not the source ("" when it is).
+		Why string `json:"why"`
+		// LogSince is the oldest record the log still holds, null when unknown.
+		LogSince *time.Time `json:"log_since"`
+	}
+	// FinishedTxnJSON is one finished transaction (FinishedTxn); begin,
+	// duration_ms and partitions are null when the source did not tell.
+	FinishedTxnJSON struct {
+		Begin      *time.Time `json:"begin"`
+		End        time.Time  `json:"end"`
+		DurationMs *int64     `json:"duration_ms"`
+		// Outcome is who ended it: "committed", "aborted" (by its producer),
+		// "aborted at timeout", "fenced" or "force-terminated".
+		Outcome       EventKind `json:"outcome"`
+		Partitions    *int32    `json:"partitions"`
+		ProducerID    int64     `json:"producer_id"`
+		ProducerEpoch int16     `json:"producer_epoch"`
 	}
 	PartitionJSON struct {
 		Topic            string `json:"topic"`
@@ -85,6 +117,37 @@ func ExportFrame(s *Snapshot) SnapshotJSON {
 		v := s.BrokerMaxTimeoutMs
 		out.BrokerMaxTimeoutMs = &v
 	}
+	out.History = HistoryJSON{Source: "polls", Why: s.Source.Why}
+	if s.Source.Log {
+		out.History.Source = "coordinator log"
+	}
+	if !s.Source.Since.IsZero() {
+		t := s.Source.Since.UTC()
+		out.History.LogSince = &t
+	}
+	return out
+}
+
+// exportFinished is the id's finished transactions, [] when none.
+func exportFinished(st IDStats) []FinishedTxnJSON {
+	fs := st.Finished()
+	out := make([]FinishedTxnJSON, 0, len(fs))
+	for _, f := range fs {
+		j := FinishedTxnJSON{End: f.End().UTC(), Outcome: f.Kind, ProducerID: f.ProducerID, ProducerEpoch: f.ProducerEpoch}
+		if b, ok := f.Begun(); ok {
+			b = b.UTC()
+			j.Begin = &b
+		}
+		if d, ok := f.Duration(); ok {
+			ms := d.Milliseconds()
+			j.DurationMs = &ms
+		}
+		if f.Parts >= 0 {
+			p := f.Parts
+			j.Partitions = &p
+		}
+		out = append(out, j)
+	}
 	return out
 }
 
@@ -95,8 +158,11 @@ func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON 
 		TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 		Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
 		CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
-		Problems: Problems(*t, st, s, q, now),
+		Problems:           Problems(*t, st, s, q, now),
+		RecentTransactions: exportFinished(st),
 	}
+	win := st.Window(now)
+	j.Commits5m, j.Aborts5m, j.Commits60m, j.Aborts60m = win.Commits5m, win.Aborts5m, win.Commits60m, win.Aborts60m
 	if j.Problems == nil {
 		j.Problems = []string{}
 	}

@@ -43,7 +43,7 @@ func TestExportJSONSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,partitions,taken_at,transactions" {
+	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,history,partitions,taken_at,transactions" {
 		t.Errorf("top-level keys = %s", got)
 	}
 	if doc["taken_at"] != "2026-03-01T11:59:59Z" || doc["bootstrap"] != s.Bootstrap || doc["broker_max_timeout_ms"] != 900000.0 {
@@ -53,7 +53,8 @@ func TestExportJSONSchema(t *testing.T) {
 	if len(txns) != 3 {
 		t.Fatalf("transactions = %d", len(txns))
 	}
-	const txnKeys = "aborts_seen,age_ms,commits_seen,coordinator,partitions,problems,producer_epoch,producer_id,start_time,state,timeout_ms,timeout_ratio,transactional_id"
+	const txnKeys = "aborts_5m,aborts_60m,aborts_seen,age_ms,commits_5m,commits_60m,commits_seen,coordinator,partitions,problems," +
+		"producer_epoch,producer_id,recent_transactions,start_time,state,timeout_ms,timeout_ratio,transactional_id"
 	byID := map[string]map[string]any{}
 	for _, x := range txns {
 		m := x.(map[string]any)
@@ -150,8 +151,67 @@ func TestExportEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,"transactions":[],"partitions":[]}`
+	want := `{"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
+		`"history":{"source":"polls","why":"","log_since":null},"transactions":[],"partitions":[]}`
 	if string(b) != want {
 		t.Errorf("empty export =\n%s\nwant\n%s", b, want)
+	}
+}
+
+// TestExportLogHistory: with the log as the source, the document says so and
+// each id carries its finished transactions as the log told them, and its
+// recent counts.
+func TestExportLogHistory(t *testing.T) {
+	now := t0
+	s := snap(now, Txn{ID: "busy", State: CompleteCommit, ProducerID: 7, ProducerEpoch: 3},
+		Txn{ID: "polled", State: CompleteAbort, ProducerID: 8})
+	s.Source = Source{Log: true, Since: now.Add(-2 * time.Hour)}
+	h := NewHistory(64)
+	h.Add([]Event{
+		logged(now.Add(-10*time.Minute), "busy", TimedOut, now.Add(-11*time.Minute), 2),
+		logged(now.Add(-time.Second), "busy", Committed, now.Add(-1250*time.Millisecond), 3),
+		{At: now.Add(-time.Minute), ID: "polled", Kind: Aborted, ProducerID: 8},
+	})
+	b, err := json.Marshal(Export(s, h, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		History      map[string]any   `json:"history"`
+		Transactions []map[string]any `json:"transactions"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.History["source"] != "coordinator log" || doc.History["why"] != "" || doc.History["log_since"] != "2026-03-01T10:00:00Z" {
+		t.Errorf("history = %v", doc.History)
+	}
+	busy, polled := doc.Transactions[0], doc.Transactions[1]
+	if busy["commits_5m"] != 1.0 || busy["aborts_5m"] != 0.0 || busy["commits_60m"] != 1.0 || busy["aborts_60m"] != 1.0 ||
+		busy["commits_seen"] != 1.0 || busy["aborts_seen"] != 1.0 {
+		t.Errorf("busy counts = %v", busy)
+	}
+	rs := busy["recent_transactions"].([]any)
+	if len(rs) != 2 {
+		t.Fatalf("busy recent = %v", rs)
+	}
+	last := rs[1].(map[string]any)
+	if keys(last) != "begin,duration_ms,end,outcome,partitions,producer_epoch,producer_id" ||
+		last["begin"] != "2026-03-01T11:59:58.75Z" || last["end"] != "2026-03-01T11:59:59Z" || last["duration_ms"] != 250.0 ||
+		last["outcome"] != "committed" || last["partitions"] != 3.0 || last["producer_id"] != 7.0 || last["producer_epoch"] != 3.0 {
+		t.Errorf("busy's last transaction = %v", last)
+	}
+	if first := rs[0].(map[string]any); first["outcome"] != "aborted at timeout" || first["duration_ms"] != 60000.0 {
+		t.Errorf("busy's first transaction = %v", first)
+	}
+	// From polls: the begin and the partitions were never told.
+	p := polled["recent_transactions"].([]any)[0].(map[string]any)
+	if p["begin"] != nil || p["duration_ms"] != nil || p["partitions"] != nil || p["outcome"] != "aborted" {
+		t.Errorf("polled transaction = %v", p)
+	}
+
+	s.Source = Source{Why: "no READ on __transaction_state"}
+	if got := Export(s, h, now).History; got.Source != "polls" || got.Why != "no READ on __transaction_state" || got.LogSince != nil {
+		t.Errorf("polls history = %+v", got)
 	}
 }

@@ -62,6 +62,7 @@ func (s *detailScreen) sync() {
 	st := e.hist.Stats(t.ID)
 	d := views.DetailData{
 		Txn: t, Gone: !found, Stats: st, Now: e.now, Loc: e.loc, ReadOnly: e.o.ReadOnly,
+		Source: e.data.snap.Source, Since: e.hist.Since(),
 		// The list's query only lends its checkpoint interval here.
 		Problems: model.Problems(t, st, e.data.snap, model.Query{CheckpointInterval: e.o.CheckpointInterval}, e.now),
 		Parts:    model.TxnPartitions(t, e.data.snap, e.data.byPID),

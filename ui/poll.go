@@ -115,7 +115,7 @@ func (m *Model) refresh() tea.Cmd {
 		if next != prev {
 			model.ShareStrings(prev, next)
 		}
-		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: model.Diff(prev, next)}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: eventsOf(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
 			msg.baseline.Baseline(next)
@@ -123,6 +123,20 @@ func (m *Model) refresh() tea.Cmd {
 		msg.took = now().Sub(start) // reading the cluster and working out the screens' data
 		return msg
 	}
+}
+
+// eventsOf is what happened between prev and next for the history: what the
+// coordinators' log says when it is next's source, even when prev came from
+// polls (a Diff across the switch would guess what the log tells exactly);
+// otherwise the Diff of the two polls.
+func eventsOf(prev, next *model.Snapshot) []model.Event {
+	if next.Source.Log {
+		if prev == nil {
+			return nil // the first snapshot is a baseline either way
+		}
+		return next.Events
+	}
+	return model.Diff(prev, next)
 }
 
 // probe asks whether the cluster answers at all.

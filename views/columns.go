@@ -58,7 +58,7 @@ func ListColumns() []Column[Row] {
 			return Timeout(r.Txn.Timeout())
 		}},
 		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 26, Text: ratioText, Cell: gaugeCell},
-		{Name: "LAST", Width: 9, Drop: 3, Text: func(r Row) string { return Outcome(r.Stats.Last) },
+		{Name: "LAST", Width: 9, Drop: 3, Text: func(r Row) string { return lastText(r.Stats.Last) },
 			Style: func(r Row, st *Styles) Ink { return EventStyle(r.Stats.Last, st) }},
 		{Name: "SEEN C/A", Width: 9, Right: true, Drop: 2, Text: func(r Row) string {
 			if r.Stats.Commits == 0 && r.Stats.Aborts == 0 {
@@ -73,6 +73,14 @@ func ListColumns() []Column[Row] {
 			return strconv.Itoa(int(r.Txn.Coordinator))
 		}},
 	}
+}
+
+// lastText is the LAST column's outcome, in its 9 cells.
+func lastText(k model.EventKind) string {
+	if k == model.ForceTerminated {
+		return "forced"
+	}
+	return Outcome(k)
 }
 
 func producerText(r Row) string {
@@ -171,12 +179,14 @@ func StateStyle(s model.State, st *Styles) Ink {
 	return st.StateIdle
 }
 
-// EventStyle colours an event kind.
+// EventStyle colours an event kind; the log's steps inside a transaction
+// (partitions added, prepare-*) and the id's life (initialized, expired)
+// are dim.
 func EventStyle(k model.EventKind, st *Styles) Ink {
 	switch k {
 	case model.Committed:
 		return st.StateCommit
-	case model.TimedOut, model.Fenced:
+	case model.TimedOut, model.Fenced, model.ForceTerminated:
 		return st.Danger
 	case model.Aborted:
 		return st.StateAbort

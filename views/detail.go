@@ -16,9 +16,13 @@ import (
 // assembles it from the snapshot (model.TxnPartitions decides the rows and
 // what an abort on each would hit); this file only lays it out.
 type DetailData struct {
-	Txn      model.Txn
-	Gone     bool // the coordinator no longer lists the id: the last known state is shown
-	Stats    model.IDStats
+	Txn   model.Txn
+	Gone  bool // the coordinator no longer lists the id: the last known state is shown
+	Stats model.IDStats
+	// Source is where the history comes from; Since is when txnscope began
+	// keeping it (the zero time when unknown).
+	Source   model.Source
+	Since    time.Time
 	Problems []string
 	Parts    []model.TxnPartition
 	Now      time.Time
@@ -147,6 +151,10 @@ func buildDetail(d DetailData, w int, st Styles) detailDoc {
 		}
 	}
 	add("")
+	for _, l := range txnsSection(d, w, st) {
+		add(l)
+	}
+	add("")
 	add(st.Section.Render(" RECENT EVENTS OF THIS ID"))
 	if len(d.Stats.Recent) == 0 {
 		add(st.Dim.Render("   none seen since txnscope started"))
@@ -195,7 +203,6 @@ func fields(d DetailData) []field {
 		{"partitions", strconv.Itoa(len(t.Partitions))},
 		{"described", yes(t.Described)},
 		{"last outcome", last},
-		{"seen", fmt.Sprintf("%d commits · %d aborts", d.Stats.Commits, d.Stats.Aborts)},
 	}
 	if t.Outcome() != "" {
 		fs = append(fs, field{"log says", string(t.Outcome())})

@@ -42,6 +42,11 @@ func EventLine(e model.Event, loc *time.Location, w int, st Styles) string {
 	kind := pad(string(e.Kind), 18, false)
 	line := "  " + st.Dim.Render(Clock(e.At, loc)) + "  " + EventStyle(e.Kind, &st).Render(kind) + " " +
 		name(e.ID) + st.Dim.Render(fmt.Sprintf("  pid %d/%s", e.ProducerID, eventEpoch(e)))
+	// A logged event's time is the coordinator's, and an end it reports
+	// knows when its transaction began.
+	if e.Kind.Ends() && !e.Begun.IsZero() && !e.At.Before(e.Begun) {
+		line += st.Dim.Render("  took " + Elapsed(e.At.Sub(e.Begun)))
+	}
 	if e.Detail != "" {
 		line += st.Dim.Render("  " + oneLine(e.Detail))
 	}

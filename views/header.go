@@ -30,6 +30,8 @@ type Summary struct {
 	PIDWidth int
 	// Pending is how many ids are listed but not described yet.
 	Pending int
+	// Source is where the states and the history come from.
+	Source model.Source
 }
 
 // countOrder is the order states are listed in the header.
@@ -44,7 +46,7 @@ func Summarize(s *model.Snapshot) Summary {
 		return Summary{}
 	}
 	counts := s.StateCounts()
-	out := Summary{Brokers: s.Brokers, Total: len(s.Txns), Hidden: s.Hidden}
+	out := Summary{Brokers: s.Brokers, Total: len(s.Txns), Hidden: s.Hidden, Source: s.Source}
 	for _, st := range countOrder {
 		if n := counts[st]; n > 0 || st == model.Ongoing {
 			out.Counts = append(out.Counts, StateCount{st, n})
@@ -128,7 +130,11 @@ func Header(d HeaderData, w int, st Styles) string {
 	if d.Conn.Loaded {
 		left += st.Dim.Render(fmt.Sprintf(" · %d brokers", d.Sum.Brokers))
 	}
-	lines := []string{Spread(left, connText(d, st), w), Spread(countsLine(d, st), oldestText(d, st), w)}
+	right := connText(d, st)
+	if d.Conn.Loaded {
+		left += historyText(d.Sum.Source, w-cells(right)-1-cells(left), st)
+	}
+	lines := []string{Spread(left, right, w), Spread(countsLine(d, st), oldestText(d, st), w)}
 	if HeaderHeight(d) == 3 {
 		var notes []string
 		if d.Conn.Err != "" {
@@ -140,6 +146,31 @@ func Header(d HeaderData, w int, st Styles) string {
 		lines = append(lines, strings.Join(notes, st.Dim.Render(" · ")))
 	}
 	return Block(lines, w, len(lines))
+}
+
+// historyText says where the history comes from, in the longest form that
+// fits in room cells (none when even the shortest does not): the reason the
+// log is not read goes first, the detail's TRANSACTIONS says it in full.
+func historyText(src model.Source, room int, st Styles) string {
+	const sep = " · "
+	forms := []string{"coordinator log", "log"}
+	if !src.Log {
+		forms = []string{"polls", "polls"}
+	}
+	label := st.Dim.Render(sep+"history: ") + st.Bold.Render(forms[0])
+	long := cells(sep + "history: " + forms[0])
+	if why := oneLine(src.Why); why != "" && !src.Log && room >= long+cells(sep)+12 {
+		return label + st.Dim.Render(sep+Clip(why, room-long-cells(sep)))
+	}
+	switch {
+	case room >= long:
+		return label
+	case room >= cells(sep+"history: "+forms[1]):
+		return st.Dim.Render(sep+"history: ") + st.Bold.Render(forms[1])
+	case room >= cells(sep+forms[1]):
+		return st.Dim.Render(sep) + st.Bold.Render(forms[1])
+	}
+	return ""
 }
 
 func connText(d HeaderData, st Styles) string {
