@@ -305,7 +305,7 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 		want[e.ID] = append(want[e.ID], string(e.Kind)+" "+e.Detail)
 	}
 	// A replay of the log (snapshot --since, the TUI's replay) tells it too.
-	replayed, complete, _, err := s.c.Replay(ctx, time.Now().Add(-time.Hour))
+	replayed, complete, _, err := s.c.Replay(ctx, time.Now().Add(-time.Hour), 0)
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}

@@ -126,11 +126,11 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error
 }
 
 // Replay reads the coordinators' log from its start to its end and returns
-// the events it still holds at or after since (model.Replay): complete is
-// the time from which they are all there, oldest the time of the oldest
-// record.
-func (c *Client) Replay(ctx context.Context, since time.Time) (evs []model.Event, complete, oldest time.Time, err error) {
-	r := model.NewReplay(since)
+// the newest limit (0: all) of the events it still holds at or after since
+// (model.Replay): complete is the time from which they are all there, oldest
+// the time of the oldest record.
+func (c *Client) Replay(ctx context.Context, since time.Time, limit int) (evs []model.Event, complete, oldest time.Time, err error) {
+	r := model.NewReplay(since, limit)
 	if err := c.ReadTxnLog(ctx, r.Add); err != nil {
 		return nil, time.Time{}, time.Time{}, err
 	}

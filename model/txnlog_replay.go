@@ -14,6 +14,7 @@ import (
 type Replay struct {
 	log   *TxnLog
 	since time.Time
+	limit int // keep the newest limit events (0: all)
 	evs   []Event
 	runs  map[int32]logRun
 	// oldest is the time of the oldest record read.
@@ -26,9 +27,10 @@ type logRun struct {
 	from time.Time // the time of the run's first record
 }
 
-// NewReplay keeps the events at or after since.
-func NewReplay(since time.Time) *Replay {
-	return &Replay{log: NewTxnLog(), since: since, runs: map[int32]logRun{}}
+// NewReplay keeps the events at or after since, the newest limit of them
+// (all when limit is 0): at 500,000 ids the log holds millions.
+func NewReplay(since time.Time, limit int) *Replay {
+	return &Replay{log: NewTxnLog(), since: since, limit: limit, runs: map[int32]logRun{}}
 }
 
 // Add takes the next record of its partition in, in offset order.
@@ -57,6 +59,18 @@ func (r *Replay) keep(evs []Event) {
 			r.evs = append(r.evs, e)
 		}
 	}
+	// Trimming to the newest limit so far never drops one of the newest
+	// limit of all.
+	if r.limit > 0 && len(r.evs) >= 2*r.limit {
+		r.trim()
+	}
+}
+
+func (r *Replay) trim() {
+	slices.SortStableFunc(r.evs, func(a, b Event) int { return a.At.Compare(b.At) })
+	if r.limit > 0 && len(r.evs) > r.limit {
+		r.evs = slices.Clone(r.evs[len(r.evs)-r.limit:])
+	}
 }
 
 // Events are the events kept, oldest first, and the time from which they are
@@ -69,6 +83,6 @@ func (r *Replay) Events() (evs []Event, complete, oldest time.Time) {
 			complete = run.from
 		}
 	}
-	slices.SortStableFunc(r.evs, func(a, b Event) int { return a.At.Compare(b.At) })
+	r.trim()
 	return r.evs, complete, r.oldest
 }

@@ -234,7 +234,7 @@ func TestTxnLogRowsFollowExpiryAndNewIDs(t *testing.T) {
 func TestReplayKeepsTheWindowAndSaysWhereItIsComplete(t *testing.T) {
 	at := func(r TxnLogRecord, part int32, off int64) TxnLogRecord { r.Partition, r.Offset = part, off; return r }
 	other := func(r TxnLogRecord) TxnLogRecord { r.ID = "b"; return r }
-	rp := NewReplay(time.Unix(100, 0))
+	rp := NewReplay(time.Unix(100, 0), 0)
 	for _, r := range []TxnLogRecord{
 		// partition 0: compacted up to offset 7, a commit of long ago left
 		at(rec(CompleteCommit, 1, 10, 20), 0, 3),
@@ -261,5 +261,24 @@ func TestReplayKeepsTheWindowAndSaysWhereItIsComplete(t *testing.T) {
 	}
 	if !complete.Equal(time.Unix(95, 0)) || !oldest.Equal(time.Unix(20, 0)) {
 		t.Fatalf("complete since %s, oldest %s; want 95 s and 20 s", complete, oldest)
+	}
+}
+
+// A replay bounded to the newest events keeps exactly those, whatever the
+// order the partitions come in.
+func TestReplayKeepsTheNewest(t *testing.T) {
+	rp := NewReplay(time.Time{}, 3)
+	for i, sec := range []int64{50, 10, 70, 20, 60, 30, 80, 40} {
+		r := rec(CompleteCommit, 1, sec-1, sec)
+		r.ID, r.Partition = fmt.Sprint(i), int32(i%2)
+		rp.Add(r)
+	}
+	evs, _, _ := rp.Events()
+	var got []int64
+	for _, e := range evs {
+		got = append(got, e.At.Unix())
+	}
+	if !slices.Equal(got, []int64{60, 70, 80}) {
+		t.Fatalf("kept %v, want the newest three", got)
 	}
 }
