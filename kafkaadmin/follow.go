@@ -86,7 +86,9 @@ func (f *follower) run(c *Client) error {
 	cl, err := kgo.NewClient(append(slices.Clip(c.opts),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnStateTopic: want}),
 		kgo.FetchIsolationLevel(kgo.ReadUncommitted()),
-		kgo.FetchMaxBytes(64<<20))...)
+		// A few MB in flight: at 500,000 ids the log is 300 MB, and the
+		// reader must not hold much of it at once.
+		kgo.FetchMaxBytes(4<<20), kgo.MaxBufferedBytes(8<<20))...)
 	if err != nil {
 		return err
 	}

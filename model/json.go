@@ -11,6 +11,9 @@ type (
 		History            HistoryJSON     `json:"history"`
 		Transactions       []TxnJSON       `json:"transactions"`
 		Partitions         []PartitionJSON `json:"partitions"`
+		// Replay is what the coordinators' log holds since a time (snapshot
+		// --since); absent otherwise.
+		Replay *ReplayJSON `json:"replay,omitempty"`
 		// Hidden is Snapshot.Hidden (ACLs hide some transactional ids).
 		Hidden string `json:"hidden,omitempty"`
 	}

@@ -38,27 +38,64 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	if s.Hidden != "" && c.output != "json" {
 		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(s.Hidden))
 	}
-	// One poll sees no events; the baseline counts each id's latest outcome, the
-	// only one the coordinator keeps.
-	h := model.NewHistory(1)
-	h.Baseline(s)
 	now := s.TakenAt
 	if now.IsZero() {
 		now = time.Now()
 	}
+	h := model.NewHistory(1)
+	var rp *replay
+	if c.since > 0 {
+		// The log tells every outcome of the window, and who ended it.
+		if rp, err = replayLog(ctx, cl, now.Add(-c.since)); err != nil {
+			return err
+		}
+		s.Source = model.Source{Log: true, Since: rp.oldest}
+		h.Add(rp.evs)
+	} else {
+		// One poll sees no events; the baseline counts each id's latest
+		// outcome, the only one the coordinator keeps.
+		s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
+		h.Baseline(s)
+	}
 	q := model.Query{CheckpointInterval: c.checkpointInterval}
-	if err := writeSnapshot(stdout, c.output, s, h, q, now); err != nil {
+	if err := writeSnapshot(stdout, c.output, s, h, q, now, rp); err != nil {
 		return fmt.Errorf("writing the snapshot: %w", err)
 	}
 	return nil
 }
 
-// writeSnapshot prints s as output ("json" or the table).
-func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
-	if output == "json" {
-		return streamJSON(w, s, h, q, now)
+// replayLimit bounds the events a snapshot lists: an hour of 500,000 Flink
+// ids is millions.
+const replayLimit = 100000
+
+// replay is what the coordinators' log holds of a window.
+type replay struct {
+	since, complete, oldest time.Time
+	evs                     []model.Event
+}
+
+func replayLog(ctx context.Context, cl *kafkaadmin.Client, since time.Time) (*replay, error) {
+	evs, complete, oldest, err := cl.Replay(ctx, since, replayLimit)
+	if err != nil {
+		return nil, fmt.Errorf("--since: cannot replay the coordinators' log: %w", err)
 	}
-	return views.PlainTableQuery(w, s, h, q, now)
+	return &replay{since: since, complete: complete, oldest: oldest, evs: evs}, nil
+}
+
+// writeSnapshot prints s as output ("json" or the table), and the replay
+// when there is one.
+func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.History, q model.Query, now time.Time, rp *replay) error {
+	if output == "json" {
+		var r *model.ReplayJSON
+		if rp != nil {
+			r = model.ExportReplay(rp.evs, rp.since, rp.complete, rp.oldest, replayLimit)
+		}
+		return streamJSON(w, s, h, q, now, r)
+	}
+	if err := views.PlainTableQuery(w, s, h, q, now); err != nil || rp == nil {
+		return err
+	}
+	return views.PlainReplay(w, rp.evs, rp.since, rp.complete, replayLimit)
 }
 
 // streamJSON writes what writeJSON writes for model.ExportQuery, byte for
@@ -66,7 +103,7 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 // frame (model.ExportFrame, both lists empty) is encoded whole, so its fields
 // keep the schema's order; each row is encoded on its own, indented at its
 // depth, and written into the frame's empty list through one buffer.
-func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
+func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time, r *model.ReplayJSON) error {
 	var row bytes.Buffer
 	var indented []byte
 	enc := json.NewEncoder(&row)
@@ -82,7 +119,9 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 		indented = append(indentJSON(indented[:0], bytes.TrimSuffix(row.Bytes(), []byte("\n")), prefix), '\n')
 		return escape.JSON(indented), nil
 	}
-	frame, err := encode(model.ExportFrame(s), "")
+	doc := model.ExportFrame(s)
+	doc.Replay = r
+	frame, err := encode(doc, "")
 	if err != nil {
 		return err
 	}

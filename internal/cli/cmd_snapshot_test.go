@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -97,7 +98,7 @@ func TestStreamJSONSameBytes(t *testing.T) {
 	check := func(t *testing.T, s *model.Snapshot, h *model.History, q model.Query) {
 		t.Helper()
 		var got bytes.Buffer
-		if err := streamJSON(&got, s, h, q, benchAt); err != nil {
+		if err := streamJSON(&got, s, h, q, benchAt, nil); err != nil {
 			t.Fatal(err)
 		}
 		want := wholeJSON(t, s, h, q, benchAt)
@@ -134,7 +135,7 @@ func (w *failingWriter) Write([]byte) (int, error) { w.writes++; return 0, error
 func TestStreamJSONStopsOnWriteError(t *testing.T) {
 	s, h := flinkScale(50_000)
 	w := &failingWriter{}
-	if err := streamJSON(w, s, h, model.Query{}, benchAt); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+	if err := streamJSON(w, s, h, model.Query{}, benchAt, nil); err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Fatalf("err = %v, want the write error", err)
 	}
 	if w.writes != 1 {
@@ -171,6 +172,41 @@ func TestIndentJSON(t *testing.T) {
 			if got := indentJSON(nil, compact, prefix); !bytes.Equal(got, want.Bytes()) {
 				t.Errorf("prefix %q, %s:\ngot  %s\nwant %s", prefix, compact, got, want.Bytes())
 			}
+		}
+	}
+}
+
+// TestStreamJSONWithReplay: snapshot --since's replay rides in the streamed
+// frame after the lists: valid JSON, the events as exported, hostile ids
+// written out.
+func TestStreamJSONWithReplay(t *testing.T) {
+	s := &model.Snapshot{TakenAt: benchAt}
+	var evs []model.Event
+	for i, id := range hostile {
+		evs = append(evs, model.Event{At: benchAt.Add(time.Duration(i) * time.Second), ID: id, Kind: model.Committed,
+			Logged: true, Begun: benchAt, Parts: 2, Detail: id})
+	}
+	r := model.ExportReplay(evs, benchAt.Add(-time.Hour), benchAt, benchAt.Add(-2*time.Hour), 100)
+	var got bytes.Buffer
+	if err := streamJSON(&got, s, model.NewHistory(1), model.Query{}, benchAt, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc model.SnapshotJSON
+	if err := json.Unmarshal(got.Bytes(), &doc); err != nil {
+		t.Fatalf("not valid JSON: %v\n%s", err, got.Bytes())
+	}
+	if doc.Replay == nil || len(doc.Replay.Events) != len(hostile) || doc.Replay.Limit != 100 ||
+		doc.Replay.CompleteSince == nil || !doc.Replay.CompleteSince.Equal(benchAt) {
+		t.Fatalf("replay %+v", doc.Replay)
+	}
+	for i, e := range doc.Replay.Events {
+		if (utf8.ValidString(hostile[i]) && e.TransactionalID != hostile[i]) || e.DurationMs == nil || *e.DurationMs != int64(i)*1000 || *e.Partitions != 2 {
+			t.Errorf("event %d: %+v", i, e)
+		}
+	}
+	for _, bad := range []string{"\x1b", "\u0085", "\u202e", "\u2028", "\x7f"} {
+		if bytes.Contains(got.Bytes(), []byte(bad)) {
+			t.Errorf("raw %q in the output", bad)
 		}
 	}
 }

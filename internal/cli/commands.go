@@ -65,7 +65,7 @@ func init() {
 		{cmd: cmdDemoHeadless, synopsis: `the demo cluster without the UI, until SIGINT/SIGTERM; stdout starts "bootstrap: HOST:PORT,..."`,
 			flags: []string{"headless"}, why: "it runs the cluster without the UI", run: runHeadless},
 		{cmd: cmdSnapshot, synopsis: "print every transaction once and exit",
-			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval"}), run: runSnapshot},
+			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since"}), run: runSnapshot},
 		{cmd: cmdList, synopsis: "list the transactions the coordinators know, with their state", oneShot: true,
 			shape: "[--duration-filter MS] [--transactional-id-pattern REGEX]",
 			flags: slices.Concat(readFlags, []string{"duration-filter", "transactional-id-pattern"}), run: withClient(runList)},

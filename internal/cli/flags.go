@@ -30,6 +30,8 @@ type config struct {
 	output    string // snapshot: "table" or "json"
 	// checkpointInterval is zero when not given.
 	checkpointInterval time.Duration
+	// since: snapshot replays the coordinators' log over it (zero: not).
+	since time.Duration
 	headless           bool
 	help               bool
 	version            bool
@@ -61,6 +63,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.StringVarP(&c.output, "output", "o", "table", "output of snapshot and the one-shot commands: `table|json`")
 	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0, fmt.Sprintf(
 		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
+	fs.DurationVar(&c.since, "since", 0,
+		"snapshot: also replay what the coordinators' log (__transaction_state, needs READ) still holds of the last `DURATION` (e.g. 1h, at most a year): every commit and abort, and who ended it")
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
@@ -183,6 +187,9 @@ const (
 	// maxCheckpointInterval: no Flink job checkpoints less than daily, and
 	// transaction timeouts are compared with twice the interval.
 	maxCheckpointInterval = 24 * time.Hour
+	// maxSince: the log keeps a transactional id a week by default
+	// (transactional.id.expiration.ms); a year covers any setting.
+	maxSince = 366 * 24 * time.Hour
 )
 
 // checkDurations refuses a duration out of its flag's bounds, and a number
@@ -199,6 +206,7 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 		{"refresh", c.refresh, minRefresh, maxRefresh, ": every refresh scans the whole cluster"},
 		{"timeout", c.timeout, kafkaadmin.MinTimeout, kafkaadmin.MaxTimeout, ""},
 		{"checkpoint-interval", c.checkpointInterval, time.Nanosecond, maxCheckpointInterval, ""},
+		{"since", c.since, time.Millisecond, maxSince, ""},
 	} {
 		switch {
 		case !fs.Changed(d.name):

@@ -139,7 +139,7 @@ func BenchmarkSnapshotOutput(b *testing.B) {
 						stop := heapPeak()
 						c0 := cpuTime()
 						b.StartTimer()
-						if err := writeSnapshot(w, output, s, h, model.Query{}, benchAt); err != nil {
+						if err := writeSnapshot(w, output, s, h, model.Query{}, benchAt, nil); err != nil {
 							b.Fatal(err)
 						}
 						b.StopTimer()
