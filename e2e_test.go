@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
+	"github.com/txnscope/txnscope/model"
 )
 
 // asMain makes the test binary run main() instead of the tests, so that the
@@ -308,5 +309,32 @@ func TestE2EDemoHeadless(t *testing.T) {
 				t.Fatalf("still running 30s after %s", sig)
 			}
 		})
+	}
+}
+
+// TestE2ESnapshotSinceWithoutTheLog: kfake keeps no coordinators' log, so
+// --since has nothing to replay: one line that says why, a non-zero exit,
+// nothing on stdout. Without --since, the same cluster prints as always and
+// says its history is one read.
+func TestE2ESnapshotSinceWithoutTheLog(t *testing.T) {
+	_, bs := kafkatest.NewCluster(t)
+	kafkatest.OpenTxn(t, bs, "e2e-sink-0-7", "orders", time.Minute)
+	bootstrap := strings.Join(bs, ",")
+	r := runProgram(t, "snapshot", "--since", "1h", "-b", bootstrap, "--timeout", "5s")
+	const want = "txnscope: --since: cannot replay the coordinators' log: the cluster has no __transaction_state\n"
+	if r.code == 0 || r.stdout != "" || r.stderr != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	for _, bad := range [][]string{{"snapshot", "--since", "0s"}, {"snapshot", "--since", "-1h"}, {"snapshot", "--since", "9000h"}, {"list", "--since", "1h"}} {
+		r := runProgram(t, append(bad, "-b", bootstrap)...)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		if r.code != 2 || !strings.HasPrefix(first, "txnscope: ") || !strings.Contains(first, "--since") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error about --since", bad, r.code, first)
+		}
+	}
+	r = runProgram(t, "snapshot", "-o", "json", "-b", bootstrap, "--timeout", "5s")
+	var doc model.SnapshotJSON
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.History.Source != "polls" || !strings.Contains(doc.History.Why, "--since") {
+		t.Fatalf("history %+v (%v)", doc.History, err)
 	}
 }

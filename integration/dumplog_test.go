@@ -36,7 +36,7 @@ func TestParseDumpLog(t *testing.T) {
 		{ID: "probe-0", ProducerID: 0, ProducerEpoch: 0, TimeoutMs: 900000, State: model.Ongoing, StartMs: 1796079549318,
 			LastUpdateMs: 1796079549318, PrevProducerID: 0, NextProducerID: 7, NextProducerEpoch: 1, ClientTxnVersion: 2,
 			Partitions: []model.TopicPartition{{Topic: "t1", Partition: 0}, {Topic: "t2", Partition: 1}, {Topic: "t2", Partition: 3}},
-			Partition: 15, Offset: 1},
+			Partition:  15, Offset: 1},
 		{ID: `x" payload: <DELETE>`, ProducerID: 5, ProducerEpoch: 2, TimeoutMs: 60000, State: model.CompleteAbort, StartMs: 8,
 			LastUpdateMs: 9, PrevProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1, Partition: 3, Offset: 7},
 		{ID: "gone", Tombstone: true, Partition: 3, Offset: 8},

@@ -31,10 +31,10 @@ type config struct {
 	// checkpointInterval is zero when not given.
 	checkpointInterval time.Duration
 	// since: snapshot replays the coordinators' log over it (zero: not).
-	since time.Duration
-	headless           bool
-	help               bool
-	version            bool
+	since    time.Duration
+	headless bool
+	help     bool
+	version  bool
 	// one holds the one-shot commands' flags (oneshotflags.go).
 	one oneShot
 	// sec holds the TLS and SASL flags as given, security what they and the

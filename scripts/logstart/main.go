@@ -5,11 +5,13 @@
 //   - ready: from the start until the states are whole: with the log, the
 //     first snapshot made from it (the log read to its end); with polls, the
 //     first snapshot in which every id is described;
+//
 //   - steady: the median of -runs Polls after that, and the CPU they took;
+//
 //   - memory: the live heap after a collection, and the peak RSS (VmHWM).
 //
-//	go run ./scripts/logstart -bootstrap 127.0.0.1:9092 -mode log
-//	go run ./scripts/logstart -bootstrap 127.0.0.1:9092 -mode polls
+//     go run ./scripts/logstart -bootstrap 127.0.0.1:9092 -mode log
+//     go run ./scripts/logstart -bootstrap 127.0.0.1:9092 -mode polls
 //
 // It prints one line: mode, ids, ready ms, steady median ms, steady CPU ms
 // per Poll, live heap MB, peak RSS MB.

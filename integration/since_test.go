@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// TestBinarySnapshotSince runs `txnscope snapshot --since 10m` against the
+// real broker: the replay lists a commit, a producer's abort and a timeout
+// of the window with the coordinator's times and who ended each; the rows
+// count them; the table prints the same events under the table.
+func TestBinarySnapshotSince(t *testing.T) {
+	t.Parallel()
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	bin := buildTxnscope(ctx, t)
+	tp := topicOn(ctx, t, newAdmin(t, bootstrap))
+	id := name(t, "txn")
+	p := producer(t, bootstrap, id, 2*time.Second)
+	openTxn(ctx, t, p, tp, 1, "c")
+	endTxn(ctx, t, p, true)
+	openTxn(ctx, t, p, tp, 1, "a")
+	endTxn(ctx, t, p, false)
+	openTxn(ctx, t, p, tp, 1, "t") // left to time out
+
+	var doc model.SnapshotJSON
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		out := mustRun(ctx, t, bin, "snapshot", "--since", "10m", "-o", "json", "-b", bootstrap)
+		doc = model.SnapshotJSON{}
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		if tx := sinceRow(doc, id); tx != nil && tx.AbortsSeen == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	var got []string
+	for _, e := range doc.Replay.Events {
+		if e.TransactionalID == id && e.Kind.Ends() {
+			got = append(got, string(e.Kind))
+			if e.Begin == nil || e.DurationMs == nil || *e.Partitions != 1 || e.At.Before(*e.Begin) {
+				t.Errorf("event %+v: want its begin, duration and partitions", e)
+			}
+		}
+	}
+	if strings.Join(got, ", ") != "committed, aborted, aborted at timeout" {
+		t.Fatalf("replayed endings %q, want committed, aborted, aborted at timeout", got)
+	}
+	if doc.History.Source != "coordinator log" || doc.Replay.CompleteSince == nil || time.Since(doc.Replay.Since) < 10*time.Minute {
+		t.Errorf("history %+v, replay since %s complete since %v", doc.History, doc.Replay.Since, doc.Replay.CompleteSince)
+	}
+	if tx := sinceRow(doc, id); tx == nil || tx.CommitsSeen != 1 || tx.AbortsSeen != 2 || len(tx.RecentTransactions) != 3 {
+		t.Errorf("row %+v: want 1 commit and 2 aborts seen, 3 recent transactions", tx)
+	}
+
+	table := string(mustRun(ctx, t, bin, "snapshot", "--since", "10m", "-b", bootstrap))
+	for _, want := range []string{"# the coordinators' log since ", "committed", "aborted-at-timeout"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// mustRun runs the binary and returns its stdout, failing on a non-zero exit.
+func mustRun(ctx context.Context, t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	stdout, stderr, code := runBin(ctx, bin, args...)
+	if code != 0 {
+		t.Fatalf("txnscope %s: exit %d\nstderr: %s", strings.Join(args, " "), code, stderr)
+	}
+	return []byte(stdout)
+}
+
+func sinceRow(doc model.SnapshotJSON, id string) *model.TxnJSON {
+	for i := range doc.Transactions {
+		if doc.Transactions[i].TransactionalID == id {
+			return &doc.Transactions[i]
+		}
+	}
+	return nil
+}
