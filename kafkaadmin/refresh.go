@@ -413,7 +413,8 @@ func applyOutcomes(snap *model.Snapshot, ends []ending, outcomes map[string]mode
 // applyHidden says what ACLs leave out of the listings. Consumer groups are
 // read only while something is pinned, so only then can one be missing.
 func applyHidden(snap *model.Snapshot, settings brokerSettings) {
-	if settings.idsHidden {
+	// The coordinators' log shows every id, DESCRIBE or not.
+	if settings.idsHidden && !snap.Source.Log {
 		markHidden(snap)
 	}
 	// A group listed to us whose offsets were refused shows that ListGroups
