@@ -292,7 +292,7 @@ const catchUpWait = 2 * time.Second
 func (c *Client) fromLog(ctx context.Context, early *earlyScan) (txns []model.Txn, evs []model.Event, source model.Source, ok bool) {
 	f := c.followed.Load()
 	if f == nil {
-		return nil, nil, model.Source{}, false
+		return nil, nil, model.Source{Why: "not following the coordinators' log (--history polls)"}, false
 	}
 	source = f.source()
 	if !source.Log {

@@ -46,7 +46,7 @@ func isTerminal(w io.Writer) bool {
 // runTUI opens the UI on the cluster at bootstrap until the user quits or a
 // signal arrives.
 func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer) error {
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout, Security: c.security, FollowLog: true})
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout, Security: c.security, FollowLog: c.history == "auto"})
 	if err != nil {
 		return usageError{err.Error()}
 	}

@@ -42,7 +42,7 @@ var (
 	// clusterFlags: where the cluster is and how to reach it.
 	clusterFlags = slices.Concat([]string{"bootstrap-server", "timeout", "command-config"}, tlsFlagNames, saslFlagNames)
 	// uiFlags: the UI, and the audit log behind its abort dialogs.
-	uiFlags = []string{"refresh", "read-only", "audit-log", "checkpoint-interval"}
+	uiFlags = []string{"refresh", "read-only", "audit-log", "checkpoint-interval", "history"}
 	// readFlags: the one-shot commands' common flags. --read-only goes with
 	// the commands that only read too, so that a wrapper can always pass it.
 	readFlags = slices.Concat(clusterFlags, []string{"output", "read-only"})

@@ -31,7 +31,9 @@ type config struct {
 	// checkpointInterval is zero when not given.
 	checkpointInterval time.Duration
 	// since: snapshot replays the coordinators' log over it (zero: not).
-	since    time.Duration
+	since time.Duration
+	// history: "auto" follows the coordinators' log when it may, "polls" never.
+	history  string
 	headless bool
 	help     bool
 	version  bool
@@ -65,6 +67,8 @@ func flagSet(c *config) *pflag.FlagSet {
 		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
 	fs.DurationVar(&c.since, "since", 0,
 		"snapshot: also replay what the coordinators' log (__transaction_state, needs READ) still holds of the last `DURATION` (e.g. 1h, at most a year): every commit and abort, and who ended it")
+	fs.StringVar(&c.history, "history", "auto",
+		"where the UI's history comes from: `auto|polls`; auto follows the coordinators' log (__transaction_state) when READ on it is allowed, polls never reads it")
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
@@ -134,6 +138,9 @@ func parse(args []string) (config, error) {
 	// abort say so when they open it (audit.Log.Open); the others need none.
 	if fs.Changed("audit-log") && c.auditLog == "" {
 		return c, usagef("--audit-log is empty")
+	}
+	if c.history != "auto" && c.history != "polls" {
+		return c, usagef("bad --history %q: want auto or polls", clip(c.history))
 	}
 	if c.output != "table" && c.output != "json" {
 		return c, usagef("bad --output %q: want table or json", clip(c.output))

@@ -21,6 +21,7 @@ func defaults(cmd command) config {
 		timeout:   10 * time.Second,
 		auditLog:  audit.DefaultPath(),
 		output:    "table",
+		history:   "auto",
 		one:       defaultOneShot(),
 	}
 }
