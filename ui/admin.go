@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -22,4 +23,10 @@ type Admin interface {
 	// Ping asks the cluster one light question; nil means it answers. While
 	// refreshes fail it is asked every interval, so it must be cheap.
 	Ping(ctx context.Context) error
+	// Replay reads the coordinators' log (__transaction_state) through and
+	// returns the newest limit events it still holds at or after since,
+	// oldest first (kafkaadmin.Client.Replay): every transition from complete
+	// on, before it only each id's last; oldest is the oldest record's time.
+	// It fails in one line where the log cannot be read (no READ, no topic).
+	Replay(ctx context.Context, since time.Time, limit int) (evs []model.Event, complete, oldest time.Time, err error)
 }

@@ -20,6 +20,9 @@ func (m *Model) eventsHeight(body int) int {
 
 func (m *Model) eventsView(w, h int) string {
 	n := views.EventsRows(h)
+	if m.replay.on {
+		return views.Events(m.replayData(n), w, h, m.st)
+	}
 	d := views.EventsData{Events: m.hist.Latest(n), Total: m.hist.Len(), Loc: m.loc}
 	return views.Events(d, w, h, m.st)
 }

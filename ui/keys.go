@@ -14,6 +14,7 @@ type keyMap struct {
 	Open, Back                key.Binding
 	Filter, StateFilter, Sort key.Binding
 	Events, Refresh, Help     key.Binding
+	Replay                    key.Binding // the coordinators' log in the events pane
 	// The top-level views.
 	NextView, Txns, Partitions, Groups key.Binding
 	Quit, ForceQuit                    key.Binding
@@ -42,6 +43,7 @@ func newKeyMap(readOnly bool) keyMap {
 		StateFilter: b([]string{"f"}, "f", "show all / open / problems"),
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
+		Replay:      b([]string{"h"}, "h", "replay the log"),
 		NextView:    b([]string{"tab"}, "tab", "next view: transactions → partitions → groups"),
 		Txns:        b([]string{"t"}, "t", "transactions"),
 		Partitions:  b([]string{"p"}, "p", "partitions whose LSO is pinned"),
@@ -93,7 +95,7 @@ func (k keyMap) groups() []views.HelpGroup {
 	return []views.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
-		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Refresh, k.Help, k.Quit}},
+		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.Refresh, k.Help, k.Quit}},
 		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Partitions, k.Groups}},
 		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
 	}

@@ -43,6 +43,9 @@ type Model struct {
 	quitAfterAbort bool
 	// running counts the aborts whose result is not in the audit log yet.
 	running sync.WaitGroup
+
+	// replay is what the events pane shows instead of the session's events (h).
+	replay replayState
 }
 
 // New builds the UI. Nothing talks to the cluster before the program calls Init.
@@ -97,6 +100,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.described(msg)
 	case executedMsg:
 		return m.executed(msg)
+	case replayedMsg:
+		return m.replayed(msg)
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	default:
@@ -136,7 +141,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.Refresh):
-		return m.refresh()
+		return tea.Batch(m.refresh(), m.rereplay())
+	case key.Matches(msg, k.Replay):
+		return m.toggleReplay()
+	case key.Matches(msg, k.Back) && m.replayShown():
+		m.leaveReplay()
 	case key.Matches(msg, k.NextView):
 		m.nextView()
 	case key.Matches(msg, k.Txns):

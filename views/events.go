@@ -11,8 +11,11 @@ import (
 // EventsData is the events pane: the latest events, newest first.
 type EventsData struct {
 	Events []model.Event
-	Total  int // events kept in the history
+	Total  int // events kept in the history, or replayed
 	Loc    *time.Location
+	// Replay, when set, makes the pane the replay of the coordinators' log
+	// (replay.go) instead of the session's events.
+	Replay *ReplayData
 }
 
 // EventsRows is how many events fit in a pane of h lines.
@@ -22,6 +25,9 @@ func EventsRows(h int) int { return max(0, h-1) }
 func Events(d EventsData, w, h int, st Styles) string {
 	if h <= 0 {
 		return ""
+	}
+	if d.Replay != nil {
+		return replayPane(d, w, h, st)
 	}
 	title := fmt.Sprintf("── events · latest first · %s kept ", Count(d.Total))
 	lines := []string{st.Section.Render(Fit(title+repeatDash(w), w))}
@@ -68,4 +74,117 @@ func eventEpoch(e model.Event) string {
 		return notYet
 	}
 	return strconv.Itoa(int(e.ProducerEpoch))
+}
+
+// ReplayData is the state of a replay of the coordinators' log: running,
+// failed, or read (EventsData carries its events).
+type ReplayData struct {
+	Running bool
+	Err     string
+	// Complete is the time from which the log holds every transition;
+	// before it, back to Oldest, only each id's last one is left.
+	Complete, Oldest time.Time
+	Limit            int // the newest this many at most were kept
+	Now              time.Time
+}
+
+// replayNeeds is what a failed replay says under its error.
+const replayNeeds = "the replay reads the coordinators' own log, the topic __transaction_state: it needs READ on it " +
+	"(managed clusters usually deny it), and a cluster that has one (the demo's has none). " +
+	"h or esc: back to the session's events"
+
+// replayPane draws the replay in exactly w×h: a title that says how far back
+// it reaches, then the events newest first, with a line where they stop
+// being complete.
+func replayPane(d EventsData, w, h int, st Styles) string {
+	r := d.Replay
+	lines := []string{st.Section.Render(Fit(replayTitle(d, w)+" "+repeatDash(w), w))}
+	back := st.Dim.Render("  h or esc: back to the session's events")
+	switch {
+	case r.Running:
+		lines = append(lines, st.Dim.Render(Fit("  replaying the coordinators' log…", w)), Fit(back, w))
+	case r.Err != "":
+		lines = append(lines, st.Error.Render(Fit("  cannot replay: "+oneLine(r.Err), w)))
+		for _, l := range Wrap(replayNeeds, max(w-4, 10)) {
+			lines = append(lines, st.Dim.Render(Fit("  "+l, w)))
+		}
+	case len(d.Events) == 0:
+		lines = append(lines, st.Dim.Render(Fit("  the coordinators' log holds no transitions", w)), Fit(back, w))
+	}
+	marked := false
+	for _, e := range d.Events {
+		if len(lines) >= h {
+			break
+		}
+		if !marked && e.At.Before(r.Complete) {
+			marked = true
+			lines = append(lines, st.Dim.Render(Fit("  ── before "+replayTime(r.Complete, r.Now, d.Loc)+
+				": compacted, each id's last transition only", w)))
+			if len(lines) >= h {
+				break
+			}
+		}
+		lines = append(lines, EventLine(e, d.Loc, w, st))
+	}
+	return Block(lines, w, h)
+}
+
+// replayTitle is the longest title that fits w: how far back every
+// transition is there, how far back anything is, and how many were kept.
+func replayTitle(d EventsData, w int) string {
+	r := d.Replay
+	if r.Running || r.Err != "" || r.Complete.IsZero() {
+		return fitTitle(w, "── replay of the coordinators' log", "── log replay")
+	}
+	since := replayTime(r.Complete, r.Now, d.Loc)
+	every := fmt.Sprintf("every transition since %s (%s ago)", since, Dur(r.Now.Sub(r.Complete)))
+	n := Count(d.Total) + " events"
+	if r.Limit > 0 && d.Total >= r.Limit {
+		n = Count(d.Total) + " newest"
+	}
+	cands := []string{}
+	if r.Oldest.Before(r.Complete) {
+		before := "before: each id's last only, back to " + replayTime(r.Oldest, r.Now, d.Loc)
+		cands = append(cands,
+			"── replay of the coordinators' log · "+every+" · "+before+" · "+n,
+			"── replay of the coordinators' log · "+every+" · before: each id's last only · "+n)
+	}
+	cands = append(cands,
+		"── replay of the coordinators' log · "+every+" · "+n,
+		"── log replay · "+every+" · "+n,
+		"── log replay · complete since "+since+" · "+n,
+		"── log replay · since "+since)
+	return fitTitle(w, cands...)
+}
+
+// fitTitle is the first of titles that leaves room for a dash or two in w.
+func fitTitle(w int, titles ...string) string {
+	for _, t := range titles {
+		if cells(t)+3 <= w {
+			return t
+		}
+	}
+	return titles[len(titles)-1]
+}
+
+// replayTime is a time of day, with its date when it is not within a day
+// of now.
+func replayTime(t, now time.Time, loc *time.Location) string {
+	if now.Sub(t) < 24*time.Hour {
+		return Clock(t, loc)
+	}
+	if loc != nil {
+		t = t.In(loc)
+	}
+	return t.Format("Jan 2 15:04:05")
+}
+
+// ReplayNewest are the newest n of evs (oldest first), newest first.
+func ReplayNewest(evs []model.Event, n int) []model.Event {
+	n = min(n, len(evs))
+	out := make([]model.Event, n)
+	for i := range out {
+		out[i] = evs[len(evs)-1-i]
+	}
+	return out
 }

@@ -116,7 +116,7 @@ func Big(n int, at time.Time) *model.Snapshot {
 // Admin is a fake cluster: Refresh returns the queued snapshots (or errors)
 // in order and then keeps returning the last; Ping answers with what SetPing
 // last said (nil at first); Execute records the action and answers with
-// Result.
+// Result; Replay answers what SetReplay last said.
 type Admin struct {
 	mu       sync.Mutex
 	replies  []reply
@@ -138,6 +138,11 @@ type Admin struct {
 	// moving while the cluster is read).
 	OnPoll func()
 	asked  [][]string
+	// ReplayBlock, when set, makes Replay wait for it (or for ctx): a
+	// replay still running.
+	ReplayBlock chan struct{}
+	replay      ReplayReply
+	replays     []ReplayCall
 }
 
 // Poll implements ui.Admin: the same queue as Refresh.
@@ -309,4 +314,55 @@ func (a *Admin) Executed() []model.Action {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]model.Action(nil), a.executed...)
+}
+
+// ReplayReply is what the fake's Replay answers: the events (oldest first,
+// as kafkaadmin returns them), the times of the log's reach, or an error.
+type ReplayReply struct {
+	Events           []model.Event
+	Complete, Oldest time.Time
+	Err              error
+}
+
+// ReplayCall is one call of Replay, as it was asked.
+type ReplayCall struct {
+	Since time.Time
+	Limit int
+}
+
+// SetReplay makes every Replay from now on answer r.
+func (a *Admin) SetReplay(r ReplayReply) {
+	a.mu.Lock()
+	a.replay = r
+	a.mu.Unlock()
+}
+
+// Replay implements ui.Admin: it answers what SetReplay last said (nothing
+// at first), after ReplayBlock, when set, is closed or sends (or ctx ends).
+func (a *Admin) Replay(ctx context.Context, since time.Time, limit int) ([]model.Event, time.Time, time.Time, error) {
+	a.mu.Lock()
+	a.replays = append(a.replays, ReplayCall{Since: since, Limit: limit})
+	block := a.ReplayBlock
+	a.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, time.Time{}, time.Time{}, ctx.Err()
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.replay
+	if r.Err != nil {
+		return nil, time.Time{}, time.Time{}, r.Err
+	}
+	return append([]model.Event(nil), r.Events...), r.Complete, r.Oldest, nil
+}
+
+// Replays are the calls of Replay, in order.
+func (a *Admin) Replays() []ReplayCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]ReplayCall(nil), a.replays...)
 }

@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+// replayLimit is how many of the log's events a replay keeps, the newest:
+// at 500,000 ids the log holds millions, and the pane shows a screenful.
+const replayLimit = 5000
+
+// replayState is the events pane's other mode (h): what the coordinators' log
+// still holds, read through once, instead of the session's events. One
+// replay runs at a time; a newer one, going back to the session's events or
+// quitting cancels it and drops its result (gen).
+type replayState struct {
+	on      bool // the pane shows the replay
+	gen     uint64
+	running bool
+	cancel  context.CancelFunc // the running replay's
+	evs     []model.Event      // oldest first
+	err     string
+	// complete: every transition since then is there; before it, back to
+	// oldest, each id's last only (model.Replay).
+	complete, oldest time.Time
+}
+
+// replayedMsg is a Replay's answer.
+type replayedMsg struct {
+	gen              uint64
+	evs              []model.Event
+	complete, oldest time.Time
+	err              error
+}
+
+// replayShown reports that the replay is what the pane shows on screen.
+func (m *Model) replayShown() bool {
+	return m.replay.on && m.showEvents && m.cur == screenList
+}
+
+// toggleReplay is h: the replay, read afresh, in the events pane under the
+// transaction list; or, when it shows already, back to the session's events.
+func (m *Model) toggleReplay() tea.Cmd {
+	if m.replayShown() {
+		m.leaveReplay()
+		return nil
+	}
+	m.show(screenList)
+	m.showEvents = true
+	return m.startReplay()
+}
+
+// rereplay is r while the replay shows: the log read again, unless a read
+// is running already.
+func (m *Model) rereplay() tea.Cmd {
+	if !m.replayShown() || m.replay.running {
+		return nil
+	}
+	return m.startReplay()
+}
+
+// leaveReplay goes back to the session's events, dropping the replay (5,000
+// events are not worth keeping) and cancelling it if it runs.
+func (m *Model) leaveReplay() {
+	if m.replay.cancel != nil {
+		m.replay.cancel()
+	}
+	m.replay = replayState{gen: m.replay.gen + 1}
+}
+
+func (m *Model) startReplay() tea.Cmd {
+	m.leaveReplay()
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.replay.on, m.replay.running, m.replay.cancel = true, true, cancel
+	gen, admin := m.replay.gen, m.o.Admin
+	return func() tea.Msg {
+		evs, complete, oldest, err := admin.Replay(ctx, time.Time{}, replayLimit)
+		return replayedMsg{gen: gen, evs: evs, complete: complete, oldest: oldest, err: err}
+	}
+}
+
+// replayed takes an answer in, unless a newer replay, the session's events or
+// a quit replaced the one that asked.
+func (m *Model) replayed(msg replayedMsg) tea.Cmd {
+	if msg.gen != m.replay.gen || !m.replay.running {
+		return nil
+	}
+	m.replay.cancel()
+	m.replay.running, m.replay.cancel = false, nil
+	switch {
+	case msg.err != nil && errors.Is(msg.err, context.Canceled) && m.ctx.Err() != nil:
+		m.leaveReplay() // quitting
+	case msg.err != nil:
+		m.replay.err, _, _ = strings.Cut(msg.err.Error(), "\n")
+	default:
+		m.replay.evs, m.replay.complete, m.replay.oldest = msg.evs, msg.complete, msg.oldest
+	}
+	return nil
+}
+
+// replayData is the pane's data in replay mode: the newest n events that fit.
+func (m *Model) replayData(n int) views.EventsData {
+	r := m.replay
+	return views.EventsData{Events: views.ReplayNewest(r.evs, n), Total: len(r.evs), Loc: m.loc,
+		Replay: &views.ReplayData{Running: r.running, Err: r.err, Complete: r.complete, Oldest: r.oldest,
+			Limit: replayLimit, Now: m.now}}
+}
