@@ -174,10 +174,10 @@ func logScenarios(ctx context.Context, t *testing.T, sc *logScope, bootstrap str
 			endTxn(ctx, t, p, true)
 			time.Sleep(100 * time.Millisecond)
 		}
-		evs := sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Committed) >= 20 })
-		time.Sleep(3 * time.Second)
+		sc.until(ctx, id, func(evs []model.Event) bool { return count(evs, model.Committed) >= 20 })
+		time.Sleep(3 * time.Second) // nothing more comes
 		sc.poll(ctx)
-		evs = sc.of(id)
+		evs := sc.of(id)
 		if count(evs, model.Committed) != 20 || count(evs, model.Began) != 20 || len(evs) != 60 {
 			t.Fatalf("%s: %d commits, %d begins in %d events (%s), want 20, 20 in 60", id,
 				count(evs, model.Committed), count(evs, model.Began), len(evs), kindsOf(evs))
