@@ -158,7 +158,7 @@ func (f *follower) fail(err error) {
 // ends (the end offsets read at the start of a refresh), and then hands out
 // its rows and its events; ok is false when it is not live or did not get
 // there.
-func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader func(int32) int32) (txns []model.Txn, evs []model.Event, ok bool) {
+func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader func(int32) int32) (snap *model.Snapshot, evs []model.Event, ok bool) {
 	for {
 		f.mu.Lock()
 		if !f.live {
@@ -167,7 +167,7 @@ func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader fun
 		}
 		if f.reached(ends) {
 			defer f.mu.Unlock()
-			return f.log.Txns(leader), f.log.Take(time.Now()), true
+			return f.log.Snapshot(leader), f.log.Take(time.Now()), true
 		}
 		moved := f.moved
 		f.mu.Unlock()
@@ -289,7 +289,7 @@ const catchUpWait = 2 * time.Second
 // fromLog is a refresh's rows and events from the log, when it is followed
 // and read up to its end as of now; ok false means list instead (source
 // then says why).
-func (c *Client) fromLog(ctx context.Context, early *earlyScan) (txns []model.Txn, evs []model.Event, source model.Source, ok bool) {
+func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Snapshot, evs []model.Event, source model.Source, ok bool) {
 	f := c.followed.Load()
 	if f == nil {
 		return nil, nil, model.Source{Why: "not following the coordinators' log (--history polls)"}, false
@@ -303,7 +303,7 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (txns []model.Tx
 	if err == nil {
 		<-early.done // the leaders of the log's partitions are the coordinators
 		wait, cancel := context.WithTimeout(ctx, catchUpWait)
-		txns, evs, ok = f.catchUp(wait, ends, func(p int32) int32 {
+		snap, evs, ok = f.catchUp(wait, ends, func(p int32) int32 {
 			l, _ := early.meta.leaderOf(tp{Topic: txnStateTopic, Partition: p})
 			return l
 		})
@@ -316,5 +316,5 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (txns []model.Tx
 			source.Why = err.Error()
 		}
 	}
-	return txns, evs, source, ok
+	return snap, evs, source, ok
 }

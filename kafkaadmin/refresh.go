@@ -68,14 +68,15 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 
 	taken := time.Now()
 	var (
-		txns, changed []model.Txn
-		failed        map[int32]error
-		source        model.Source
-		events        []model.Event
+		snap    *model.Snapshot
+		changed []model.Txn
+		failed  map[int32]error
+		source  model.Source
+		events  []model.Event
 	)
 	logged := false
 	if budget >= 0 {
-		txns, events, source, logged = c.fromLog(ctx, early)
+		snap, events, source, logged = c.fromLog(ctx, early)
 	}
 	if !logged {
 		list, fails, err := c.listAll(ctx, nil, brokers)
@@ -83,9 +84,11 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 			return nil, whole(ctx, "cannot list transactions", err)
 		}
 		failed = fails
+		var txns []model.Txn
 		txns, changed = c.currentTxns(ctx, prev, list, failed, budget)
+		snap = &model.Snapshot{Txns: txns}
 	}
-	snap := &model.Snapshot{TakenAt: taken, Bootstrap: c.bootstrap, Brokers: len(brokers), Txns: txns, Source: source, Events: events}
+	snap.TakenAt, snap.Bootstrap, snap.Brokers, snap.Source, snap.Events = taken, c.bootstrap, len(brokers), source, events
 	snap.Sort()
 
 	ends := findEndings(prev, changed)

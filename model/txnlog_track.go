@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -28,17 +27,28 @@ import (
 // So an abort that is neither a timeout nor bound to be a fence is held
 // until the id's next record, or until Grace has passed without one.
 type TxnLog struct {
-	rows  []Txn   // one per id, in the order first seen; Coordinator holds the log partition
-	cv    []int16 // each row's client transaction version, as its record said
-	at    map[string]int32
-	order []int32 // rows in id order (Txns)
-	fresh []int32 // rows not in order yet
-	gone  int     // rows whose id expired (ID "")
+	// cur are the rows as of the last Snapshot, sorted by id, each one's
+	// Coordinator the broker that led its log partition then; part holds
+	// those partitions, idx finds ids in cur. Rows changed since are in
+	// edits (by position; ID "" when the id expired), ids new since in
+	// fresh; there Coordinator holds the log partition. At 500,000 ids a
+	// snapshot is then one sequential copy of cur, not a walk of a map.
+	cur   []Txn
+	part  []int32
+	idx   *txnIndex
+	edits map[int32]Txn
+	fresh map[string]Txn
+	n     int // ids held
 
+	cv       map[string]int16 // the client transaction version of each open transaction
 	aborting map[string]abortHint // ids in PrepareAbort
 	held     map[string]heldAbort
 	own      map[string]ownInit
 	out      []Event
+	leaders  map[int32]int32 // the last Snapshot's, by log partition
+	// unmapped: cur was rebuilt without the leaders (Apply's merges), so
+	// the next Snapshot maps every row.
+	unmapped bool
 
 	// Grace is how long an abort waits for the record that would make it a
 	// fence (DefaultGrace when zero).
@@ -76,11 +86,54 @@ type ownInit struct {
 
 // NewTxnLog starts with no id.
 func NewTxnLog() *TxnLog {
-	return &TxnLog{at: map[string]int32{}, aborting: map[string]abortHint{}, held: map[string]heldAbort{}, own: map[string]ownInit{}}
+	return &TxnLog{edits: map[int32]Txn{}, fresh: map[string]Txn{}, cv: map[string]int16{},
+		aborting: map[string]abortHint{}, held: map[string]heldAbort{}, own: map[string]ownInit{}}
 }
 
 // Len is how many ids the log holds.
-func (l *TxnLog) Len() int { return len(l.rows) - l.gone }
+func (l *TxnLog) Len() int { return l.n }
+
+// row is id's state (Coordinator: its log partition), and where it is: its
+// position in cur, or -1.
+func (l *TxnLog) row(id string) (t Txn, pos int32, ok bool) {
+	pos = -1
+	if l.idx != nil {
+		pos = int32(l.idx.find(l.cur, id))
+	}
+	if pos < 0 {
+		t, ok = l.fresh[id]
+		return t, -1, ok
+	}
+	if e, edited := l.edits[pos]; edited {
+		return e, pos, e.ID != ""
+	}
+	t = l.cur[pos]
+	t.Coordinator = l.part[pos]
+	return t, pos, true
+}
+
+// put makes t id's row (nil: the id expired).
+func (l *TxnLog) put(id string, pos int32, t *Txn, existed bool) {
+	switch {
+	case t == nil && existed:
+		l.n--
+	case t != nil && !existed:
+		l.n++
+	}
+	if pos >= 0 {
+		if t == nil {
+			l.edits[pos] = Txn{}
+		} else {
+			l.edits[pos] = *t
+		}
+		return
+	}
+	if t == nil {
+		delete(l.fresh, id)
+	} else {
+		l.fresh[id] = *t
+	}
+}
 
 // Terminated records that txnscope is about to force-terminate id's
 // transaction, open at producer id pid and epoch epoch: its abort is then a
@@ -98,29 +151,20 @@ func (l *TxnLog) Terminated(id string, pid int64, epoch int16) {
 // start-up read of the log's past, which is state, not news. now is the
 // wall clock, for Grace.
 func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
-	i, exists := l.at[r.ID]
-	var (
-		p  Txn
-		cv int16
-	)
-	if exists {
-		p, cv = l.rows[i], l.cv[i]
-	}
+	p, pos, exists := l.row(r.ID)
+	cv := l.cv[r.ID]
 	h, afterAbort := l.held[r.ID]
 	if afterAbort {
 		delete(l.held, r.ID)
 		l.settle(h, &r, emit)
 	}
 	if r.Tombstone {
-		if exists {
-			if emit && p.State != Dead {
-				l.out = append(l.out, Event{At: msTime(r.LastUpdateMs, now), ID: r.ID, Kind: Expired, ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch, Logged: true})
-			}
-			l.rows[i] = Txn{}
-			delete(l.at, r.ID)
-			l.gone++
+		if exists && emit && p.State != Dead {
+			l.out = append(l.out, Event{At: msTime(r.LastUpdateMs, now), ID: r.ID, Kind: Expired, ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch, Logged: true})
 		}
+		l.put(r.ID, pos, nil, exists)
 		delete(l.aborting, r.ID)
+		delete(l.cv, r.ID)
 		return
 	}
 	if emit {
@@ -129,6 +173,11 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 		l.aborting[r.ID] = hintOf(p, cv, exists, r)
 	} else {
 		delete(l.aborting, r.ID)
+	}
+	if r.State == Ongoing {
+		l.cv[r.ID] = r.ClientTxnVersion
+	} else if !r.State.Open() {
+		delete(l.cv, r.ID)
 	}
 	t := Txn{
 		ID: r.ID, State: r.State, Partitions: r.Partitions, ProducerID: r.ProducerID,
@@ -139,14 +188,18 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	}
 	if exists {
 		t.ID = p.ID // one string per id
-		l.rows[i], l.cv[i] = t, r.ClientTxnVersion
-		return
 	}
-	l.at[r.ID] = int32(len(l.rows))
-	l.fresh = append(l.fresh, int32(len(l.rows)))
-	l.rows = append(l.rows, t)
-	l.cv = append(l.cv, r.ClientTxnVersion)
+	l.put(r.ID, pos, &t, exists)
+	if len(l.fresh)+len(l.edits) >= maxPending {
+		l.rebuild(func(int32) int32 { return -1 }, false)
+		l.unmapped = true
+	}
 }
+
+// maxPending bounds the rows held in maps between two merges into cur: at
+// 500,000 ids, the start-up read would hold them all there, at about 200
+// bytes each instead of 104.
+var maxPending = 1 << 16 // a variable for the tests
 
 // step appends the events of the transition from p (the id's state so far,
 // when it exists) to r. An id whose abort was just settled counts as new: the
@@ -272,58 +325,98 @@ func (l *TxnLog) Take(now time.Time) []Event {
 	return out
 }
 
-// Txns returns every id's current state sorted by id, as snapshot rows:
-// coordinator maps a log partition to the broker leading it (-1 unknown).
-func (l *TxnLog) Txns(coordinator func(partition int32) int32) []Txn {
-	l.sortFresh()
-	out := make([]Txn, 0, len(l.order))
-	for _, i := range l.order {
-		t := l.rows[i]
-		if t.State == Dead {
+// Snapshot returns a snapshot of every id's current state, its Txns sorted
+// by id and indexed: coordinator maps a log partition to the broker leading
+// it (-1 unknown). The caller sets the rest.
+func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
+	leaders := map[int32]int32{}
+	lead := func(p int32) int32 {
+		b, ok := leaders[p]
+		if !ok {
+			b = coordinator(p)
+			leaders[p] = b
+		}
+		return b
+	}
+	moved := l.unmapped // a log partition changed leaders since the last snapshot
+	l.unmapped = false
+	for p, b := range l.leaders {
+		if lead(p) != b {
+			moved = true
+		}
+	}
+	if len(l.edits) > 0 || len(l.fresh) > 0 || moved {
+		l.rebuild(lead, moved)
+	}
+	l.leaders = leaders
+	// No copy: the log never writes cur (rebuild makes a new one), and
+	// nobody may write a snapshot's rows (ShareStrings leaves the log's
+	// alone). At 500,000 ids a copy was 52 MB a refresh, and a third
+	// array of them held.
+	txns := l.cur[:len(l.cur):len(l.cur)]
+	s := &Snapshot{Txns: txns}
+	if l.idx != nil && len(txns) > 0 {
+		x := *l.idx
+		x.base = &txns[0]
+		s.index = &x
+	}
+	return s
+}
+
+// rebuild makes cur current: edited rows in their place, new ones merged
+// in by id, expired and Dead ones out.
+func (l *TxnLog) rebuild(lead func(int32) int32, moved bool) {
+	ids := make([]string, 0, len(l.fresh))
+	for id := range l.fresh {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	cur := make([]Txn, 0, len(l.cur)+len(ids))
+	part := make([]int32, 0, cap(cur))
+	shifted := false // a row moved: the index must be built again
+	add := func(t Txn, p int32) {
+		if t.ID == "" || t.State == Dead {
+			if t.State == Dead {
+				l.n-- // its tombstone will find nothing
+			}
+			shifted = true
+			return
+		}
+		t.Coordinator = lead(p)
+		cur, part = append(cur, t), append(part, p)
+	}
+	j := 0
+	for i := range l.cur {
+		for j < len(ids) && ids[j] < l.cur[i].ID {
+			t := l.fresh[ids[j]]
+			add(t, t.Coordinator)
+			j++
+			shifted = true
+		}
+		if e, ok := l.edits[int32(i)]; ok {
+			add(e, e.Coordinator)
 			continue
 		}
-		t.Coordinator = coordinator(t.Coordinator)
-		out = append(out, t)
-	}
-	return out
-}
-
-// sortFresh merges the rows added since into order, and drops expired ones
-// (compacting the rows once a quarter of them are).
-func (l *TxnLog) sortFresh() {
-	if len(l.fresh) == 0 && l.gone == 0 {
-		return
-	}
-	byID := func(a, b int32) int { return strings.Compare(l.rows[a].ID, l.rows[b].ID) }
-	slices.SortFunc(l.fresh, byID)
-	merged := make([]int32, 0, len(l.order)+len(l.fresh))
-	i, j := 0, 0
-	for i < len(l.order) || j < len(l.fresh) {
-		var k int32
-		if j >= len(l.fresh) || (i < len(l.order) && byID(l.order[i], l.fresh[j]) < 0) {
-			k, i = l.order[i], i+1
-		} else {
-			k, j = l.fresh[j], j+1
+		if moved {
+			add(l.cur[i], l.part[i])
+			continue
 		}
-		if l.rows[k].ID != "" {
-			merged = append(merged, k)
-		}
+		cur, part = append(cur, l.cur[i]), append(part, l.part[i])
 	}
-	l.order, l.fresh = merged, l.fresh[:0]
-	if l.gone > 0 && l.gone >= len(l.rows)/4 {
-		l.compact()
+	for ; j < len(ids); j++ {
+		t := l.fresh[ids[j]]
+		add(t, t.Coordinator)
+		shifted = true
 	}
-}
-
-// compact drops the expired rows; order must be current.
-func (l *TxnLog) compact() {
-	rows, cv := make([]Txn, 0, len(l.order)), make([]int16, 0, len(l.order))
-	for n, i := range l.order {
-		rows, cv = append(rows, l.rows[i]), append(cv, l.cv[i])
-		l.at[l.rows[i].ID] = int32(n)
-		l.order[n] = int32(n)
+	l.cur, l.part = cur, part
+	// New maps: a cleared one keeps its buckets, and the start-up read
+	// fills this one with every id.
+	l.edits, l.fresh = map[int32]Txn{}, map[string]Txn{}
+	if shifted || l.idx == nil {
+		l.idx = newTxnIndex(cur)
+	} else { // the same positions in a new array
+		l.idx = &txnIndex{seed: l.idx.seed, slots: l.idx.slots, n: len(cur)}
 	}
-	l.rows, l.cv, l.gone = rows, cv, 0
 }
 
 // hintOf reads a PrepareAbort (or PrepareEpochFence) record r that follows

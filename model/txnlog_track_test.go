@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -182,7 +183,7 @@ func TestTxnLogStartUpReadIsSilent(t *testing.T) {
 	if evs := l.Take(now.Add(time.Hour)); len(evs) != 0 {
 		t.Fatalf("the start-up read said %s", logKinds(evs))
 	}
-	rows := l.Txns(func(p int32) int32 { return 10 + p })
+	rows := l.Snapshot(func(p int32) int32 { return 10 + p }).Txns
 	var ids []string
 	for _, t := range rows {
 		ids = append(ids, t.ID)
@@ -211,20 +212,20 @@ func TestTxnLogRowsFollowExpiryAndNewIDs(t *testing.T) {
 	for _, id := range []string{"d", "b", "f", "a", "c", "e"} {
 		add(id, false)
 	}
-	l.Txns(func(int32) int32 { return 0 })
+	l.Snapshot(func(int32) int32 { return 0 })
 	add("b", true)
 	add("e", true)
 	add("bb", false)
 	add("e", false) // back again
 	var ids []string
-	for _, t := range l.Txns(func(int32) int32 { return 0 }) {
+	for _, t := range l.Snapshot(func(int32) int32 { return 0 }).Txns {
 		ids = append(ids, t.ID)
 	}
 	if !slices.Equal(ids, []string{"a", "bb", "c", "d", "e", "f"}) || l.Len() != 6 {
 		t.Fatalf("rows %v (len %d)", ids, l.Len())
 	}
-	if i, ok := l.at["e"]; !ok || l.rows[i].ID != "e" {
-		t.Fatalf("the index lost e after the compaction")
+	if r, _, ok := l.row("e"); !ok || r.ID != "e" || r.State != CompleteCommit {
+		t.Fatalf("e after the rows were rebuilt: %+v", r)
 	}
 }
 
@@ -280,5 +281,76 @@ func TestReplayKeepsTheNewest(t *testing.T) {
 	}
 	if !slices.Equal(got, []int64{60, 70, 80}) {
 		t.Fatalf("kept %v, want the newest three", got)
+	}
+}
+
+// The rows a TxnLog hands out are those of a plain map of its records,
+// sorted, found through the snapshot's index, whatever mix of new, changed,
+// expired ids and leader moves came in between two snapshots.
+func TestTxnLogSnapshotsMatchAPlainMap(t *testing.T) {
+	for _, pending := range []int{maxPending, 5} {
+		t.Run(fmt.Sprint(pending), func(t *testing.T) {
+			defer func(was int) { maxPending = was }(maxPending)
+			maxPending = pending
+			testSnapshotsMatchAPlainMap(t)
+		})
+	}
+}
+
+func testSnapshotsMatchAPlainMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	l := NewTxnLog()
+	plain := map[string]TxnLogRecord{}
+	states := []State{Empty, Ongoing, PrepareCommit, CompleteCommit, PrepareAbort, CompleteAbort, Dead}
+	shift := int32(0)
+	now := time.Unix(1000, 0)
+	var (
+		prev     *Snapshot
+		prevRows []Txn
+	)
+	for round := range 300 {
+		for range r.IntN(40) {
+			rec := rec(states[r.IntN(len(states))], int16(r.IntN(5)), 100, 100+int64(round))
+			rec.ID = fmt.Sprintf("id-%03d", r.IntN(200))
+			rec.Partition = int32(r.IntN(5))
+			if r.IntN(10) == 0 {
+				rec = TxnLogRecord{ID: rec.ID, Tombstone: true, Partition: rec.Partition}
+			}
+			l.Apply(rec, r.IntN(2) == 0, now)
+			if rec.Tombstone || rec.State == Dead {
+				delete(plain, rec.ID)
+			} else {
+				plain[rec.ID] = rec
+			}
+		}
+		if r.IntN(20) == 0 {
+			shift++ // the log partitions change leaders
+		}
+		s := l.Snapshot(func(p int32) int32 { return p + 10*shift })
+		// The rows are shared with the log: what it hands out never changes.
+		if prev != nil && !slices.EqualFunc(prev.Txns, prevRows, func(a, b Txn) bool { return a.ID == b.ID && a.State == b.State && a.Coordinator == b.Coordinator }) {
+			t.Fatalf("round %d: the previous snapshot's rows changed", round)
+		}
+		prev, prevRows = s, slices.Clone(s.Txns)
+		var want []string
+		for id := range plain {
+			want = append(want, id)
+		}
+		slices.Sort(want)
+		if len(s.Txns) != len(want) {
+			t.Fatalf("round %d: %d rows, want %d", round, len(s.Txns), len(want))
+		}
+		for i, id := range want {
+			got, w := s.Txns[i], plain[id]
+			if got.ID != id || got.State != w.State || got.ProducerEpoch != w.ProducerEpoch || got.Coordinator != w.Partition+10*shift {
+				t.Fatalf("round %d row %d: %+v, want %+v (leaders shifted %d)", round, i, got, w, shift)
+			}
+			if pos, ok := s.Pos(id); !ok || pos != i || !s.index.fits(s.Txns) {
+				t.Fatalf("round %d: %s at %d (%v), want %d through the index", round, id, pos, ok, i)
+			}
+		}
+		if l.Len() != len(want) {
+			t.Fatalf("round %d: Len %d, want %d", round, l.Len(), len(want))
+		}
 	}
 }

@@ -112,7 +112,9 @@ func (m *Model) refresh() tea.Cmd {
 			}
 			return refreshedMsg{gen: gen, err: err}
 		}
-		if next != prev {
+		// A snapshot of the log shares its rows with the log's reader, and
+		// its strings across refreshes already: it is never written.
+		if next != prev && !next.Source.Log {
 			model.ShareStrings(prev, next)
 		}
 		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: eventsOf(prev, next)}
