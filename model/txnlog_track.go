@@ -40,7 +40,7 @@ type TxnLog struct {
 	fresh map[string]Txn
 	n     int // ids held
 
-	cv       map[string]int16 // the client transaction version of each open transaction
+	cv       map[string]int16     // the client transaction version of each open transaction
 	aborting map[string]abortHint // ids in PrepareAbort
 	held     map[string]heldAbort
 	own      map[string]ownInit
