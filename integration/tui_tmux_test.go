@@ -170,6 +170,11 @@ func TestTmuxForceTerminate(t *testing.T) {
 	id := tuiID("stuck")
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	term := startTUI(ctx, t, bootstrap, "--audit-log", auditLog)
+	// The broker lets anyone READ its coordinators' log: the TUI follows it.
+	term.Wait("the header to say the history comes from the coordinators' log", func(scr string) bool {
+		head, _, _ := strings.Cut(scr, "\n")
+		return strings.Contains(head, "history: coordinator log") || strings.Contains(head, "· log")
+	})
 	term.filter(id)
 
 	killed := producer(t, bootstrap, id, 2*time.Minute)
@@ -245,13 +250,13 @@ func TestTmuxForceTerminate(t *testing.T) {
 		t.Errorf("the killed producer's commit after force-terminate: %v, want it refused", err)
 	}
 
-	// Back on the list, the row is no longer open and says it was aborted
-	// (or fenced: the coordinator's abort bumped the epoch).
+	// Back on the list, the row is no longer open and says it was
+	// force-terminated: the coordinators' log says so, and that txnscope
+	// did it (LAST: "forced"; polls could only say aborted or fenced).
 	term.Keys("Escape")
-	term.Wait(id+" idle, last outcome aborted or fenced", func(scr string) bool {
+	term.Wait(id+" idle, last outcome forced", func(scr string) bool {
 		r, ok := rowOf(scr, id)
-		return ok && !strings.Contains(scr, "FORCE-TERMINATE") && r.state != "Ongoing" &&
-			(strings.Contains(r.line, string(model.Fenced)) || strings.Contains(r.line, string(model.Aborted)))
+		return ok && !strings.Contains(scr, "FORCE-TERMINATE") && r.state != "Ongoing" && strings.Contains(r.line, "forced")
 	})
 	term.quit()
 }
