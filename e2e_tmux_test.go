@@ -55,6 +55,14 @@ func TestTmuxDemo(t *testing.T) {
 	auditLog := filepath.Join(state, "txnscope", "audit.log")
 
 	s.WaitText([]string{"orders-enricher-v1", "Ongoing", "● connected"})
+	// kfake keeps no coordinators' log: the history comes from polls, and
+	// the header says so (and why, where it fits).
+	s.WaitText([]string{"history: polls"})
+	// h replays the log: there is none, and the pane says why in one line.
+	s.Keys("h")
+	s.WaitText([]string{"cannot replay: the cluster has no __transaction_state"})
+	s.Keys("Escape")
+	s.WaitText([]string{"TRANSACTIONAL ID"}, "cannot replay")
 
 	// Help, generated from the keymap; ? and esc both close it.
 	help := []string{"txnscope keys", "filter by id", "show all / open / problems", "force-terminate the transaction", "quit"}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
@@ -38,4 +40,28 @@ func TestPollFallsBackToPollsWithoutTheLog(t *testing.T) {
 		}
 	}
 	t.Fatalf("source why %q, want it to say the cluster has no __transaction_state", why)
+}
+
+// TestFollowerGoneAfterClose: the log's reader, waiting to try a cluster
+// without the log again, is gone the moment Close returns. Not parallel:
+// the goroutines of the other tests would be counted.
+func TestFollowerGoneAfterClose(t *testing.T) {
+	_, boot := kafkatest.NewCluster(t)
+	before := goleak.IgnoreCurrent()
+	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, FollowLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range 3 {
+		if _, err := a.Poll(ctx, nil); err != nil {
+			t.Fatalf("Poll: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.Close()
+	if err := goleak.Find(before); err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
 }
