@@ -102,9 +102,13 @@ func (f *follower) run(c *Client) error {
 			return err
 		}
 		now := time.Now()
+		var bad error
 		f.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			rec, ok, err := decodeTxnLog(r.Key, r.Value)
+			if err != nil && bad == nil {
+				bad = err
+			}
 			if err == nil && ok {
 				rec.Partition, rec.Offset = r.Partition, r.Offset
 				if rec.Tombstone {
@@ -118,6 +122,11 @@ func (f *follower) run(c *Client) error {
 			pos[r.Partition] = r.Offset + 1
 		})
 		f.mu.Unlock()
+		if bad != nil {
+			// A record it cannot read (a newer Kafka's) leaves an id's
+			// state unknown: polls are right where the log would be wrong.
+			return bad
+		}
 		f.check(ends)
 	}
 }

@@ -19,20 +19,25 @@ import (
 //     epoch up (a new producer, or an admin, initialized the id). An admin's
 //     InitProducerId carries its own timeout (kafka-transactions.sh sends its
 //     request timeout), a restarted producer its configured one: a changed
-//     timeout says force-terminate, an unchanged one a fence. txnscope's own
-//     force-terminates are known for sure (Terminated);
+//     timeout says force-terminate, an unchanged one a fence;
+//   - someone else's InitProducerId shows at PrepareAbort already when the
+//     transaction speaks version 1: the epoch goes up (only the coordinator
+//     bumps it there), or the abort is written with the other client's
+//     transaction version;
+//   - txnscope's own force-terminates are known for sure (Terminated);
 //   - otherwise its producer aborted it: the abort is followed by a new
 //     transaction, or by nothing.
 //
-// So an abort that is neither a timeout nor bound to be a fence is held
-// until the id's next record, or until Grace has passed without one.
+// So an abort that is not a timeout is held until the id's next record, or
+// until Grace has passed without one.
 type TxnLog struct {
 	// cur are the rows as of the last Snapshot, sorted by id, each one's
 	// Coordinator the broker that led its log partition then; part holds
 	// those partitions, idx finds ids in cur. Rows changed since are in
 	// edits (by position; ID "" when the id expired), ids new since in
 	// fresh; there Coordinator holds the log partition. At 500,000 ids a
-	// snapshot is then one sequential copy of cur, not a walk of a map.
+	// snapshot is then cur as it is, or one sequential merge into a new
+	// one, not a walk of a map.
 	cur   []Txn
 	part  []int32
 	idx   *txnIndex
@@ -62,8 +67,9 @@ const DefaultGrace = 2 * time.Second
 // abortHint is what the PrepareAbort record said.
 type abortHint struct {
 	timedOut bool
-	// bumped: the epoch went up at PrepareAbort under transaction version 1,
-	// where only the coordinator (timeout, fence) bumps it.
+	// bumped: someone else's InitProducerId began it: the epoch went up
+	// at PrepareAbort under transaction version 1 (where only the
+	// coordinator bumps it), or it was written with another client version.
 	bumped bool
 	fence  bool // PrepareEpochFence
 	// openEpoch is the epoch while the transaction was open.
