@@ -321,8 +321,11 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Sna
 	if !ok {
 		f.drop()
 		source.Log, source.Why = false, "the log reader is behind"
-		if err != nil {
+		switch now := f.source(); {
+		case err != nil:
 			source.Why = err.Error()
+		case !now.Log:
+			source = now // it failed while the refresh waited
 		}
 	}
 	return snap, evs, source, ok
