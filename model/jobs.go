@@ -1,0 +1,226 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Family is the kind of producer a transactional id's name says it comes
+// from.
+type Family string
+
+const (
+	// FlinkSink: Flink's KafkaSink, <prefix>-<subtask>-<checkpoint>.
+	FlinkSink Family = "flink"
+	// StreamsApp: Kafka Streams, <application.id>-<processId>-<thread>
+	// (exactly_once_v2) or <application.id>-<subtopology>_<partition>
+	// (the older exactly_once).
+	StreamsApp Family = "streams"
+	// OtherFamily: any other name; its ids are one job together.
+	OtherFamily Family = "other"
+)
+
+// JobID names a job: a family and, but for OtherFamily, the name its ids
+// share (the Flink prefix, the Streams application.id).
+type JobID struct {
+	Family Family
+	Name   string
+}
+
+// Member is where an id sits in its job: the Flink subtask and checkpoint,
+// the Streams task or thread as Unit (Checkpoint -1).
+type Member struct {
+	Job        JobID
+	Unit       string
+	Subtask    int // Flink only, -1 otherwise
+	Checkpoint int64
+}
+
+// JobOf reads the job an id belongs to from its name. Streams' process ids
+// are UUIDs, whose last group may be all digits: they are tried first, or a
+// Streams id would pass for a Flink one.
+func JobOf(id string) Member {
+	if app, unit, ok := streamsV2(id); ok {
+		return Member{Job: JobID{StreamsApp, app}, Unit: unit, Subtask: -1, Checkpoint: -1}
+	}
+	if app, task, ok := streamsTask(id); ok {
+		return Member{Job: JobID{StreamsApp, app}, Unit: task, Subtask: -1, Checkpoint: -1}
+	}
+	if f, ok := ParseFlinkID(id); ok {
+		return Member{Job: JobID{FlinkSink, f.Prefix}, Unit: strconv.Itoa(f.Subtask), Subtask: f.Subtask, Checkpoint: f.Checkpoint}
+	}
+	return Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}
+}
+
+// streamsV2 splits <app>-<8-4-4-4-12 hex uuid>-<thread>.
+func streamsV2(id string) (app, unit string, ok bool) {
+	last := strings.LastIndexByte(id, '-')
+	if last <= 0 || !digits(id[last+1:]) {
+		return "", "", false
+	}
+	const uuidLen = 36
+	start := last - uuidLen
+	if start < 2 || id[start-1] != '-' || !isUUID(id[start:last]) {
+		return "", "", false
+	}
+	return id[:start-1], id[start:], true
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// streamsTask splits <app>-<subtopology>_<partition>.
+func streamsTask(id string) (app, task string, ok bool) {
+	last := strings.LastIndexByte(id, '-')
+	if last <= 0 {
+		return "", "", false
+	}
+	sub, part, found := strings.Cut(id[last+1:], "_")
+	if !found || !digits(sub) || !digits(part) {
+		return "", "", false
+	}
+	return id[:last], id[last+1:], true
+}
+
+// Job is what the ids of one job say together.
+type Job struct {
+	ID    JobID
+	IDs   int
+	Units []Unit // by subtask (Flink), or by task or thread name
+	// Open are the job's open transactions; Lingering those of them open
+	// on a checkpoint older than the newest committed one of their subtask:
+	// what a crashed attempt left behind (Flink only).
+	Open, Lingering []string
+	// Oldest is the oldest open transaction (zero when none).
+	Oldest Txn
+	// NewestCheckpoint and NewestCommitted are over all subtasks (-1: none).
+	NewestCheckpoint, NewestCommitted int64
+	// LastCommit is the last commit History saw of any of the job's ids.
+	LastCommit time.Time
+	// Commits5m, Aborts5m: the outcomes of the last 5 minutes.
+	Commits5m, Aborts5m int
+}
+
+// Unit is one subtask of a Flink job, or one task or thread of a Streams
+// application.
+type Unit struct {
+	Name             string
+	Subtask          int
+	IDs              int
+	NewestCheckpoint int64
+	NewestCommitted  int64
+	LastCommit       time.Time
+	Open, Lingering  []string
+}
+
+// Jobs groups s's ids into jobs, most urgent first: lingering
+// transactions, then the oldest open transaction's share of its timeout,
+// then the name. h may be nil.
+func Jobs(s *Snapshot, h *History, now time.Time) []Job {
+	type acc struct {
+		job   Job
+		units map[string]*Unit
+	}
+	byJob := map[JobID]*acc{}
+	for i := range s.Txns {
+		t := &s.Txns[i]
+		m := JobOf(t.ID)
+		a := byJob[m.Job]
+		if a == nil {
+			a = &acc{job: Job{ID: m.Job, NewestCheckpoint: -1, NewestCommitted: -1}, units: map[string]*Unit{}}
+			byJob[m.Job] = a
+		}
+		st := h.Stats(t.ID)
+		committed := t.State == CompleteCommit || st.Last == Committed
+		j := &a.job
+		j.IDs++
+		if st.Last == Committed && st.LastAt.After(j.LastCommit) {
+			j.LastCommit = st.LastAt
+		}
+		w := st.Window(now)
+		j.Commits5m += w.Commits5m
+		j.Aborts5m += w.Aborts5m
+		if t.State.Open() {
+			j.Open = append(j.Open, t.ID)
+			if j.Oldest.ID == "" || t.StartUnixMs < j.Oldest.StartUnixMs {
+				j.Oldest = *t
+			}
+		}
+		if m.Unit == "" {
+			continue
+		}
+		u := a.units[m.Unit]
+		if u == nil {
+			u = &Unit{Name: m.Unit, Subtask: m.Subtask, NewestCheckpoint: -1, NewestCommitted: -1}
+			a.units[m.Unit] = u
+		}
+		u.IDs++
+		u.NewestCheckpoint = max(u.NewestCheckpoint, m.Checkpoint)
+		if committed {
+			u.NewestCommitted = max(u.NewestCommitted, m.Checkpoint)
+		}
+		if st.Last == Committed && st.LastAt.After(u.LastCommit) {
+			u.LastCommit = st.LastAt
+		}
+		if t.State.Open() {
+			u.Open = append(u.Open, t.ID)
+		}
+	}
+	out := make([]Job, 0, len(byJob))
+	for _, a := range byJob {
+		j := a.job
+		for _, u := range a.units {
+			if j.ID.Family == FlinkSink {
+				for _, id := range u.Open {
+					if JobOf(id).Checkpoint < u.NewestCommitted {
+						u.Lingering = append(u.Lingering, id)
+					}
+				}
+				slices.Sort(u.Lingering)
+				j.Lingering = append(j.Lingering, u.Lingering...)
+			}
+			slices.Sort(u.Open)
+			j.NewestCheckpoint = max(j.NewestCheckpoint, u.NewestCheckpoint)
+			j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
+			j.Units = append(j.Units, *u)
+		}
+		slices.SortFunc(j.Units, func(a, b Unit) int {
+			return cmp.Or(cmp.Compare(a.Subtask, b.Subtask), strings.Compare(a.Name, b.Name))
+		})
+		slices.Sort(j.Open)
+		slices.Sort(j.Lingering)
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b Job) int {
+		if c := cmp.Compare(len(b.Lingering), len(a.Lingering)); c != 0 {
+			return c
+		}
+		ra, _ := a.Oldest.Ratio(now)
+		rb, _ := b.Oldest.Ratio(now)
+		if c := cmp.Compare(rb, ra); c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(string(a.ID.Family), string(b.ID.Family)), strings.Compare(a.ID.Name, b.ID.Name))
+	})
+	return out
+}

@@ -1,0 +1,108 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestJobOf(t *testing.T) {
+	uuid := "3f1e2d4c-0a1b-4c2d-9e8f-123456789012" // its last group is all digits
+	for _, tc := range []struct {
+		id   string
+		want Member
+	}{
+		{"orders-enricher-v1-0-26", Member{Job: JobID{FlinkSink, "orders-enricher-v1"}, Unit: "0", Subtask: 0, Checkpoint: 26}},
+		{"sink-2-0-3-7", Member{Job: JobID{FlinkSink, "sink-2-0"}, Unit: "3", Subtask: 3, Checkpoint: 7}},
+		{"a-1-2", Member{Job: JobID{FlinkSink, "a"}, Unit: "1", Subtask: 1, Checkpoint: 2}},
+		{"billing-" + uuid + "-1", Member{Job: JobID{StreamsApp, "billing"}, Unit: uuid + "-1", Subtask: -1, Checkpoint: -1}},
+		{"billing-app-" + uuid + "-12", Member{Job: JobID{StreamsApp, "billing-app"}, Unit: uuid + "-12", Subtask: -1, Checkpoint: -1}},
+		{"billing-0_3", Member{Job: JobID{StreamsApp, "billing"}, Unit: "0_3", Subtask: -1, Checkpoint: -1}},
+		{"my-app-v2-12_104", Member{Job: JobID{StreamsApp, "my-app-v2"}, Unit: "12_104", Subtask: -1, Checkpoint: -1}},
+		// Ids that only look similar.
+		{"orders-enricher", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"orders-0", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"orders-+1-2", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"-1-2", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"app-0_", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"app-" + uuid[:35] + "x-1", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"x-3F1E2D4C-0A1B-4C2D-9E8F-12345678901A-1", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+		{"", Member{Job: JobID{Family: OtherFamily}, Subtask: -1, Checkpoint: -1}},
+	} {
+		if got := JobOf(tc.id); got != tc.want {
+			t.Errorf("JobOf(%q) = %+v, want %+v", tc.id, got, tc.want)
+		}
+	}
+}
+
+// A job's subtasks, their newest committed checkpoints, and the lingering
+// rule: open on a checkpoint older than the newest committed one of the same
+// subtask (a crashed attempt's leftovers); the newest checkpoint's own open
+// transaction is not lingering, nor one on another subtask.
+func TestJobsGroupsAndFindsLingering(t *testing.T) {
+	now := time.Unix(10000, 0)
+	open := func(id string, startedAgo time.Duration) Txn {
+		tx := Txn{ID: id, State: Ongoing, TimeoutMs: 600000, Described: true}
+		tx.SetStart(now.Add(-startedAgo))
+		return tx
+	}
+	done := func(id string) Txn { return Txn{ID: id, State: CompleteCommit, Described: true} }
+	s := &Snapshot{Txns: []Txn{
+		done("crashy-0-10"), open("crashy-0-11", 5*time.Minute), done("crashy-0-12"), open("crashy-0-13", time.Second),
+		done("crashy-1-12"), open("crashy-1-13", time.Second),
+		done("calm-0-40"), open("calm-0-41", 2*time.Second),
+		{ID: "legacy-producer", State: Empty},
+		open("billing-0_3", time.Minute),
+	}}
+	s.Sort()
+	jobs := Jobs(s, nil, now)
+	var names []string
+	for _, j := range jobs {
+		names = append(names, string(j.ID.Family)+":"+j.ID.Name)
+	}
+	if !slices.Equal(names, []string{"flink:crashy", "streams:billing", "flink:calm", "other:"}) {
+		t.Fatalf("jobs in order %v", names)
+	}
+	c := jobs[0]
+	if !slices.Equal(c.Lingering, []string{"crashy-0-11"}) || len(c.Open) != 3 || c.IDs != 6 ||
+		c.NewestCheckpoint != 13 || c.NewestCommitted != 12 || c.Oldest.ID != "crashy-0-11" || len(c.Units) != 2 {
+		t.Fatalf("crashy: %+v", c)
+	}
+	if u := c.Units[0]; u.Subtask != 0 || u.NewestCommitted != 12 || u.NewestCheckpoint != 13 || !slices.Equal(u.Lingering, []string{"crashy-0-11"}) {
+		t.Fatalf("crashy subtask 0: %+v", u)
+	}
+	if u := c.Units[1]; u.Subtask != 1 || len(u.Lingering) != 0 || !slices.Equal(u.Open, []string{"crashy-1-13"}) {
+		t.Fatalf("crashy subtask 1: %+v", u)
+	}
+	if calm := jobs[2]; len(calm.Lingering) != 0 || calm.NewestCommitted != 40 {
+		t.Fatalf("calm: %+v", calm)
+	}
+	if other := jobs[3]; other.IDs != 1 || len(other.Units) != 0 {
+		t.Fatalf("other: %+v", other)
+	}
+}
+
+// BenchmarkJobs: grouping 100,000 Flink ids of 50 jobs (4 subtasks each, 1 %
+// open) into jobs, as a refresh would.
+//
+//	go test -run '^$' -bench BenchmarkJobs -benchmem -count 6 ./model/
+func BenchmarkJobs(b *testing.B) {
+	now := time.Unix(10000, 0)
+	s := &Snapshot{}
+	for i := range 100_000 {
+		tx := Txn{ID: fmt.Sprintf("job%02d-sink-%d-%d", i%50, (i/50)%4, i/200), State: CompleteCommit, Described: true, TimeoutMs: 60000}
+		if i%100 == 0 {
+			tx.State = Ongoing
+			tx.SetStart(now.Add(-time.Second))
+		}
+		s.Txns = append(s.Txns, tx)
+	}
+	s.Sort()
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Jobs(s, nil, now)) != 50 {
+			b.Fatal("not 50 jobs")
+		}
+	}
+}
