@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,13 @@ type Job struct {
 	LastCommit time.Time
 	// Commits5m, Aborts5m: the outcomes of the last 5 minutes.
 	Commits5m, Aborts5m int
+	// MinTimeoutMs and MaxTimeoutMs span the described ids' timeouts (0:
+	// none described).
+	MinTimeoutMs, MaxTimeoutMs int32
+	// Shared: History saw the job's prefix taken over by two jobs
+	// (Collision), with Takeovers such takeovers in the window.
+	Shared    bool
+	Takeovers int
 }
 
 // Unit is one subtask of a Flink job, or one task or thread of a Streams
@@ -160,6 +168,15 @@ func Jobs(s *Snapshot, h *History, now time.Time) []Job {
 		w := st.Window(now)
 		j.Commits5m += w.Commits5m
 		j.Aborts5m += w.Aborts5m
+		if t.TimeoutMs > 0 {
+			if j.MinTimeoutMs == 0 || t.TimeoutMs < j.MinTimeoutMs {
+				j.MinTimeoutMs = t.TimeoutMs
+			}
+			j.MaxTimeoutMs = max(j.MaxTimeoutMs, t.TimeoutMs)
+		}
+		if !j.Shared && len(st.PrefixTakeovers) > 0 {
+			j.Takeovers, j.Shared = Collision(st.PrefixTakeovers, now)
+		}
 		if t.State.Open() {
 			j.Open = append(j.Open, t.ID)
 			if j.Oldest.ID == "" || t.StartUnixMs < j.Oldest.StartUnixMs {
@@ -222,5 +239,40 @@ func Jobs(s *Snapshot, h *History, now time.Time) []Job {
 		}
 		return cmp.Or(strings.Compare(string(a.ID.Family), string(b.ID.Family)), strings.Compare(a.ID.Name, b.ID.Name))
 	})
+	return out
+}
+
+// behindBy is how many checkpoints a subtask's newest commit may trail the
+// job's before it is "behind": one is the checkpoint committing right now.
+const behindBy = 2
+
+// Problems says what is wrong with the job, each with why, most urgent
+// first: lingering transactions, a subtask behind, no commit for too long,
+// a shared prefix, timeouts against the checkpoint interval (q) and the
+// brokers' maximum (s).
+func (j Job) Problems(s *Snapshot, q Query, now time.Time) []string {
+	var out []string
+	if n := len(j.Lingering); n > 0 {
+		out = append(out, fmt.Sprintf("%d lingering after a restart: open on a checkpoint older than the newest committed", n))
+	}
+	if j.ID.Family == FlinkSink {
+		for _, u := range j.Units {
+			if u.NewestCommitted >= 0 && j.NewestCommitted-u.NewestCommitted >= behindBy {
+				out = append(out, fmt.Sprintf("subtask %d behind: committed checkpoint %d, the job %d", u.Subtask, u.NewestCommitted, j.NewestCommitted))
+			}
+		}
+	}
+	if q.CheckpointInterval > 0 && len(j.Open) > 0 && !j.LastCommit.IsZero() && now.Sub(j.LastCommit) > 2*q.CheckpointInterval {
+		out = append(out, fmt.Sprintf("not committing: no commit for %s (checkpoint interval %s)", now.Sub(j.LastCommit).Round(time.Second), q.CheckpointInterval))
+	}
+	if j.Shared {
+		out = append(out, fmt.Sprintf("prefix %s looks shared by two jobs (%d takeovers)", j.ID.Name, j.Takeovers))
+	}
+	if q.CheckpointInterval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*q.CheckpointInterval {
+		out = append(out, "timeout below 2× the checkpoint interval")
+	}
+	if s != nil && s.BrokerMaxTimeoutMs > 0 && int64(j.MaxTimeoutMs) > s.BrokerMaxTimeoutMs {
+		out = append(out, "timeout above the broker's transaction.max.timeout.ms")
+	}
 	return out
 }

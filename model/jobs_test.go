@@ -106,3 +106,43 @@ func BenchmarkJobs(b *testing.B) {
 		}
 	}
 }
+
+func TestJobProblems(t *testing.T) {
+	now := time.Unix(10000, 0)
+	flink := func(f func(*Job)) Job {
+		j := Job{ID: JobID{FlinkSink, "orders"}, NewestCheckpoint: 12, NewestCommitted: 11, MinTimeoutMs: 60000, MaxTimeoutMs: 60000,
+			Units: []Unit{{Subtask: 0, NewestCommitted: 11}, {Subtask: 1, NewestCommitted: 11}}}
+		f(&j)
+		return j
+	}
+	interval := Query{CheckpointInterval: 10 * time.Second}
+	for _, tc := range []struct {
+		name string
+		job  Job
+		q    Query
+		max  int64
+		want []string
+	}{
+		{"healthy", flink(func(*Job) {}), interval, 900000, nil},
+		{"lingering", flink(func(j *Job) { j.Lingering = []string{"orders-0-9", "orders-1-9"} }), Query{}, 0,
+			[]string{"2 lingering after a restart: open on a checkpoint older than the newest committed"}},
+		{"one subtask behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 9 }), Query{}, 0,
+			[]string{"subtask 1 behind: committed checkpoint 9, the job 11"}},
+		{"one checkpoint behind is committing, not behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 10 }), Query{}, 0, nil},
+		{"not committing", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
+			[]string{"not committing: no commit for 25s (checkpoint interval 10s)"}},
+		{"not committing needs the interval", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-time.Hour) }), Query{}, 0, nil},
+		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour) }), interval, 0, nil},
+		{"shared prefix", flink(func(j *Job) { j.Shared, j.Takeovers = true, 6 }), Query{}, 0,
+			[]string{"prefix orders looks shared by two jobs (6 takeovers)"}},
+		{"timeouts", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 15000, 3600000 }), interval, 900000,
+			[]string{"timeout below 2× the checkpoint interval", "timeout above the broker's transaction.max.timeout.ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.job.Problems(&Snapshot{BrokerMaxTimeoutMs: tc.max}, tc.q, now)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("problems %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
