@@ -108,7 +108,7 @@ func TestE2ESnapshot(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
 	}
-	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,history,partitions,taken_at,transactions" {
+	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,history,jobs,partitions,schema,taken_at,transactions" {
 		t.Errorf("top-level keys: %s", got)
 	}
 	if doc["bootstrap"] != bootstrap {

@@ -5,12 +5,16 @@ import "time"
 // The snapshot -o json schema. Field names are a public contract (README).
 type (
 	SnapshotJSON struct {
-		TakenAt            time.Time       `json:"taken_at"`
-		Bootstrap          string          `json:"bootstrap"`
-		BrokerMaxTimeoutMs *int64          `json:"broker_max_timeout_ms"`
-		History            HistoryJSON     `json:"history"`
-		Transactions       []TxnJSON       `json:"transactions"`
-		Partitions         []PartitionJSON `json:"partitions"`
+		// Schema is SchemaVersion.
+		Schema             int         `json:"schema"`
+		TakenAt            time.Time   `json:"taken_at"`
+		Bootstrap          string      `json:"bootstrap"`
+		BrokerMaxTimeoutMs *int64      `json:"broker_max_timeout_ms"`
+		History            HistoryJSON `json:"history"`
+		// Jobs are the ids grouped by the job that names them (ExportJobs).
+		Jobs         []JobJSON       `json:"jobs"`
+		Transactions []TxnJSON       `json:"transactions"`
+		Partitions   []PartitionJSON `json:"partitions"`
 		// Replay is what the coordinators' log holds since a time (snapshot
 		// --since); absent otherwise.
 		Replay *ReplayJSON `json:"replay,omitempty"`
@@ -94,7 +98,7 @@ func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
 // ExportFrame and streams ExportTxn and ExportPartition into it, so that both
 // forms come from the same conversions.
 func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
-	out := ExportFrame(s)
+	out := ExportFrame(s, h, q, now)
 	out.Transactions = make([]TxnJSON, 0, len(s.Txns))
 	out.Partitions = make([]PartitionJSON, 0, len(s.Partitions))
 	for i := range s.Txns {
@@ -108,8 +112,10 @@ func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 
 // ExportFrame is the document without its rows: Transactions and Partitions
 // are empty (encoded as []), everything else is set.
-func ExportFrame(s *Snapshot) SnapshotJSON {
+func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 	out := SnapshotJSON{
+		Schema:       SchemaVersion,
+		Jobs:         ExportJobs(s, h, q, now),
 		TakenAt:      s.TakenAt.UTC(),
 		Bootstrap:    s.Bootstrap,
 		Hidden:       s.Hidden,

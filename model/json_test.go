@@ -43,7 +43,7 @@ func TestExportJSONSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,history,partitions,taken_at,transactions" {
+	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,history,jobs,partitions,schema,taken_at,transactions" {
 		t.Errorf("top-level keys = %s", got)
 	}
 	if doc["taken_at"] != "2026-03-01T11:59:59Z" || doc["bootstrap"] != s.Bootstrap || doc["broker_max_timeout_ms"] != 900000.0 {
@@ -151,8 +151,8 @@ func TestExportEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
-		`"history":{"source":"polls","why":"","log_since":null},"transactions":[],"partitions":[]}`
+	want := `{"schema":2,"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
+		`"history":{"source":"polls","why":"","log_since":null},"jobs":[],"transactions":[],"partitions":[]}`
 	if string(b) != want {
 		t.Errorf("empty export =\n%s\nwant\n%s", b, want)
 	}
@@ -213,5 +213,33 @@ func TestExportLogHistory(t *testing.T) {
 	s.Source = Source{Why: "no READ on __transaction_state"}
 	if got := Export(s, h, now).History; got.Source != "polls" || got.Why != "no READ on __transaction_state" || got.LogSince != nil {
 		t.Errorf("polls history = %+v", got)
+	}
+}
+
+// The jobs in the JSON: the Flink job with its subtasks, lingering id and
+// problem; nulls where nothing is known; the most urgent first.
+func TestExportJobs(t *testing.T) {
+	now := time.Unix(10000, 0)
+	open := Txn{ID: "orders-0-11", State: Ongoing, TimeoutMs: 60000, Described: true}
+	open.SetStart(now.Add(-30 * time.Second))
+	s := &Snapshot{TakenAt: now, Txns: []Txn{
+		open, {ID: "orders-0-12", State: CompleteCommit, Described: true, TimeoutMs: 60000},
+		{ID: "solo", State: Empty},
+	}}
+	s.Sort()
+	b, err := json.Marshal(ExportJobs(s, nil, Query{}, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"family":"flink","name":"orders","ids":2,"newest_checkpoint":12,"newest_committed":12,` +
+		`"open":["orders-0-11"],"lingering":["orders-0-11"],"oldest_open":"orders-0-11","oldest_age_ms":30000,"oldest_timeout_ratio":0.5,` +
+		`"last_commit":null,"commits_5m":0,"aborts_5m":0,"prefix_shared":false,` +
+		`"subtasks":[{"name":"0","subtask":0,"ids":2,"newest_checkpoint":12,"newest_committed":12,"last_commit":null,"open":["orders-0-11"],"lingering":["orders-0-11"]}],` +
+		`"problems":["1 lingering after a restart: open on a checkpoint older than the newest committed"]},` +
+		`{"family":"other","name":"","ids":1,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],` +
+		`"oldest_open":null,"oldest_age_ms":null,"oldest_timeout_ratio":null,"last_commit":null,"commits_5m":0,"aborts_5m":0,` +
+		`"prefix_shared":false,"subtasks":[],"problems":[]}]`
+	if string(b) != want {
+		t.Errorf("jobs =\n%s\nwant\n%s", b, want)
 	}
 }

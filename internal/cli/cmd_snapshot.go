@@ -119,7 +119,7 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 		indented = append(indentJSON(indented[:0], bytes.TrimSuffix(row.Bytes(), []byte("\n")), prefix), '\n')
 		return escape.JSON(indented), nil
 	}
-	doc := model.ExportFrame(s)
+	doc := model.ExportFrame(s, h, q, now)
 	doc.Replay = r
 	frame, err := encode(doc, "")
 	if err != nil {
