@@ -146,3 +146,21 @@ func TestJobProblems(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkJobsWithHistory: the same with the History a snapshot holds, a
+// baseline of every id, as `snapshot -o json` computes it.
+func BenchmarkJobsWithHistory(b *testing.B) {
+	now := time.Unix(10000, 0)
+	s := &Snapshot{}
+	for i := range 100_000 {
+		tx := Txn{ID: fmt.Sprintf("job%02d-sink-%d-%d", i%50, (i/50)%4, i/200), State: CompleteCommit, Described: true, TimeoutMs: 60000}
+		s.Txns = append(s.Txns, tx)
+	}
+	s.Sort()
+	h := NewHistory(1)
+	h.Baseline(s)
+	b.ReportAllocs()
+	for b.Loop() {
+		Jobs(s, h, now)
+	}
+}
