@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -108,6 +109,7 @@ func TestE2ESnapshot(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
 	}
+	testutil.CheckSnapshotJSON(t, []byte(r.stdout))
 	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,history,jobs,partitions,schema,taken_at,transactions" {
 		t.Errorf("top-level keys: %s", got)
 	}
@@ -333,6 +335,7 @@ func TestE2ESnapshotSinceWithoutTheLog(t *testing.T) {
 		}
 	}
 	r = runProgram(t, "snapshot", "-o", "json", "-b", bootstrap, "--timeout", "5s")
+	testutil.CheckSnapshotJSON(t, []byte(r.stdout))
 	var doc model.SnapshotJSON
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.History.Source != "polls" || !strings.Contains(doc.History.Why, "--since") {
 		t.Fatalf("history %+v (%v)", doc.History, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -54,6 +55,8 @@ func TestBinarySnapshotJSON(t *testing.T) {
 		t.Fatalf("txnscope snapshot -o json: %v\nstderr: %s", err, stderr.String())
 	}
 
+	// The published schema holds the real broker's output.
+	testutil.CheckSnapshotJSON(t, stdout.Bytes())
 	// The raw form: every documented key is present, with the documented kind of value.
 	var raw map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &raw); err != nil {

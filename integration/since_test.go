@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -32,6 +33,7 @@ func TestBinarySnapshotSince(t *testing.T) {
 	var doc model.SnapshotJSON
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
 		out := mustRun(ctx, t, bin, "snapshot", "--since", "10m", "-o", "json", "-b", bootstrap)
+		testutil.CheckSnapshotJSON(t, out)
 		doc = model.SnapshotJSON{}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -191,6 +192,7 @@ func TestStreamJSONWithReplay(t *testing.T) {
 	if err := streamJSON(&got, s, model.NewHistory(1), model.Query{}, benchAt, r); err != nil {
 		t.Fatal(err)
 	}
+	testutil.CheckSnapshotJSON(t, got.Bytes())
 	var doc model.SnapshotJSON
 	if err := json.Unmarshal(got.Bytes(), &doc); err != nil {
 		t.Fatalf("not valid JSON: %v\n%s", err, got.Bytes())
