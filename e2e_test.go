@@ -110,7 +110,7 @@ func TestE2ESnapshot(t *testing.T) {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
 	}
 	testutil.CheckSnapshotJSON(t, []byte(r.stdout))
-	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,history,jobs,partitions,schema,taken_at,transactions" {
+	if got := keysOf(doc); got != "bootstrap,broker_max_timeout_ms,hanging,history,jobs,partitions,pinned_partitions,schema,stuck_groups,taken_at,transactions" {
 		t.Errorf("top-level keys: %s", got)
 	}
 	if doc["bootstrap"] != bootstrap {

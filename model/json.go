@@ -12,9 +12,14 @@ type (
 		BrokerMaxTimeoutMs *int64      `json:"broker_max_timeout_ms"`
 		History            HistoryJSON `json:"history"`
 		// Jobs are the ids grouped by the job that names them (ExportJobs).
-		Jobs         []JobJSON       `json:"jobs"`
-		Transactions []TxnJSON       `json:"transactions"`
-		Partitions   []PartitionJSON `json:"partitions"`
+		Jobs []JobJSON `json:"jobs"`
+		// PinnedPartitions, StuckGroups and Hanging are the partitions and
+		// groups views (ExportPins).
+		PinnedPartitions []PinnedPartitionJSON `json:"pinned_partitions"`
+		StuckGroups      []StuckGroupJSON      `json:"stuck_groups"`
+		Hanging          []HangingJSON         `json:"hanging"`
+		Transactions     []TxnJSON             `json:"transactions"`
+		Partitions       []PartitionJSON       `json:"partitions"`
 		// Replay is what the coordinators' log holds since a time (snapshot
 		// --since); absent otherwise.
 		Replay *ReplayJSON `json:"replay,omitempty"`
@@ -126,6 +131,7 @@ func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 		v := s.BrokerMaxTimeoutMs
 		out.BrokerMaxTimeoutMs = &v
 	}
+	out.PinnedPartitions, out.StuckGroups, out.Hanging = ExportPins(s, now)
 	out.History = HistoryJSON{Source: "polls", Why: s.Source.Why}
 	if s.Source.Log {
 		out.History.Source = "coordinator log"

@@ -2,7 +2,8 @@ package model
 
 import "time"
 
-// SchemaVersion is the snapshot -o json document's version: 2 added jobs.
+// SchemaVersion is the snapshot -o json document's version: 2 added jobs,
+// pinned_partitions, stuck_groups and hanging.
 const SchemaVersion = 2
 
 type (

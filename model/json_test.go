@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestExportJSONSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,history,jobs,partitions,schema,taken_at,transactions" {
+	if got := keys(doc); got != "bootstrap,broker_max_timeout_ms,hanging,history,jobs,partitions,pinned_partitions,schema,stuck_groups,taken_at,transactions" {
 		t.Errorf("top-level keys = %s", got)
 	}
 	if doc["taken_at"] != "2026-03-01T11:59:59Z" || doc["bootstrap"] != s.Bootstrap || doc["broker_max_timeout_ms"] != 900000.0 {
@@ -152,7 +153,8 @@ func TestExportEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"schema":2,"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
-		`"history":{"source":"polls","why":"","log_since":null},"jobs":[],"transactions":[],"partitions":[]}`
+		`"history":{"source":"polls","why":"","log_since":null},"jobs":[],"pinned_partitions":[],"stuck_groups":[],"hanging":[],` +
+		`"transactions":[],"partitions":[]}`
 	if string(b) != want {
 		t.Errorf("empty export =\n%s\nwant\n%s", b, want)
 	}
@@ -241,5 +243,45 @@ func TestExportJobs(t *testing.T) {
 		`"prefix_shared":false,"subtasks":[],"problems":[]}]`
 	if string(b) != want {
 		t.Errorf("jobs =\n%s\nwant\n%s", b, want)
+	}
+}
+
+// The partitions and groups views in the JSON: a partition pinned by an
+// open transaction with a group stuck behind it, and a hanging one held by
+// a producer no transactional id owns, idle past the brokers' maximum.
+func TestExportPins(t *testing.T) {
+	now := time.Unix(100000, 0)
+	open := Txn{ID: "orders-0-7", State: Ongoing, ProducerID: 11, ProducerEpoch: 2, TimeoutMs: 60000, Described: true,
+		Partitions: []TopicPartition{{Topic: "orders", Partition: 0}}}
+	open.SetStart(now.Add(-10 * time.Second))
+	s := &Snapshot{TakenAt: now, BrokerMaxTimeoutMs: 900000, Txns: []Txn{open},
+		Partitions: []Partition{
+			{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Leader: 1, HighWatermark: 40, LastStableOffset: 30,
+				Producers: []Producer{{ProducerID: 11, ProducerEpoch: 2, CurrentTxnStartOffset: 30, LastTimestamp: now.Add(-time.Second)}}},
+			{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Leader: 2, HighWatermark: 9, LastStableOffset: 3,
+				Producers: []Producer{{ProducerID: 99, ProducerEpoch: 0, CurrentTxnStartOffset: 3, LastTimestamp: now.Add(-time.Hour)}}},
+		},
+		GroupCommits: []GroupCommit{{Group: "billing", State: "Stable", TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 30}},
+	}
+	s.Sort()
+	pinned, stuck, hanging := ExportPins(s, now)
+	if len(pinned) != 2 || len(stuck) != 1 || len(hanging) != 1 {
+		t.Fatalf("%d pinned, %d stuck, %d hanging: %+v %+v %+v", len(pinned), len(stuck), len(hanging), pinned, stuck, hanging)
+	}
+	var p0 PinnedPartitionJSON
+	for _, p := range pinned {
+		if p.Partition == 0 {
+			p0 = p
+		}
+	}
+	if p0.HeldBack != 10 || p0.TransactionalID == nil || *p0.TransactionalID != "orders-0-7" || !p0.Blocking || p0.Hanging ||
+		*p0.ProducerID != 11 || !slices.Equal(p0.StuckGroups, []string{"billing"}) || p0.PinnedSince == nil || !p0.PinnedSinceAtLeast {
+		t.Errorf("the pinned partition: %+v", p0)
+	}
+	if g := stuck[0]; g.Group != "billing" || g.LagHWM != 10 || !slices.Equal(g.Blockers, []string{"orders-0-7"}) {
+		t.Errorf("the stuck group: %+v", g)
+	}
+	if h := hanging[0]; h.Partition != 1 || !slices.Equal(h.ProducerIDs, []int64{99}) || len(h.Why) == 0 {
+		t.Errorf("the hanging partition: %+v", h)
 	}
 }
