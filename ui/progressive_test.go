@@ -313,3 +313,56 @@ func TestLoadTakesAFewBatchesWhateverItsSize(t *testing.T) {
 		t.Fatalf("batches of %v ids, want %v", sizes, want)
 	}
 }
+
+// While the coordinators' log is being read (Source.Reading), a first load
+// describes the rows on screen and then waits for the log, which describes
+// them all at once: at 500,000 ids the load and the log's reader shared two
+// cores. It waits logWait at most, and not at all once the log is not being
+// read any more.
+func TestFirstLoadWaitsForTheLogBeingRead(t *testing.T) {
+	truth := uitest.Snapshot(uitest.T0)
+	h := newHarness(t)
+	h.m.batch, h.m.batches = 4, math.MaxInt32
+	h.admin.Truth = truth
+	listed := uitest.Listed(truth)
+	listed.Source = model.Source{Why: "reading __transaction_state", Reading: true}
+	h.admin.Push(listed)
+	cmd := h.deliver(h.m.refresh())
+	cmd = h.deliver(cmd) // the first batch: the rows on screen
+	if cmd != nil {
+		t.Fatalf("a second describe batch while the log is read")
+	}
+	asked := len(h.admin.Asked())
+	if tk, ok := h.lastTick(); !ok || tk.d != 2*time.Second {
+		t.Fatalf("no poll scheduled while waiting for the log: %+v", tk)
+	}
+	// Polls go on, and bring the same rows (the log is still being read):
+	// nothing more is described for logWait...
+	pending := h.m.data.sum.Pending
+	for range 4 { // 8 s
+		h.admin.Push(h.m.data.snap)
+		h.tick()
+	}
+	if n := len(h.admin.Asked()); n != asked || h.m.data.sum.Pending != pending {
+		t.Fatalf("%d describes while the log was read, %d rows pending (was %d)", n-asked, h.m.data.sum.Pending, pending)
+	}
+	// ...then the load describes the rest after all.
+	for range 2 {
+		h.admin.Push(h.m.data.snap)
+		h.tick()
+	}
+	if len(h.admin.Asked()) == asked {
+		t.Fatalf("still waiting for the log after %s", logWait)
+	}
+	// And a log that stops being read (refused) lets the load go on at once.
+	h2 := newHarness(t)
+	h2.m.batch, h2.m.batches = 4, math.MaxInt32
+	h2.admin.Truth = truth
+	refused := uitest.Listed(truth)
+	refused.Source = model.Source{Why: "no READ on __transaction_state"}
+	h2.admin.Push(refused)
+	cmd = h2.deliver(h2.m.refresh())
+	if cmd = h2.deliver(cmd); cmd == nil {
+		t.Fatalf("the load stopped after its first batch without a log being read")
+	}
+}
