@@ -20,15 +20,13 @@ import (
 // what the log held when it started (live), Poll takes the states and the
 // events from it instead of listing and describing every id.
 type follower struct {
-	mu   sync.Mutex
-	log  *model.TxnLog
-	pos  map[int32]int64 // the next offset to read, per log partition
-	live bool
-	// reading: a read from the log's start is under way (not live yet).
-	reading bool
-	why     string    // why the log is not the source ("" once live)
-	since   time.Time // the oldest record read at start
-	moved   chan struct{}
+	mu    sync.Mutex
+	log   *model.TxnLog
+	pos   map[int32]int64 // the next offset to read, per log partition
+	live  bool
+	why   string    // why the log is not the source ("" once live)
+	since time.Time // the oldest record read at start
+	moved chan struct{}
 
 	done chan struct{} // closed when the goroutine is gone
 }
@@ -81,7 +79,7 @@ func (f *follower) run(c *Client) error {
 		want[p] = kgo.NewOffset().At(s)
 	}
 	f.mu.Lock()
-	f.log, f.pos, f.since, f.reading, f.why = lg, pos, time.Time{}, true, "reading "+txnStateTopic
+	f.log, f.pos, f.since = lg, pos, time.Time{}
 	f.mu.Unlock()
 	f.check(ends)
 
@@ -139,7 +137,7 @@ func (f *follower) check(ends map[int32]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.live && f.reached(ends) {
-		f.live, f.why, f.reading = true, "", false
+		f.live, f.why = true, ""
 	}
 	close(f.moved)
 	f.moved = make(chan struct{})
@@ -159,7 +157,7 @@ func (f *follower) reached(ends map[int32]int64) bool {
 func (f *follower) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.live, f.log, f.pos, f.reading = false, nil, nil, false
+	f.live, f.log, f.pos = false, nil, nil
 	f.why = logWhy(err)
 	close(f.moved)
 	f.moved = make(chan struct{})
@@ -194,7 +192,7 @@ func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader fun
 func (f *follower) source() model.Source {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return model.Source{Log: f.live, Why: f.why, Since: f.since, Reading: f.reading}
+	return model.Source{Log: f.live, Why: f.why, Since: f.since}
 }
 
 // drop throws away the events the log has for a refresh that did not use

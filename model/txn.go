@@ -354,9 +354,6 @@ type Source struct {
 	// Since is the time of the oldest record the log still holds (the zero
 	// time when unknown): how far back a replay reaches.
 	Since time.Time
-	// Reading: the log is being read from its start and will be the source
-	// soon, its rows all described.
-	Reading bool
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one

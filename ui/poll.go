@@ -211,7 +211,7 @@ func (m *Model) next() tea.Cmd {
 		return m.refresh()
 	}
 	delay := max(m.poll.lastOK.Add(m.o.Refresh).Sub(m.now), 0)
-	if m.poll.err == "" && !m.poll.stalled && m.data.sum.Pending > 0 && !m.waitingForLog() {
+	if m.poll.err == "" && !m.poll.stalled && m.data.sum.Pending > 0 {
 		if delay == 0 {
 			return m.refresh()
 		}
@@ -240,26 +240,9 @@ func (m *Model) ticked(msg tickMsg) tea.Cmd {
 	return m.refresh()
 }
 
-// logWait bounds how long a first load leaves its rows pending while the
-// coordinators' log is read (Source.Reading): the log describes them all
-// at once, and at 500,000 ids the load's describes and the log's reader
-// shared two cores (the log became the source after 8 s instead of 4).
-const logWait = 10 * time.Second
-
-// waitingForLog reports that the describes of a first load wait for the
-// coordinators' log: it is being read, the rows on screen are described
-// (the first batch), and logWait has not passed since the first snapshot.
-func (m *Model) waitingForLog() bool {
-	s := m.data.snap
-	return s != nil && s.Source.Reading && m.data.sum.Pending < m.data.sum.Total && m.now.Before(m.logWaitUntil)
-}
-
 // apply makes a refresh's data current: the history, every screen and the
 // dialog follow it.
 func (m *Model) apply(msg refreshedMsg) {
-	if m.data.snap == nil {
-		m.logWaitUntil = m.now.Add(logWait)
-	}
 	switch {
 	case m.data.snap == nil && msg.baseline != nil:
 		m.hist = msg.baseline // nothing was recorded before the first snapshot

@@ -30,8 +30,6 @@ type Model struct {
 	batch    int // ids per describe batch at least, and a load in at most this many (describe.go)
 	batches  int
 	pinTrack *model.PinTracker
-	// logWaitUntil ends the first load's wait for the coordinators' log (waitingForLog).
-	logWaitUntil time.Time
 
 	screens    map[screenID]screen
 	cur        screenID
