@@ -83,6 +83,9 @@ type Client struct {
 
 	followOnce sync.Once
 	followed   atomic.Pointer[follower] // nil until Poll starts it (Config.FollowLog)
+	// live is closed the first time the log becomes the source (LogLive).
+	live     chan struct{}
+	liveOnce sync.Once
 }
 
 // New connects lazily: it fails only on bad configuration, never because the
@@ -142,7 +145,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return &Client{cfg: cfg, bootstrap: strings.Join(seeds, ","), kgo: cl, opts: opts, life: life, stop: stop, budget: pollBudget,
-		seeds: seeds, reach: make(chan struct{}, 1)}, nil
+		seeds: seeds, reach: make(chan struct{}, 1), live: make(chan struct{})}, nil
 }
 
 // Close cancels everything in flight.

@@ -27,6 +27,8 @@ type follower struct {
 	why   string    // why the log is not the source ("" once live)
 	since time.Time // the oldest record read at start
 	moved chan struct{}
+	// onLive is called each time the follower becomes live.
+	onLive func()
 
 	done chan struct{} // closed when the goroutine is gone
 }
@@ -36,10 +38,22 @@ type follower struct {
 // header is worth more than a retry storm.
 var followRetry = 30 * time.Second
 
+// LogLive is closed the first time the coordinators' log has been read to
+// its end, so that the next Poll takes its states and events from it: the
+// TUI refreshes then rather than at its next tick. nil when the log is not
+// followed (Config.FollowLog).
+func (c *Client) LogLive() <-chan struct{} {
+	if !c.cfg.FollowLog {
+		return nil
+	}
+	return c.live
+}
+
 // follow starts following the log, once.
 func (c *Client) follow() *follower {
 	c.followOnce.Do(func() {
-		f := &follower{why: "reading " + txnStateTopic, moved: make(chan struct{}), done: make(chan struct{})}
+		f := &follower{why: "reading " + txnStateTopic, moved: make(chan struct{}), done: make(chan struct{}),
+			onLive: func() { c.liveOnce.Do(func() { close(c.live) }) }}
 		c.followed.Store(f)
 		go func() {
 			defer close(f.done)
@@ -138,6 +152,7 @@ func (f *follower) check(ends map[int32]int64) {
 	defer f.mu.Unlock()
 	if !f.live && f.reached(ends) {
 		f.live, f.why = true, ""
+		f.onLive()
 	}
 	close(f.moved)
 	f.moved = make(chan struct{})

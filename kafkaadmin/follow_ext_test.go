@@ -57,6 +57,9 @@ func TestFollowerGoneAfterClose(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if a.LogLive() == nil {
+		t.Fatal("no LogLive with FollowLog")
+	}
 	for range 3 {
 		if _, err := a.Poll(ctx, nil); err != nil {
 			t.Fatalf("Poll: %v", err)
@@ -128,7 +131,17 @@ func TestFollowerTakesTheLogAndLetsGoOfWhatItCannotRead(t *testing.T) {
 			}
 		}
 	}
+	select {
+	case <-a.LogLive():
+		t.Fatal("LogLive closed before the log was read")
+	default:
+	}
 	s := poll(func(s *model.Snapshot) bool { return s.Source.Log })
+	select {
+	case <-a.LogLive():
+	default:
+		t.Fatal("the log is the source and LogLive is still open")
+	}
 	if tx, ok := s.Txn("log-job-0-1"); !ok || tx.State != model.CompleteCommit || !tx.Described {
 		t.Fatalf("the log's row: %+v (%v)", tx, ok)
 	}

@@ -77,7 +77,32 @@ type refreshedMsg struct {
 // Init starts polling, the clock that keeps ages current, and asks the
 // terminal for its background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor)
+	return tea.Batch(m.refresh(), m.schedule(time.Second, clockMsg{}), tea.RequestBackgroundColor, m.awaitLog())
+}
+
+// logLiveMsg: the coordinators' log has been read to its end.
+type logLiveMsg struct{}
+
+// logFollower is an Admin that follows the coordinators' log
+// (kafkaadmin.Client.LogLive).
+type logFollower interface{ LogLive() <-chan struct{} }
+
+// awaitLog asks for a refresh the moment the coordinators' log has been
+// read, rather than at the next tick: from then on the history is exact.
+func (m *Model) awaitLog() tea.Cmd {
+	l, ok := m.o.Admin.(logFollower)
+	if !ok || l.LogLive() == nil {
+		return nil
+	}
+	live, ctx := l.LogLive(), m.ctx
+	return func() tea.Msg {
+		select {
+		case <-live:
+			return logLiveMsg{}
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // backoff is the wait before full refresh n+1 after n consecutive failures.

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	tea "charm.land/bubbletea/v2"
+
 	"context"
 	"errors"
 	"fmt"
@@ -324,4 +326,47 @@ func TestHiddenIDsAreMentioned(t *testing.T) {
 	h.admin.Push(s)
 	h.run(h.m.Init())
 	mustContain(t, h.screen(), "some transactional ids are not visible")
+}
+
+// logAdmin is the fake Admin with the coordinators' log followed.
+type logAdmin struct {
+	*uitest.Admin
+	live chan struct{}
+}
+
+func (a logAdmin) LogLive() <-chan struct{} { return a.live }
+
+// The moment the coordinators' log has been read, the UI refreshes, rather
+// than at its next tick: from then on its history is exact.
+func TestRefreshesWhenTheLogIsLive(t *testing.T) {
+	live := make(chan struct{})
+	h := newHarness(t, func(o *Options) { o.Admin = logAdmin{Admin: o.Admin.(*uitest.Admin), live: live} })
+	h.admin.Push(uitest.Snapshot(uitest.T0))
+	h.deliver(h.m.refresh()) // the first poll
+	cmd := h.m.awaitLog()
+	if cmd == nil {
+		t.Fatal("no wait for the log")
+	}
+	got := make(chan tea.Msg, 1)
+	go func() { got <- cmd() }()
+	select {
+	case <-got:
+		t.Fatal("a message before the log is live")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(live)
+	msg := <-got
+	if _, ok := msg.(logLiveMsg); !ok {
+		t.Fatalf("got %T, want logLiveMsg", msg)
+	}
+	before := h.admin.Refreshes()
+	_, next := h.m.Update(msg)
+	h.deliver(next)
+	if h.admin.Refreshes() != before+1 {
+		t.Fatalf("no refresh when the log became live")
+	}
+	// An Admin without the log: nothing to wait for.
+	if newHarness(t).m.awaitLog() != nil {
+		t.Fatal("a wait without a log")
+	}
 }

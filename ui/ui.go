@@ -102,6 +102,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.executed(msg)
 	case replayedMsg:
 		return m.replayed(msg)
+	case logLiveMsg:
+		return m.refresh()
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	default:
