@@ -93,7 +93,7 @@ var screens = []struct {
 	}},
 	{"partitions", func(t *testing.T) *harness {
 		h := pinnedLater(t)
-		h.press("tab")
+		h.press("tab", "tab") // transactions → jobs → partitions
 		return h
 	}},
 	{"partitions-of-group", func(t *testing.T) *harness {

@@ -16,10 +16,10 @@ type keyMap struct {
 	Events, Refresh, Help     key.Binding
 	Replay                    key.Binding // the coordinators' log in the events pane
 	// The top-level views.
-	NextView, Txns, Partitions, Groups key.Binding
-	Quit, ForceQuit                    key.Binding
-	Apply, Clear                       key.Binding // while typing a filter
-	Confirm, Cancel                    key.Binding // in the abort dialog
+	NextView, Txns, Jobs, Partitions, Groups key.Binding
+	Quit, ForceQuit                          key.Binding
+	Apply, Clear                             key.Binding // while typing a filter
+	Confirm, Cancel                          key.Binding // in the abort dialog
 
 	// Dangerous keys. In read-only mode they are left unbound (no keys at
 	// all), so they neither match nor appear in any help.
@@ -44,8 +44,9 @@ func newKeyMap(readOnly bool) keyMap {
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
 		Replay:      b([]string{"h"}, "h", "replay the log"),
-		NextView:    b([]string{"tab"}, "tab", "next view: transactions → partitions → groups"),
+		NextView:    b([]string{"tab"}, "tab", "next view: txns → jobs → partitions → groups"),
 		Txns:        b([]string{"t"}, "t", "transactions"),
+		Jobs:        b([]string{"J"}, "J", "jobs (Flink sinks, Streams apps)"),
 		Partitions:  b([]string{"p"}, "p", "partitions whose LSO is pinned"),
 		Groups:      b([]string{"c"}, "c", "consumer groups stuck behind a pin"),
 		Refresh:     b([]string{"r"}, "r", "refresh now"),
@@ -96,7 +97,7 @@ func (k keyMap) groups() []views.HelpGroup {
 		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
 		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.Refresh, k.Help, k.Quit}},
-		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Partitions, k.Groups}},
+		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Jobs, k.Partitions, k.Groups}},
 		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
 	}
 }

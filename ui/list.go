@@ -143,7 +143,7 @@ func (l *listScreen) keys() []key.Binding {
 		return k.filterShort()
 	}
 	return []key.Binding{short(k.Open, "open"), short(k.Abort, "abort"), short(k.Filter, "filter"),
-		short(k.StateFilter, "show"), k.Sort, k.Events, short(k.NextView, "partitions"), k.Help, k.Quit}
+		short(k.StateFilter, "show"), k.Sort, k.Events, short(k.NextView, "jobs"), k.Help, k.Quit}
 }
 
 func (l *listScreen) view(w, h int) string {

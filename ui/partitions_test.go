@@ -21,6 +21,7 @@ func TestViewKeysSwitchViews(t *testing.T) {
 		want screenID
 		text string
 	}{
+		{"tab", screenJobs, "most urgent first"},
 		{"tab", screenPartitions, "sort pinned longest"},
 		{"tab", screenGroups, "CONSUMER GROUP"},
 		{"tab", screenList, "TRANSACTIONAL ID"},

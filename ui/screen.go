@@ -90,7 +90,7 @@ func (m *Model) show(id screenID) {
 	}
 }
 
-// nextView cycles the top-level views: transactions → partitions → groups.
+// nextView cycles the top-level views: transactions → jobs → partitions → groups.
 // From a detail it moves on from the view the detail was opened from.
 func (m *Model) nextView() {
 	top := m.cur
@@ -102,8 +102,10 @@ func (m *Model) nextView() {
 		m.show(screenGroups)
 	case screenGroups:
 		m.show(screenList)
-	default:
+	case screenJobs:
 		m.show(screenPartitions)
+	default:
+		m.show(screenJobs)
 	}
 }
 

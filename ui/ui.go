@@ -59,8 +59,12 @@ func New(o Options) *Model {
 	// The screens, one line each (those that others open are built first).
 	detail, partDetail := &detailScreen{e: e}, &partDetailScreen{e: e}
 	partitions := newPartitionsScreen(e, detail, partDetail)
+	list := newListScreen(e, detail)
+	jobs := newJobsScreen(e, list)
 	m.screens = map[screenID]screen{
-		screenList:       newListScreen(e, detail),
+		screenList:       list,
+		screenJobs:       jobs,
+		screenJob:        jobs.sub,
 		screenDetail:     detail,
 		screenPartitions: partitions,
 		screenPartDetail: partDetail,
@@ -152,6 +156,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.nextView()
 	case key.Matches(msg, k.Txns):
 		m.show(screenList)
+	case key.Matches(msg, k.Jobs):
+		m.show(screenJobs)
 	case key.Matches(msg, k.Partitions):
 		m.show(screenPartitions)
 	case key.Matches(msg, k.Groups):

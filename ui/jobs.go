@@ -1,0 +1,240 @@
+package ui
+
+import (
+	"strconv"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
+)
+
+const (
+	screenJobs screenID = "jobs"
+	screenJob  screenID = "job"
+)
+
+// jobsScreen is the jobs view: the snapshot's ids grouped into jobs by their
+// names (model.Jobs). The grouping needs the history, which only the UI
+// goroutine may read, so it is not worked out with the refresh's other
+// data: a refresh only marks it stale, and it is redone once, when the
+// jobs view or a job is on view. Taking in a refresh costs nothing more
+// while neither is.
+type jobsScreen struct {
+	e        *shared
+	list     *listScreen
+	sub      *jobScreen
+	jobs     []model.Job
+	stale    bool
+	win      window
+	selected model.JobID // the cursor follows it across refreshes
+}
+
+func newJobsScreen(e *shared, list *listScreen) *jobsScreen {
+	s := &jobsScreen{e: e, list: list, stale: true}
+	s.sub = &jobScreen{e: e, jobs: s}
+	return s
+}
+
+func (s *jobsScreen) reload()     { s.stale = true }
+func (s *jobsScreen) grabs() bool { return false }
+
+func (s *jobsScreen) sync() {
+	if cur := s.e.host.current(); cur == screenJobs || cur == screenJob {
+		s.fresh()
+	}
+	s.win.clamp(s.e.host.listRows())
+}
+
+// fresh regroups the jobs if a refresh came in since they were grouped.
+func (s *jobsScreen) fresh() {
+	if !s.stale || s.e.data.snap == nil {
+		return
+	}
+	s.stale = false
+	s.jobs = model.Jobs(s.e.data.snap, s.e.hist, s.e.now)
+	s.win.rows = s.win.rows[:0]
+	for i := range s.jobs {
+		s.win.rows = append(s.win.rows, i)
+		if s.jobs[i].ID == s.selected {
+			s.win.cursor = i
+		}
+	}
+	s.win.clamp(s.e.host.listRows())
+}
+
+// job is the job called id, if the latest grouping has it.
+func (s *jobsScreen) job(id model.JobID) (*model.Job, bool) {
+	for i := range s.jobs {
+		if s.jobs[i].ID == id {
+			return &s.jobs[i], true
+		}
+	}
+	return nil, false
+}
+
+func (s *jobsScreen) current() (*model.Job, bool) {
+	if s.win.cursor < 0 || s.win.cursor >= len(s.jobs) {
+		return nil, false
+	}
+	return &s.jobs[s.win.cursor], true
+}
+
+func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := s.e.keys
+	s.fresh()
+	if s.win.move(k, kp, s.e.host.listRows()) {
+		if j, ok := s.current(); ok {
+			s.selected = j.ID
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(kp, k.Open):
+		if j, ok := s.current(); ok {
+			s.selected = j.ID
+			s.sub.open()
+		}
+	case key.Matches(kp, k.Back):
+		s.e.host.show(screenList)
+	}
+	return nil
+}
+
+func (s *jobsScreen) keys() []key.Binding {
+	k := s.e.keys
+	return []key.Binding{short(k.Open, "subtasks"), short(k.Back, "back"), short(k.NextView, "partitions"), k.Help, k.Quit}
+}
+
+func (s *jobsScreen) query() model.Query {
+	return model.Query{CheckpointInterval: s.e.o.CheckpointInterval}
+}
+
+func (s *jobsScreen) view(w, h int) string {
+	e := s.e
+	d := views.JobsData{Jobs: s.jobs, Cursor: s.win.cursor, Top: s.win.top, Now: e.now, Snap: e.data.snap, Query: s.query()}
+	switch {
+	case e.data.snap == nil:
+		d.Empty = "waiting for the first refresh…"
+	default:
+		d.Empty = "no transactional ids on this cluster"
+	}
+	return views.Jobs(d, w, h, e.st)
+}
+
+// jobScreen is one job: a row per subtask. It shows whichever job the jobs
+// view's cursor was on when it was opened, as the latest grouping has it.
+type jobScreen struct {
+	e    *shared
+	jobs *jobsScreen
+	win  window
+	unit string // the subtask under the cursor; the cursor follows it
+}
+
+// open shows the job the jobs view's cursor is on, from its first subtask.
+func (s *jobScreen) open() {
+	s.unit, s.win.cursor, s.win.top = "", 0, 0
+	s.e.host.show(screenJob)
+}
+
+func (s *jobScreen) home() screenID { return screenJobs }
+func (s *jobScreen) grabs() bool    { return false }
+func (s *jobScreen) reload()        {}
+
+func (s *jobScreen) sync() {
+	if s.e.host.current() == screenJob {
+		s.jobs.fresh()
+	}
+	j, ok := s.jobs.job(s.jobs.selected)
+	s.win.rows = s.win.rows[:0]
+	if ok {
+		for i := range j.Units {
+			s.win.rows = append(s.win.rows, i)
+			if j.Units[i].Name == s.unit {
+				s.win.cursor = i
+			}
+		}
+	}
+	s.win.clamp(s.visible())
+}
+
+// visible is how many subtask rows fit under what the job's problems take.
+func (s *jobScreen) visible() int {
+	return views.JobDetailRows(len(s.problems()), s.e.host.bodyHeight())
+}
+
+func (s *jobScreen) problems() []string {
+	j, ok := s.jobs.job(s.jobs.selected)
+	if !ok {
+		return nil
+	}
+	return j.Problems(s.e.data.snap, s.jobs.query(), s.e.now)
+}
+
+func (s *jobScreen) current() (*model.Job, *model.Unit, bool) {
+	j, ok := s.jobs.job(s.jobs.selected)
+	if !ok || s.win.cursor < 0 || s.win.cursor >= len(j.Units) {
+		return nil, nil, false
+	}
+	return j, &j.Units[s.win.cursor], true
+}
+
+func (s *jobScreen) update(msg tea.Msg) tea.Cmd {
+	kp, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := s.e.keys
+	if s.win.move(k, kp, s.visible()) {
+		if _, u, ok := s.current(); ok {
+			s.unit = u.Name
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(kp, k.Open):
+		if j, u, ok := s.current(); ok && len(u.Open) > 0 {
+			s.openIDs(j, u)
+		}
+	case key.Matches(kp, k.Back):
+		s.e.host.show(screenJobs)
+	}
+	return nil
+}
+
+// openIDs shows a subtask's ids in the transaction list, through the list's
+// own filter. The filter is shown as typed text, which never passes
+// through the escaping the cluster's strings do: a prefix a terminal could
+// act on is left to the user to type.
+func (s *jobScreen) openIDs(j *model.Job, u *model.Unit) {
+	prefix := j.ID.Name + "-" + u.Name
+	if j.ID.Family == model.FlinkSink {
+		prefix = j.ID.Name + "-" + strconv.Itoa(u.Subtask) + "-"
+	}
+	if escape.Text(prefix) != prefix {
+		s.e.host.setStatus(statusError, "the ids hold characters the filter cannot show; filter with / instead")
+		return
+	}
+	l := s.jobs.list
+	l.query.Text = prefix
+	l.moved, l.win.cursor, l.win.top = false, 0, 0
+	l.recompute()
+	s.e.host.show(screenList)
+}
+
+func (s *jobScreen) keys() []key.Binding {
+	k := s.e.keys
+	return []key.Binding{short(k.Open, "its open ids"), short(k.Back, "jobs"), short(k.NextView, "partitions"), k.Help, k.Quit}
+}
+
+func (s *jobScreen) view(w, h int) string {
+	j, _ := s.jobs.job(s.jobs.selected)
+	d := views.JobDetailData{Job: j, Problems: s.problems(), Cursor: s.win.cursor, Top: s.win.top, Now: s.e.now}
+	return views.JobDetail(d, w, h, s.e.st)
+}

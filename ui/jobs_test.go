@@ -1,0 +1,217 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
+	"github.com/txnscope/txnscope/model"
+)
+
+// The jobs view's states join the goldens and the size sweep (golden_test.go).
+func init() {
+	screens = append(screens,
+		struct {
+			name  string
+			setup func(t *testing.T) *harness
+		}{"jobs", func(t *testing.T) *harness {
+			h := jobsStarted(t)
+			h.press("J")
+			return h
+		}},
+		struct {
+			name  string
+			setup func(t *testing.T) *harness
+		}{"job-subtasks", func(t *testing.T) *harness {
+			h := jobsStarted(t)
+			h.press("J", "enter", "j")
+			return h
+		}},
+	)
+}
+
+// jobsSnapshot is the fixture with jobs in it: warehouse-loader crashed
+// and restarted (subtask 0 left two transactions open on checkpoints older
+// than its newest committed one) and its subtask 2 is three checkpoints
+// behind; orders-enricher-v1 has committed checkpoint 40 on every subtask;
+// clicks-app is a Kafka Streams application.
+func jobsSnapshot(at time.Time) *model.Snapshot {
+	s := uitest.Snapshot(at)
+	open := func(id string, pid int64, age time.Duration) model.Txn {
+		return model.Txn{ID: id, State: model.Ongoing, ProducerID: pid, ProducerEpoch: 1, Coordinator: 1,
+			TimeoutMs: 60000, StartUnixMs: at.Add(-age).UnixMilli(), Described: true}
+	}
+	done := func(id string, pid int64) model.Txn {
+		return model.Txn{ID: id, State: model.CompleteCommit, ProducerID: pid, ProducerEpoch: 1, Coordinator: 1,
+			TimeoutMs: 60000, Described: true}
+	}
+	s.Txns = append(s.Txns,
+		done("orders-enricher-v1-0-40", 4101), done("orders-enricher-v1-1-40", 4102), done("orders-enricher-v1-2-40", 4103),
+		open("warehouse-loader-0-118", 3001, 45*time.Second), open("warehouse-loader-0-119", 3002, 40*time.Second),
+		done("warehouse-loader-0-120", 3003), open("warehouse-loader-0-121", 3004, 5*time.Second),
+		done("warehouse-loader-1-120", 3011), open("warehouse-loader-1-121", 3012, 5*time.Second),
+		done("warehouse-loader-2-117", 3021), open("warehouse-loader-2-118", 3022, 30*time.Second),
+		done("clicks-app-0_1", 2001), open("clicks-app-1_0", 2002, 3*time.Second),
+	)
+	s.Sort()
+	return s
+}
+
+// jobsStarted has shown jobsSnapshot, taken 20 s before the refresh
+// brought it: its commits are 20 s old.
+func jobsStarted(t *testing.T, opts ...func(*Options)) *harness {
+	t.Helper()
+	h := newHarness(t, opts...)
+	h.now = uitest.T0.Add(20 * time.Second)
+	h.admin.Push(jobsSnapshot(uitest.T0))
+	h.run(h.m.Init())
+	if h.m.data.snap == nil {
+		t.Fatal("the first refresh did not arrive")
+	}
+	return h
+}
+
+func (h *harness) jobs() *jobsScreen { return h.m.screens[screenJobs].(*jobsScreen) }
+
+func (h *harness) jobNames() []string {
+	var out []string
+	for _, j := range h.jobs().jobs {
+		out = append(out, string(j.ID.Family)+":"+j.ID.Name)
+	}
+	return out
+}
+
+func TestJKeyShowsJobsMostUrgentFirst(t *testing.T) {
+	h := jobsStarted(t)
+	if h.jobs().jobs != nil {
+		t.Error("the jobs were grouped before the jobs view was shown: the refresh paid for a view nobody looked at")
+	}
+	h.press("J")
+	if h.m.cur != screenJobs {
+		t.Fatalf("J: screen %v, want jobs", h.m.cur)
+	}
+	names := h.jobNames()
+	if len(names) == 0 || names[0] != "flink:warehouse-loader" {
+		t.Fatalf("jobs %v, want warehouse-loader (lingering) first", names)
+	}
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	mustContain(t, h.screen(), "flink   warehouse-loader", "orders-enricher-v1", "streams clicks-app", "other",
+		"2 lingering after a restart", "2 LINGERING", "jobs")
+}
+
+func TestJobsCursorFollowsItsJobAcrossRefreshes(t *testing.T) {
+	h := jobsStarted(t)
+	h.press("J", "j")
+	want := h.jobNames()[1]
+	h.admin.Push(jobsSnapshot(uitest.T0.Add(22 * time.Second)))
+	h.tick()
+	if j, ok := h.jobs().current(); !ok || string(j.ID.Family)+":"+j.ID.Name != want {
+		t.Errorf("after a refresh the cursor is on %v, want %s", j, want)
+	}
+	h.press("G")
+	if h.jobs().win.cursor != len(h.jobs().jobs)-1 {
+		t.Errorf("G: cursor %d of %d jobs", h.jobs().win.cursor, len(h.jobs().jobs))
+	}
+}
+
+func TestEnterOpensAJobsSubtasksAndEscComesBack(t *testing.T) {
+	h := jobsStarted(t)
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J", "enter")
+	if h.m.cur != screenJob {
+		t.Fatalf("enter on a job: screen %v, want its subtasks", h.m.cur)
+	}
+	mustContain(t, h.screen(), "job flink warehouse-loader · 8 ids", "3 subtasks",
+		"warehouse-loader-0-118, warehouse-loader-0-119", "subtask 2 behind: committed checkpoint 117, the job 120")
+	h.press("tab")
+	if h.m.cur != screenPartitions {
+		t.Errorf("tab from a job: screen %v, want partitions (the view after jobs)", h.m.cur)
+	}
+	h.press("J", "enter", "esc")
+	if h.m.cur != screenJobs {
+		t.Fatalf("esc from a job: screen %v, want jobs", h.m.cur)
+	}
+	h.press("esc")
+	if h.m.cur != screenList {
+		t.Errorf("esc from jobs: screen %v, want transactions", h.m.cur)
+	}
+}
+
+func TestEnterOnASubtaskListsItsIDs(t *testing.T) {
+	h := jobsStarted(t)
+	h.press("J", "enter", "enter")
+	if h.m.cur != screenList || h.list().query.Text != "warehouse-loader-0-" {
+		t.Fatalf("enter on subtask 0: screen %v filter %q, want the list filtered to warehouse-loader-0-", h.m.cur, h.list().query.Text)
+	}
+	var ids []string
+	for _, i := range h.list().win.rows {
+		ids = append(ids, h.m.data.snap.Txns[i].ID)
+	}
+	if strings.Join(ids, " ") == "" || strings.Count(strings.Join(ids, " "), "warehouse-loader-0-") != len(ids) {
+		t.Errorf("list rows %v, want only subtask 0's ids", ids)
+	}
+	mustContain(t, h.screen(), "/warehouse-loader-0-")
+}
+
+// A job's name is a producer's choice: it reaches the screen written out,
+// and never into the list's filter, which shows it as typed.
+func TestHostileJobNamesAreWrittenOut(t *testing.T) {
+	h := newHarness(t)
+	s := jobsSnapshot(uitest.T0)
+	s.Txns = append(s.Txns,
+		model.Txn{ID: idTitle, State: model.Ongoing, ProducerID: 9901, TimeoutMs: 60000, Described: true,
+			StartUnixMs: uitest.T0.Add(-50 * time.Second).UnixMilli()},
+		model.Txn{ID: "job-\x1b]0;pwned\x07-0-0", State: model.CompleteCommit, ProducerID: 9902, TimeoutMs: 60000, Described: true})
+	s.Sort()
+	h.admin.Push(s)
+	h.run(h.m.Init())
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J")
+	raw := h.m.View().Content
+	if strings.Contains(raw, "\x1b]0;") || strings.Contains(raw, "\x07") {
+		t.Fatalf("the jobs view wrote the id's escape sequence out raw")
+	}
+	mustContain(t, h.screen(), `job-\x1b]0;pwned\x07`)
+	h.selectJob("flink", "job-\x1b]0;pwned\x07")
+	h.press("enter", "enter")
+	if h.m.cur != screenJob || h.list().query.Text != "" {
+		t.Errorf("enter on the hostile job's subtask: screen %v, filter %q; want to stay, filter untouched", h.m.cur, h.list().query.Text)
+	}
+	if strings.Contains(h.m.View().Content, "\x1b]0;") {
+		t.Errorf("the job's subtasks wrote the id's escape sequence out raw")
+	}
+}
+
+func (h *harness) selectJob(family model.Family, name string) {
+	h.t.Helper()
+	h.press("g")
+	for range h.jobs().jobs {
+		if j, ok := h.jobs().current(); ok && j.ID.Family == family && j.ID.Name == name {
+			return
+		}
+		h.press("j")
+	}
+	h.t.Fatalf("job %s %q is not in the jobs view", family, name)
+}
+
+// BenchmarkRefreshTakeInJobsView is BenchmarkRefreshTakeIn with the jobs
+// view on screen: the grouping (model.Jobs, with the history) joins every
+// refresh on the UI goroutine.
+func BenchmarkRefreshTakeInJobsView(b *testing.B) {
+	h, a := steady(b, 100_000)
+	h.send(keyMsg("J"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		next := uitest.FlinkNext(a.next, h.now.Add(2*time.Second))
+		b.StartTimer()
+		takeIn(h, a, next)
+	}
+	if len(h.jobs().jobs) == 0 {
+		b.Fatal("the jobs were not grouped")
+	}
+}

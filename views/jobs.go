@@ -1,0 +1,307 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// JobsData is the jobs view: the snapshot's ids grouped by the job their
+// names say they belong to (model.Jobs), most urgent first. Problems are
+// worked out for the visible rows only, against Snap and Query.
+type JobsData struct {
+	Jobs   []model.Job
+	Cursor int
+	Top    int
+	Now    time.Time
+	Snap   *model.Snapshot
+	Query  model.Query
+	Empty  string
+}
+
+// JobRow is one line of the jobs view.
+type JobRow struct {
+	J        *model.Job
+	Now      time.Time
+	Problems []string
+}
+
+// JobName is a job's name as screen text: the Flink prefix or the Streams
+// application.id (both chosen by whoever runs the producer), or "other".
+func JobName(id model.JobID) string {
+	if id.Family == model.OtherFamily {
+		return "other"
+	}
+	return name(id.Name)
+}
+
+// checkpoint is a checkpoint id, or – for none.
+func checkpoint(c int64) string {
+	if c < 0 {
+		return "–"
+	}
+	return strconv.FormatInt(c, 10)
+}
+
+// since is how long ago t was, or – when never.
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return Dur(now.Sub(t))
+}
+
+func countOrBlank(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return Count(n)
+}
+
+// oldestRow is the row the age/timeout gauge of a job is drawn from.
+func oldestRow(j *model.Job, now time.Time) (Row, bool) {
+	return Row{Txn: &j.Oldest, Now: now}, j.Oldest.ID != ""
+}
+
+// JobColumns are the jobs view's columns, in order.
+func JobColumns() []Column[JobRow] {
+	return []Column[JobRow]{
+		{Name: "FAMILY", Width: 7, Drop: 5, Text: func(r JobRow) string { return string(r.J.ID.Family) }},
+		{Name: "JOB", Width: 18, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(r JobRow) string { return JobName(r.J.ID) }},
+		{Name: "IDS", Width: 6, Right: true, Drop: 1, Text: func(r JobRow) string { return Count(r.J.IDs) }},
+		{Name: "SUBTASKS", Width: 8, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(len(r.J.Units)) }},
+		{Name: "CKPT", Width: 6, Right: true, Drop: 4, Text: func(r JobRow) string { return checkpoint(r.J.NewestCheckpoint) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Drop: 6, Text: func(r JobRow) string { return checkpoint(r.J.NewestCommitted) }},
+		{Name: "OPEN", Width: 5, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Open)) }},
+		{Name: "LINGER", Width: 6, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Lingering)) },
+			Style: func(_ JobRow, st *Styles) Ink { return st.Danger }},
+		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 16, Drop: 7, Text: func(r JobRow) string {
+			if row, ok := oldestRow(r.J, r.Now); ok {
+				return ratioText(row)
+			}
+			return "–"
+		}, Cell: func(r JobRow, w int, st *Styles) string {
+			if row, ok := oldestRow(r.J, r.Now); ok {
+				return gaugeCell(row, w, st)
+			}
+			return pad("–", w, true)
+		}},
+		{Name: "COMMIT", Width: 6, Right: true, Drop: 8, Text: func(r JobRow) string { return since(r.J.LastCommit, r.Now) }},
+		{Name: "ABORTS", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return countOrBlank(r.J.Aborts5m) }},
+		{Name: "PROBLEMS", Width: 12, Flex: true, Text: problemsText, Cell: func(r JobRow, w int, st *Styles) string {
+			// The count of the others stays when the first is cut.
+			more := ""
+			if n := len(r.Problems) - 1; n > 0 {
+				more = " +" + strconv.Itoa(n)
+			}
+			s := ""
+			if len(r.Problems) > 0 {
+				s = Clip(oneLine(r.Problems[0]), w-len(more)) + more
+			}
+			s = pad(s, w, false)
+			if st == nil {
+				return s
+			}
+			if len(r.J.Lingering) > 0 {
+				return st.Danger.Render(s)
+			}
+			return st.Warn.Render(s)
+		}},
+	}
+}
+
+func problemsText(r JobRow) string {
+	if len(r.Problems) == 0 {
+		return ""
+	}
+	s := oneLine(r.Problems[0])
+	if n := len(r.Problems) - 1; n > 0 {
+		s += " +" + strconv.Itoa(n)
+	}
+	return s
+}
+
+// jobMarker is the two-cell sign in front of a job: !! lingering
+// transactions, ! any other problem.
+func jobMarker(r JobRow) string {
+	switch {
+	case len(r.J.Lingering) > 0:
+		return "!!"
+	case len(r.Problems) > 0:
+		return "! "
+	}
+	return "  "
+}
+
+// Jobs draws the jobs view in exactly w×h: column titles, the visible rows
+// and a status line.
+func Jobs(d JobsData, w, h int, st Styles) string {
+	if h <= 0 || w <= 0 {
+		return ""
+	}
+	cols := Layout(JobColumns(), w-markerWidth)
+	lines := make([]string, 0, h)
+	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
+	n := ListRows(h)
+	if len(d.Jobs) == 0 && n > 0 {
+		lines = append(lines, Lines(Center([]string{st.Dim.Render(d.Empty)}, w, n))...)
+	}
+	for i := d.Top; i < d.Top+n && i < len(d.Jobs) && i >= 0; i++ {
+		j := &d.Jobs[i]
+		r := JobRow{J: j, Now: d.Now, Problems: j.Problems(d.Snap, d.Query, d.Now)}
+		lines = append(lines, markedLine(jobMarker(r), RowLine(cols, r, nil), RowLine(cols, r, &st), i == d.Cursor, w, &st))
+	}
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	lingering := 0
+	for i := range d.Jobs {
+		lingering += len(d.Jobs[i].Lingering)
+	}
+	right := []string{st.Dim.Render(Count(len(d.Jobs)) + plural(len(d.Jobs), " job", " jobs"))}
+	if lingering > 0 {
+		right = append([]string{st.Danger.Render(Count(lingering) + " LINGERING")}, right...)
+	}
+	left := st.Dim.Render("jobs by their ids' names · most urgent first")
+	lines = append(lines[:h-1], Spread(left, strings.Join(right, st.Dim.Render(" · ")), w))
+	return Block(lines, w, h)
+}
+
+// markedLine is a row behind the cursor cell and its marker: plain and in
+// reverse video under the cursor, coloured otherwise.
+func markedLine(mark, plain, styled string, selected bool, w int, st *Styles) string {
+	if selected {
+		return st.Selected.Render(Fit(cursorMark(true)+mark+" "+plain, w))
+	}
+	switch mark {
+	case "!!":
+		mark = st.Danger.Render(mark)
+	case "! ":
+		mark = st.Warn.Render(mark)
+	}
+	return Fit(cursorMark(false)+mark+" "+styled, w)
+}
+
+// JobDetailData is one job: a row per subtask (Flink) or task/thread
+// (Streams), and the job's problems under them.
+type JobDetailData struct {
+	Job      *model.Job
+	Problems []string
+	Cursor   int
+	Top      int
+	Now      time.Time
+}
+
+// UnitRow is one line of a job's subtasks.
+type UnitRow struct {
+	U   *model.Unit
+	Job *model.Job
+	Now time.Time
+}
+
+// behindBy is model's rule for "one subtask behind" (model/jobs.go): its
+// newest commit trails the job's by this many checkpoints.
+const behindBy = 2
+
+func (r UnitRow) behind() bool {
+	return r.Job.ID.Family == model.FlinkSink && r.U.NewestCommitted >= 0 && r.Job.NewestCommitted-r.U.NewestCommitted >= behindBy
+}
+
+// UnitColumns are a job's subtask columns, in order.
+func UnitColumns() []Column[UnitRow] {
+	return []Column[UnitRow]{
+		{Name: "SUBTASK", Width: 8, Flex: true, Max: 24, Clip: ClipMiddle, Text: func(r UnitRow) string {
+			if r.U.Subtask >= 0 {
+				return strconv.Itoa(r.U.Subtask)
+			}
+			return name(r.U.Name)
+		}},
+		{Name: "IDS", Width: 6, Right: true, Drop: 3, Text: func(r UnitRow) string { return Count(r.U.IDs) }},
+		{Name: "CKPT", Width: 6, Right: true, Drop: 2, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCheckpoint) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCommitted) },
+			Style: func(r UnitRow, st *Styles) Ink {
+				if r.behind() {
+					return st.Warn
+				}
+				return st.Text
+			}},
+		{Name: "OPEN", Width: 5, Right: true, Text: func(r UnitRow) string { return countOrBlank(len(r.U.Open)) }},
+		{Name: "LINGER", Width: 6, Right: true, Text: func(r UnitRow) string { return countOrBlank(len(r.U.Lingering)) },
+			Style: func(_ UnitRow, st *Styles) Ink { return st.Danger }},
+		{Name: "COMMIT", Width: 6, Right: true, Drop: 1, Text: func(r UnitRow) string { return since(r.U.LastCommit, r.Now) }},
+		{Name: "LINGERING IDS", Width: 14, Flex: true, Text: func(r UnitRow) string {
+			ids := make([]string, len(r.U.Lingering))
+			for i, id := range r.U.Lingering {
+				ids[i] = name(id)
+			}
+			return strings.Join(ids, ", ")
+		}, Style: func(_ UnitRow, st *Styles) Ink { return st.Danger }},
+	}
+}
+
+// JobProblemLines is how many lines of a job's problems JobDetail shows in
+// h lines: what the subtasks leave, up to half of them.
+func JobProblemLines(problems, h int) int {
+	return min(problems, max(0, (h-3)/2))
+}
+
+// JobDetailRows is how many subtask rows JobDetail shows in h lines.
+func JobDetailRows(problems, h int) int {
+	return max(0, h-ListChrome-JobProblemLines(problems, h))
+}
+
+// JobDetail draws one job in exactly w×h: its subtasks, its problems, and
+// a status line naming it.
+func JobDetail(d JobDetailData, w, h int, st Styles) string {
+	if h <= 0 || w <= 0 {
+		return ""
+	}
+	cols := Layout(UnitColumns(), w-markerWidth)
+	lines := make([]string, 0, h)
+	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
+	n := JobDetailRows(len(d.Problems), h)
+	var units []model.Unit
+	if d.Job != nil {
+		units = d.Job.Units
+	}
+	if len(units) == 0 && n > 0 {
+		msg := "the job's ids name no subtask"
+		if d.Job == nil {
+			msg = "the job is gone: none of its ids is on the cluster any more"
+		}
+		lines = append(lines, Lines(Center([]string{st.Dim.Render(msg)}, w, n))...)
+	}
+	for i := d.Top; i < d.Top+n && i < len(units) && i >= 0; i++ {
+		r := UnitRow{U: &units[i], Job: d.Job, Now: d.Now}
+		mark := "  "
+		switch {
+		case len(r.U.Lingering) > 0:
+			mark = "!!"
+		case r.behind():
+			mark = "! "
+		}
+		lines = append(lines, markedLine(mark, RowLine(cols, r, nil), RowLine(cols, r, &st), i == d.Cursor, w, &st))
+	}
+	for len(lines) < h-1-JobProblemLines(len(d.Problems), h) {
+		lines = append(lines, "")
+	}
+	lines = lines[:h-1-JobProblemLines(len(d.Problems), h)]
+	for _, p := range d.Problems[:JobProblemLines(len(d.Problems), h)] {
+		ink := st.Warn
+		if strings.Contains(p, "lingering") {
+			ink = st.Danger
+		}
+		lines = append(lines, ink.Render(Fit("  ! "+oneLine(p), w)))
+	}
+	left := st.Dim.Render("job ")
+	right := st.Dim.Render("")
+	if d.Job != nil {
+		left += st.Text.Render(string(d.Job.ID.Family)+" "+JobName(d.Job.ID)) +
+			st.Dim.Render(" · "+Count(d.Job.IDs)+" ids")
+		right = st.Dim.Render(Count(len(units)) + plural(len(units), " subtask", " subtasks"))
+	}
+	lines = append(lines, Spread(left, right, w))
+	return Block(lines, w, h)
+}
