@@ -319,6 +319,14 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Sna
 		return nil, nil, model.Source{Why: "not following the coordinators' log (--history polls)"}, false
 	}
 	source = f.source()
+	c.mu.Lock()
+	hidden := c.settings.idsHidden
+	c.mu.Unlock()
+	if source.Log && hidden {
+		// ACLs hide some transactional ids from this principal: the log,
+		// which shows every id, must not show them either.
+		source = model.Source{Why: "ACLs hide some transactional ids, which the log would show", Since: source.Since}
+	}
 	if !source.Log {
 		f.drop()
 		return nil, nil, source, false
