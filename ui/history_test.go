@@ -232,7 +232,16 @@ var historyScreens = []struct {
 // TestHistoryGolden: the frames of the log's history and of the header in
 // both modes; every size in between fits the terminal.
 func TestHistoryGolden(t *testing.T) {
-	for _, sc := range historyScreens {
+	goldenAndFit(t, historyScreens)
+}
+
+// goldenAndFit checks each screen's golden frames at 80×24 and 160×48, and
+// that every size in between fits the terminal.
+func goldenAndFit(t *testing.T, list []struct {
+	name  string
+	setup func(t *testing.T) *harness
+}) {
+	for _, sc := range list {
 		for _, size := range [][2]int{{80, 24}, {160, 48}} {
 			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
 				h := sc.setup(t)

@@ -3,14 +3,11 @@ package ui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
@@ -282,31 +279,7 @@ var replayScreens = []struct {
 // TestReplayGolden: the frames of the replay; every size in between fits
 // the terminal.
 func TestReplayGolden(t *testing.T) {
-	for _, sc := range replayScreens {
-		for _, size := range [][2]int{{80, 24}, {160, 48}} {
-			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1]), func(t *testing.T) {
-				h := sc.setup(t)
-				golden.RequireEqual(t, darkFrame(t, h, size[0], size[1]))
-			})
-		}
-		t.Run(sc.name+"_sizes", func(t *testing.T) {
-			h := sc.setup(t)
-			for w := minWidth; w <= 200; w += 7 {
-				for ht := minHeight; ht <= 60; ht += 9 {
-					h.send(sizeMsg(w, ht))
-					lines := strings.Split(h.m.View().Content, "\n")
-					if len(lines) != ht {
-						t.Fatalf("%d×%d: %d lines", w, ht, len(lines))
-					}
-					for i, l := range lines {
-						if got := ansi.StringWidth(l); got != w {
-							t.Fatalf("%d×%d: line %d is %d cells: %q", w, ht, i, got, ansi.Strip(l))
-						}
-					}
-				}
-			}
-		})
-	}
+	goldenAndFit(t, replayScreens)
 }
 
 // TestReplayOnKfakeSaysItNeedsTheLog: the demo's cluster (kfake) has no
