@@ -119,15 +119,11 @@ func (f *follower) run(c *Client) error {
 		var bad error
 		f.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
-			rec, ok, err := decodeTxnLog(r.Key, r.Value)
+			rec, ok, err := recordOf(r)
 			if err != nil && bad == nil {
 				bad = err
 			}
 			if err == nil && ok {
-				rec.Partition, rec.Offset = r.Partition, r.Offset
-				if rec.Tombstone {
-					rec.LastUpdateMs = r.Timestamp.UnixMilli()
-				}
 				lg.Apply(rec, r.Offset >= ends[r.Partition], now)
 			}
 			if r.Offset < ends[r.Partition] && (f.since.IsZero() || r.Timestamp.Before(f.since)) {

@@ -58,11 +58,7 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 			if !reading || r.Offset >= end {
 				return
 			}
-			if rec, ok, err := decodeTxnLog(r.Key, r.Value); err == nil && ok {
-				rec.Partition, rec.Offset = r.Partition, r.Offset
-				if rec.Tombstone {
-					rec.LastUpdateMs = r.Timestamp.UnixMilli()
-				}
+			if rec, ok, err := recordOf(r); err == nil && ok {
 				fn(rec)
 			}
 			if r.Offset+1 >= end {
@@ -78,6 +74,20 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 // added without a bump), and its own coordinator refuses one, so a newer value
 // is an error rather than a guess.
 const txnLogValueVersion = 1
+
+// recordOf is one record of the log as read: decoded, with its place, and
+// a tombstone dated by the record's own timestamp (its value has none).
+func recordOf(r *kgo.Record) (model.TxnLogRecord, bool, error) {
+	rec, ok, err := decodeTxnLog(r.Key, r.Value)
+	if err != nil || !ok {
+		return rec, ok, err
+	}
+	rec.Partition, rec.Offset = r.Partition, r.Offset
+	if rec.Tombstone {
+		rec.LastUpdateMs = r.Timestamp.UnixMilli()
+	}
+	return rec, true, nil
+}
 
 // decodeTxnLog reads one record of the coordinators' log; ok is false for a
 // record that is not a transactional id's state (another key version). Broken
