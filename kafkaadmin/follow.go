@@ -254,50 +254,50 @@ var errNoTxnLog = errors.New("no " + txnStateTopic)
 // txnLogBounds reads the first and the next offset of every partition of
 // the log.
 func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64, err error) {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	adm := kadm.NewClient(c.kgo)
-	e, err := adm.ListEndOffsets(ctx, txnStateTopic)
-	if err == nil {
-		err = e.Error()
-	}
-	if err != nil {
+	if ends, err = c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListEndOffsets); err != nil {
 		return nil, nil, err
 	}
-	if len(e) == 0 {
+	if len(ends) == 0 {
 		return nil, nil, errNoTxnLog
 	}
-	s, err := adm.ListStartOffsets(ctx, txnStateTopic)
-	if err == nil {
-		err = s.Error()
-	}
-	if err != nil {
+	if starts, err = c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListStartOffsets); err != nil {
 		return nil, nil, err
 	}
-	starts, ends = map[int32]int64{}, map[int32]int64{}
-	e.Each(func(o kadm.ListedOffset) {
-		ends[o.Partition] = o.Offset
-		starts[o.Partition] = o.Offset
-		if so, ok := s.Lookup(o.Topic, o.Partition); ok {
-			starts[o.Partition] = so.Offset
+	for p, e := range ends {
+		if _, ok := starts[p]; !ok {
+			starts[p] = e
 		}
-	})
+	}
+	for p := range starts {
+		if _, ok := ends[p]; !ok {
+			delete(starts, p) // the partitions are the ends'
+		}
+	}
 	return starts, ends, nil
 }
 
 // txnLogEnds reads the next offset of every partition of the log.
 func (c *Client) txnLogEnds(ctx context.Context) (map[int32]int64, error) {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	e, err := kadm.NewClient(c.kgo).ListEndOffsets(ctx, txnStateTopic)
-	if err == nil {
-		err = e.Error()
-	}
+	out, err := c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListEndOffsets)
 	if err != nil {
 		return nil, fmt.Errorf("the end of %s: %s", txnStateTopic, errText(err))
 	}
+	return out, nil
+}
+
+// txnLogOffsets lists one kind of offset of every partition of the log.
+func (c *Client) txnLogOffsets(ctx context.Context, list func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	l, err := list(ctx, txnStateTopic)
+	if err == nil {
+		err = l.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
 	out := map[int32]int64{}
-	e.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	l.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out, nil
 }
 
