@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -20,16 +19,9 @@ import (
 func secureLogScope(t *testing.T, b *Broker, user string, warn *syncBuffer) *logScope {
 	t.Helper()
 	requireLoopback(t, b.SecureBootstrap)
-	c, err := kafkaadmin.New(kafkaadmin.Config{
-		Bootstrap: []string{b.SecureBootstrap},
-		Timeout:   10 * time.Second,
-		FollowLog: true,
-		Log:       warn,
-		Security: conn.Security{
-			TLS:  &conn.TLS{CAFile: b.Certs.CAFile},
-			SASL: &conn.SASL{Mechanism: conn.ScramSHA512, Username: user, Password: conn.Secret(aclPassword(user))},
-		},
-	})
+	cfg := secureConfig(b, user)
+	cfg.FollowLog, cfg.Log = true, warn
+	c, err := kafkaadmin.New(cfg)
 	if err != nil {
 		t.Fatalf("kafkaadmin.New as %s: %v", user, err)
 	}

@@ -55,20 +55,26 @@ func aclBroker(t *testing.T) *Broker {
 func secureScope(t *testing.T, b *Broker, user string, watch ...model.TopicPartition) *scope {
 	t.Helper()
 	requireLoopback(t, b.SecureBootstrap)
-	c, err := kafkaadmin.New(kafkaadmin.Config{
-		Bootstrap: []string{b.SecureBootstrap},
-		Timeout:   10 * time.Second,
-		Watch:     watch,
-		Security: conn.Security{
-			TLS:  &conn.TLS{CAFile: b.Certs.CAFile},
-			SASL: &conn.SASL{Mechanism: conn.ScramSHA512, Username: user, Password: conn.Secret(aclPassword(user))},
-		},
-	})
+	cfg := secureConfig(b, user)
+	cfg.Watch = watch
+	c, err := kafkaadmin.New(cfg)
 	if err != nil {
 		t.Fatalf("kafkaadmin.New as %s: %v", user, err)
 	}
 	t.Cleanup(c.Close)
 	return &scope{t: t, c: c, hist: model.NewHistory(1000)}
+}
+
+// secureConfig is txnscope's client config for user over SASL_SSL.
+func secureConfig(b *Broker, user string) kafkaadmin.Config {
+	return kafkaadmin.Config{
+		Bootstrap: []string{b.SecureBootstrap},
+		Timeout:   10 * time.Second,
+		Security: conn.Security{
+			TLS:  &conn.TLS{CAFile: b.Certs.CAFile},
+			SASL: &conn.SASL{Mechanism: conn.ScramSHA512, Username: user, Password: conn.Secret(aclPassword(user))},
+		},
+	}
 }
 
 // adminOver is a kadm client of the super user over SASL_SSL.
