@@ -429,13 +429,12 @@ func (l *TxnLog) rebuild(lead func(int32) int32, moved bool) {
 // hintOf reads a PrepareAbort (or PrepareEpochFence) record r that follows
 // p, written by a client of transaction version cv.
 func hintOf(p Txn, cv int16, exists bool, r TxnLogRecord) abortHint {
-	h := abortHint{fence: r.State == PrepareEpochFence, openEpoch: r.ProducerEpoch}
+	h := abortHint{fence: r.State == PrepareEpochFence, openEpoch: r.ProducerEpoch,
+		timedOut: r.TimeoutMs > 0 && r.StartMs > 0 && r.LastUpdateMs-r.StartMs >= int64(r.TimeoutMs)}
 	if !exists || p.State != Ongoing || p.ProducerID != r.ProducerID {
-		h.timedOut = r.TimeoutMs > 0 && r.StartMs > 0 && r.LastUpdateMs-r.StartMs >= int64(r.TimeoutMs)
 		return h
 	}
 	h.openEpoch = p.ProducerEpoch
-	h.timedOut = r.TimeoutMs > 0 && r.StartMs > 0 && r.LastUpdateMs-r.StartMs >= int64(r.TimeoutMs)
 	// Under version 1 only the coordinator bumps the epoch (a timeout, a
 	// fence). And the abort a fence starts is written with the version of the
 	// client that sent the InitProducerId: another version than the
