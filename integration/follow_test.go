@@ -284,7 +284,7 @@ func logScenarios(ctx context.Context, t *testing.T, sc *logScope, bootstrap str
 // tell the same story, event for event.
 func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 	t.Helper()
-	time.Sleep(100 * time.Millisecond) // let the last records reach the segment files
+	s.settle(ctx, t)
 	recs, err := DumpTxnLog(ctx, DataDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -318,11 +318,15 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 	if time.Since(complete) > time.Hour {
 		t.Errorf("the replay is complete since %s only: nothing of this broker's log was compacted", complete)
 	}
-	for id := range ids {
+	followed := func(id string) []string {
 		var got []string
 		for _, e := range s.of(id) {
 			got = append(got, string(e.Kind)+" "+e.Detail)
 		}
+		return got
+	}
+	for id := range ids {
+		got := followed(id)
 		if !slices.Equal(got, want[id]) {
 			t.Errorf("%s: followed %q\nbut kafka-dump-log.sh's records say %q", id, got, want[id])
 		}
@@ -348,4 +352,38 @@ func (s *logScope) ownTerminate(id string, tx model.Txn) {
 		s.own = map[string]model.Txn{}
 	}
 	s.own[id] = tx
+}
+
+// settle polls until the scenarios' ids have nothing in flight: their last
+// records (the abort scenario's closing commit; a CompleteCommit is written
+// after EndTxn has answered) may come after the last poll, and an abort
+// waits out its grace. Two polls 2.5 s apart that add nothing, with no
+// transaction left half-ended, say the follower has told everything.
+func (s *logScope) settle(ctx context.Context, t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	n := -1
+	for time.Now().Before(deadline) {
+		s.poll(ctx)
+		s.mu.Lock()
+		now := 0 // other tests share the broker: count the scenarios' own
+		half := false
+		last := map[string]model.EventKind{}
+		for _, e := range s.events {
+			if s.ids[e.ID] {
+				last[e.ID] = e.Kind
+				now++
+			}
+		}
+		for _, k := range last {
+			half = half || k == model.PreparedCommit || k == model.PreparedAbort
+		}
+		s.mu.Unlock()
+		if now == n && !half {
+			return
+		}
+		n = now
+		time.Sleep(2500 * time.Millisecond)
+	}
+	t.Errorf("the followed log never settled")
 }
