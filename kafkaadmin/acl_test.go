@@ -406,3 +406,32 @@ func TestACLActions(t *testing.T) {
 		}
 	})
 }
+
+// A principal whose ACLs let the hidden-ids probe through but refuse the
+// coordinators' load probes (DESCRIBE on some prefixes only) cannot tell a
+// producer whose id it may not see from one no coordinator owns: the
+// partition abort of such a live transaction is refused, nothing written.
+func TestACLLoadProbesRefusedAbortRefused(t *testing.T) {
+	t.Parallel()
+	c, boot := aclCluster(t, aclUser("odd",
+		aclAllow(onTxnID, "visible-", kmsg.ACLOperationDescribe), aclAllow(onTxnID, "txnscope-acl-probe-", kmsg.ACLOperationDescribe),
+		aclAllow(onTopic, "*", kmsg.ACLOperationRead), aclAllow(onTopic, "*", kmsg.ACLOperationDescribe),
+		aclAllow(onCluster, "kafka-cluster", kmsg.ACLOperationClusterAction)))
+	aclOpen(t, boot, "secret-0-1", aclTP("orders", 0))
+	markers := countRequests(c, kmsg.WriteTxnMarkers)
+	odd := aclAs(t, boot, "odd")
+	s := refresh(t, odd, nil)
+	p0 := partOf(t, s, "orders", 0)
+	pr, ok := p0.Pinner()
+	if !ok {
+		t.Fatalf("orders-0 %+v: want pinned", p0)
+	}
+	if !p0.OwnersHidden || !strings.HasPrefix(s.Hidden, model.HiddenIDs) {
+		t.Fatalf("the refresh: note %q, orders-0 owners hidden %v; want both to say ids are hidden", s.Hidden, p0.OwnersHidden)
+	}
+	r := execute(t, odd, abortOn(p0, pr))
+	if !r.Refused || r.Sent || markers.Load() != 0 {
+		t.Fatalf("abort of a live transaction whose id ACLs hide: %+v, %d markers; want refused, none", r, markers.Load())
+	}
+	t.Log(r.Err)
+}

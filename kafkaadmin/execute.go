@@ -121,11 +121,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // ownerOf returns the transaction the coordinators list for a producer id
 // (nil when none does). Any coordinator not answering is an error: the owner
-// might be the one we could not ask.
-func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
-	list, err := c.listOwners(ctx, []int64{pid})
+// might be the one we could not ask. hidden: ACLs refused the load probes,
+// so no owner listed proves nothing.
+func (c *Client) ownerOf(ctx context.Context, pid int64) (_ *model.Txn, hidden bool, err error) {
+	list, hidden, err := c.listOwnersSeen(ctx, []int64{pid})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var ids []string
 	for id, l := range list {
@@ -134,7 +135,7 @@ func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, hidden, nil
 	}
 	var owner *model.Txn
 	for id, d := range c.describeChunk(ctx, ids) {
@@ -142,9 +143,9 @@ func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
 		case d.gone:
 			continue
 		case d.denied != "":
-			return nil, fmt.Errorf("%s to re-read %s, which lists producer %d: %s (%s)", model.NoPermission, id, pid, d.denied, needDescribe)
+			return nil, false, fmt.Errorf("%s to re-read %s, which lists producer %d: %s (%s)", model.NoPermission, id, pid, d.denied, needDescribe)
 		case d.err != "":
-			return nil, fmt.Errorf("%s: %s", id, d.err)
+			return nil, false, fmt.Errorf("%s: %s", id, d.err)
 		case d.txn.ProducerID != pid:
 			continue
 		}
@@ -153,7 +154,7 @@ func (c *Client) ownerOf(ctx context.Context, pid int64) (*model.Txn, error) {
 			owner = &t
 		}
 	}
-	return owner, nil
+	return owner, hidden, nil
 }
 
 // ownerMayBeHidden asks afresh whether ACLs hide transactional ids from us.

@@ -88,7 +88,7 @@ func (c *Client) rereadPartition(ctx context.Context, a model.Action) (model.Par
 		return model.Partition{}, nil, fmt.Errorf("could not re-read %s-%d: %s", p.Topic, p.Partition, errs.get(p))
 	}
 	fresh := model.Partition{TopicPartition: p, Leader: leader, HighWatermark: -1, LastStableOffset: -1, Producers: rows}
-	owner, err := c.ownerOf(ctx, a.ProducerID)
+	owner, probesHidden, err := c.ownerOf(ctx, a.ProducerID)
 	switch {
 	case err != nil && model.Denied(err.Error()):
 		return model.Partition{}, nil, err
@@ -100,7 +100,7 @@ func (c *Client) rereadPartition(ctx context.Context, a model.Action) (model.Par
 		if err != nil {
 			return model.Partition{}, nil, fmt.Errorf("could not tell whether ACLs hide producer %d's transactional id from you: %s", a.ProducerID, errText(err))
 		}
-		fresh.OwnersHidden = hidden
+		fresh.OwnersHidden = hidden || probesHidden
 	}
 	return fresh, owner, nil
 }

@@ -59,8 +59,9 @@ func (c *Client) listOwners(ctx context.Context, pids []int64) (map[string]liste
 // probes (the principal may DESCRIBE only some ids), so whether the
 // coordinators have loaded cannot be checked. An absent owner proves nothing
 // then anyway, so the listing is returned, vouching only for the ids it
-// shows: find-hanging takes hidden as ids hidden by ACLs; the partition
-// abort's re-check asks the ACL probe (ownerMayBeHidden) instead.
+// shows: find-hanging and the partition abort's re-check take hidden as ids
+// hidden by ACLs (the re-check asks the ACL probe too: ACLs may let one
+// probe through and not the other).
 func (c *Client) listOwnersSeen(ctx context.Context, pids []int64) (list map[string]listed, hidden bool, err error) {
 	brokers, err := c.brokerIDs(ctx)
 	if err != nil {
