@@ -70,8 +70,8 @@ func (w *lingerWatch) poll(ctx context.Context) {
 	w.t.Helper()
 	now := time.Now()
 	w.snap = w.polls.poll(ctx)
-	w.pollJob = jobNamed(model.Jobs(w.snap, w.polls.hist, now), w.prefix)
-	w.logJob = jobNamed(model.Jobs(w.log.poll(ctx), nil, now), w.prefix)
+	w.pollJob = lingerJobOf(model.Jobs(w.snap, w.polls.hist, now), w.prefix)
+	w.logJob = lingerJobOf(model.Jobs(w.log.poll(ctx), nil, now), w.prefix)
 }
 
 // lingerPatience bounds each wait, well within the test's context, so that
@@ -105,7 +105,8 @@ func (w *lingerWatch) describe(j model.Job) string {
 		j.IDs, j.NewestCheckpoint, j.NewestCommitted, j.Open, j.Lingering, j.Problems(w.snap, model.Query{}, time.Now()))
 }
 
-func jobNamed(jobs []model.Job, prefix string) model.Job {
+// lingerJobOf is prefix's Flink job among jobs, the zero Job when none.
+func lingerJobOf(jobs []model.Job, prefix string) model.Job {
 	for _, j := range jobs {
 		if j.ID == (model.JobID{Family: model.FlinkSink, Name: prefix}) {
 			return j
@@ -130,9 +131,9 @@ func watchLingering(ctx context.Context, t *testing.T, bootstrap string, polls *
 	return w
 }
 
-// checkPinned fails unless each subtask's partition has its LSO at
+// checkLingerPins fails unless each subtask's partition has its LSO at
 // (pinned) or past (freed) its lingering transaction's first offset.
-func checkPinned(ctx context.Context, t *testing.T, adm *kadm.Client, r lingerRun, pinned bool) {
+func checkLingerPins(ctx context.Context, t *testing.T, adm *kadm.Client, r lingerRun, pinned bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second) // the last markers may still be on their way
 	for s, id := range r.ids {
@@ -155,8 +156,8 @@ func checkPinned(ctx context.Context, t *testing.T, adm *kadm.Client, r lingerRu
 	}
 }
 
-// endings lists the kinds of an id's finished transactions, oldest first.
-func endings(fs []model.FinishedTxn) []model.EventKind {
+// lingerFinished lists the kinds of an id's finished transactions, oldest first.
+func lingerFinished(fs []model.FinishedTxn) []model.EventKind {
 	var out []model.EventKind
 	for _, f := range fs {
 		out = append(out, f.Kind)
@@ -164,8 +165,8 @@ func endings(fs []model.FinishedTxn) []model.EventKind {
 	return out
 }
 
-// endingKinds lists the kinds of the events that end a transaction.
-func endingKinds(evs []model.Event) []model.EventKind {
+// lingerEndings lists the kinds of the events that end a transaction.
+func lingerEndings(evs []model.Event) []model.EventKind {
 	var out []model.EventKind
 	for _, e := range evs {
 		if e.Kind.Ends() {
@@ -193,7 +194,7 @@ func TestFlinkJobLingeringFencedByRestart(t *testing.T) {
 
 	r := crashAndResume(ctx, t, bootstrap, adm, 300000)
 	w := watchLingering(ctx, t, bootstrap, polls, r)
-	checkPinned(ctx, t, adm, r, true)
+	checkLingerPins(ctx, t, adm, r, true)
 
 	restored := startFlink(t, "restored", bootstrap, "--topic", r.topic, "--prefix", r.prefix,
 		"--parallelism", fmt.Sprint(lingerParallelism), "--checkpoint-interval-ms", "500", "--records", "5",
@@ -217,15 +218,15 @@ func TestFlinkJobLingeringFencedByRestart(t *testing.T) {
 	// restored run's checkpoint 1.
 	want := []model.EventKind{model.Fenced, model.Committed}
 	for _, id := range r.ids {
-		if got := endings(polls.hist.Stats(id).Finished()); !slices.Equal(got, want) {
+		if got := lingerFinished(polls.hist.Stats(id).Finished()); !slices.Equal(got, want) {
 			t.Errorf("%s: polls ended its transactions %q (events %q), want %q", id, got, polls.kinds(id), want)
 		}
-		evs := w.log.until(ctx, id, func(evs []model.Event) bool { return len(endingKinds(evs)) >= len(want) })
-		if got := endingKinds(evs); !slices.Equal(got, want) {
+		evs := w.log.until(ctx, id, func(evs []model.Event) bool { return len(lingerEndings(evs)) >= len(want) })
+		if got := lingerEndings(evs); !slices.Equal(got, want) {
 			t.Errorf("%s: the followed log ended its transactions %q (events %s), want %q", id, got, kindsOf(evs), want)
 		}
 	}
-	checkPinned(ctx, t, adm, r, false)
+	checkLingerPins(ctx, t, adm, r, false)
 }
 
 // TestFlinkJobLingeringTimesOut: nobody fences the lingering transactions
@@ -246,7 +247,7 @@ func TestFlinkJobLingeringTimesOut(t *testing.T) {
 	const timeout = 10 * time.Second
 	r := crashAndResume(ctx, t, bootstrap, adm, int(timeout/time.Millisecond))
 	w := watchLingering(ctx, t, bootstrap, polls, r)
-	checkPinned(ctx, t, adm, r, true)
+	checkLingerPins(ctx, t, adm, r, true)
 	deadlines := map[string]time.Time{} // each lingering transaction's, on the coordinator's clock
 	var last time.Time
 	for _, id := range r.ids {
@@ -284,11 +285,11 @@ func TestFlinkJobLingeringTimesOut(t *testing.T) {
 	}
 	want := []model.EventKind{model.TimedOut}
 	for _, id := range r.ids {
-		if got := endings(polls.hist.Stats(id).Finished()); !slices.Equal(got, want) {
+		if got := lingerFinished(polls.hist.Stats(id).Finished()); !slices.Equal(got, want) {
 			t.Errorf("%s: polls ended its transactions %q (events %q), want %q", id, got, polls.kinds(id), want)
 		}
-		evs := w.log.until(ctx, id, func(evs []model.Event) bool { return len(endingKinds(evs)) > 0 })
-		if got := endingKinds(evs); !slices.Equal(got, want) {
+		evs := w.log.until(ctx, id, func(evs []model.Event) bool { return len(lingerEndings(evs)) > 0 })
+		if got := lingerEndings(evs); !slices.Equal(got, want) {
 			t.Errorf("%s: the followed log ended its transactions %q (events %s), want %q", id, got, kindsOf(evs), want)
 			continue
 		}
@@ -300,5 +301,5 @@ func TestFlinkJobLingeringTimesOut(t *testing.T) {
 				id, at.Format("15:04:05.000"), d, deadlines[id].Format("15:04:05.000"), cleanup, writes)
 		}
 	}
-	checkPinned(ctx, t, adm, r, false)
+	checkLingerPins(ctx, t, adm, r, false)
 }
