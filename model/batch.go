@@ -77,7 +77,8 @@ func (b *Batch) Add(r Result, auditErr error) {
 	}
 }
 
-// Stop ends the batch before its next action; the first reason stays.
+// Stop ends the batch before its next action (one in flight is still
+// answered and Added); the first reason stays.
 func (b *Batch) Stop(why string) {
 	if b.Stopped == "" && !b.Over() {
 		b.Stopped = why
@@ -159,6 +160,12 @@ func (t Tally) String() string {
 		return "nothing to send"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Answered is the tally of the answers alone, for a batch under way.
+func (t Tally) Answered() string {
+	t.Unsent, t.Waiting = 0, 0
+	return t.String()
 }
 
 // OK reports that every action was force-terminated.
