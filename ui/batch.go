@@ -61,7 +61,7 @@ func (m *Model) forceTerminateAll(of string, ids []string) {
 		return
 	}
 	if len(ids) == 0 {
-		m.setStatus(statusInfo, of+" has no lingering transactions: nothing to force-terminate")
+		m.setStatus(statusInfo, "no lingering transactions in "+of+": nothing to force-terminate")
 		return
 	}
 	b, skipped := model.PlanBatch(m.data.snap, ids)

@@ -368,7 +368,7 @@ func TestBatchSaysWhenThereIsNothingLingering(t *testing.T) {
 	if h.m.bulk != nil {
 		t.Fatal("a dialog for a job with nothing lingering")
 	}
-	mustContain(t, h.screen(), "job orders-enricher-v1 (flink) has no lingering transactions")
+	mustContain(t, h.screen(), "no lingering transactions in job orders-enricher-v1 (flink)")
 }
 
 // On a job's subtasks, a takes the subtask's lingering ids.
