@@ -14,7 +14,7 @@ import (
 func batchData(n int, id func(i int) string, phase DialogPhase) BatchDialogData {
 	d := BatchDialogData{
 		Title: fmt.Sprintf("FORCE-TERMINATE %d LINGERING TRANSACTIONS", n), Of: "job warehouse-loader (flink)",
-		Wire: "InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>)",
+		Wire:         "InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>)",
 		Consequences: []string{"Each id's coordinator aborts its open transaction.", "Records written in them are discarded."},
 		Warning:      "The latest refresh says 1 of the 3 changed since shown (marked): sending those will be refused.",
 		Word:         fmt.Sprintf("abort %d", n), Input: "> abort", Phase: phase, AuditPath: "/home/oncall/.local/state/txnscope/audit.log",
