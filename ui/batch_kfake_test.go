@@ -113,4 +113,3 @@ func (h *harness) lingering(prefix string, n int) bool {
 	}
 	return false
 }
-
