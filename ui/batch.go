@@ -211,9 +211,9 @@ func (m *Model) batchData() views.BatchDialogData {
 		}
 	case views.DialogSending:
 		k := len(d.batch.Results)
-		dd.Progress = fmt.Sprintf("sending %d of %d, one at a time; esc stops after the one in flight", k+1, n)
+		dd.Progress = fmt.Sprintf("sending %d of %d, one at a time…", k+1, n)
 		if k > 0 {
-			dd.Progress += "; so far " + d.batch.Tally().Answered()
+			dd.Progress += " so far " + d.batch.Tally().Answered()
 		}
 		if d.batch.Stopped != "" {
 			dd.Progress = fmt.Sprintf("sending %d of %d: stopping after the one in flight; %d will not be sent", k+1, n, n-k-1)

@@ -30,6 +30,18 @@ func init() {
 		struct {
 			name  string
 			setup func(t *testing.T) *harness
+		}{"dialog-batch-sending", func(t *testing.T) *harness {
+			h := batchStarted(t)
+			h.admin.Result = refuse(lingering[0])
+			h.press("J", "a")
+			h.typeText("abort 3")
+			_, cmd := h.m.Update(keyMsg("enter"))
+			h.m.Update(cmd()) // the first answer is in, the second id is out
+			return h
+		}},
+		struct {
+			name  string
+			setup func(t *testing.T) *harness
 		}{"dialog-batch-done", func(t *testing.T) *harness {
 			h := batchStarted(t)
 			h.admin.Result = refuse(lingering[1])

@@ -112,7 +112,9 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 			tail = append(tail, st.Warn.Render(Clip(d.Hint, iw)))
 		}
 	case DialogSending:
-		tail = append(tail, st.Warn.Render(Clip(d.Progress, iw)))
+		for _, l := range wrap(d.Progress, 0) {
+			tail = append(tail, st.Warn.Render(l))
+		}
 		if d.Stopped != "" {
 			for _, l := range wrap(d.Stopped, 0) {
 				tail = append(tail, st.Warn.Render(l))
