@@ -431,3 +431,27 @@ func TestBatchLongListIsCutWithTheCountKept(t *testing.T) {
 	}
 	mustContain(t, h.screen(), "40 force-terminated")
 }
+
+// A lingering id the refresh could not describe yet cannot be planned: it
+// is left out, said so, and the count is of the others.
+func TestBatchLeavesOutWhatItCannotPlan(t *testing.T) {
+	h := newHarness(t)
+	h.now = uitest.T0.Add(20 * time.Second)
+	s := batchSnapshot(uitest.T0)
+	for i := range s.Txns {
+		if s.Txns[i].ID == lingering[2] {
+			s.Txns[i].Described = false
+		}
+	}
+	h.admin.Push(s)
+	h.run(h.m.Init())
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J", "a")
+	mustContain(t, h.screen(), "FORCE-TERMINATE 2 LINGERING TRANSACTIONS", "left out: warehouse-loader-1-119 has not been described yet",
+		"Type abort 2")
+	h.typeText("abort 2")
+	h.press("enter")
+	if got := executedIDs(h); !slices.Equal(got, lingering[:2]) {
+		t.Errorf("executed %v, want the two planned", got)
+	}
+}
