@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -58,8 +59,13 @@ func TestTmuxBatchForceTerminatesLingering(t *testing.T) {
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	term := startTUI(ctx, t, bootstrap, "--audit-log", auditLog)
 	term.Keys("J")
-	// The only job with lingering transactions is first, under the cursor.
-	term.WaitText([]string{prefix, "3 lingering after a restart"})
+	term.Wait(prefix+" with 3 lingering", func(scr string) bool {
+		return hasLine(scr, func(l string) bool {
+			return strings.Contains(l, prefix+" ") && strings.Contains(l, "3 lingering after a restart")
+		})
+	})
+	// Other tests' jobs may share the broker, and linger too.
+	term.selectLine(prefix + " ")
 	term.Keys("a")
 	scr := term.WaitText(append([]string{"FORCE-TERMINATE 3 LINGERING TRANSACTIONS", "job " + prefix + " (flink)",
 		"Type abort 3 and press enter"}, lingering...))
@@ -97,12 +103,8 @@ func TestTmuxBatchForceTerminatesLingering(t *testing.T) {
 	// reaches its high watermark.
 	term.Keys("Enter")
 	term.Wait("the job without lingering transactions", func(scr string) bool {
-		for _, l := range strings.Split(scr, "\n") {
-			if strings.Contains(l, prefix) {
-				return !strings.Contains(l, "lingering")
-			}
-		}
-		return false
+		return !strings.Contains(scr, "FORCE-TERMINATE") &&
+			hasLine(scr, func(l string) bool { return strings.Contains(l, prefix+" ") && !strings.Contains(l, "lingering") })
 	})
 	sc := newScope(t, bootstrap)
 	sc.until(ctx, "no lingering or open transaction left", func(s *model.Snapshot) bool {
@@ -128,4 +130,25 @@ func TestTmuxBatchForceTerminatesLingering(t *testing.T) {
 		}
 	}
 	term.quit()
+}
+
+// hasLine reports whether a line of screen is one ok accepts. (The header
+// may name one of the job's ids too.)
+func hasLine(screen string, ok func(string) bool) bool {
+	return slices.ContainsFunc(strings.Split(screen, "\n"), ok)
+}
+
+// selectLine moves the cursor (the row marked >) down from the top onto
+// the row that holds text.
+func (s *tuiTerm) selectLine(text string) {
+	s.t.Helper()
+	s.Keys("g")
+	for range 200 {
+		if hasLine(s.Capture(), func(l string) bool { return strings.HasPrefix(l, ">") && strings.Contains(l, text) }) {
+			return
+		}
+		s.Keys("Down")
+		time.Sleep(uitest.TermPoll)
+	}
+	s.t.Fatalf("no row with %s could be selected; last screen:\n%s", text, s.Capture())
 }
