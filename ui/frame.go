@@ -56,6 +56,10 @@ func (m *Model) render() string {
 		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
 		keys = m.keys.dialogShort(m.dialog.phase)
 	}
+	if m.bulk != nil {
+		body = views.Overlay(body, views.BatchDialog(m.batchData(), w, bodyH, st), w, bodyH, st)
+		keys = m.keys.batchShort(m.bulk.phase)
+	}
 	// Status texts quote ids, topics and the brokers' errors as they came;
 	// they are written out here, once, on their way to the screen.
 	status := escape.Text(m.status)

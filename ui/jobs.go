@@ -101,6 +101,8 @@ func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
 			s.selected = j.ID
 			s.sub.open()
 		}
+	case key.Matches(kp, k.Abort):
+		s.forceTerminateJob()
 	case key.Matches(kp, k.Back):
 		s.e.host.show(screenList)
 	}
@@ -202,6 +204,8 @@ func (s *jobScreen) update(msg tea.Msg) tea.Cmd {
 		if j, u, ok := s.current(); ok && len(u.Open) > 0 {
 			s.openIDs(j, u)
 		}
+	case key.Matches(kp, k.Abort):
+		s.forceTerminateUnit()
 	case key.Matches(kp, k.Back):
 		s.e.host.show(screenJobs)
 	}

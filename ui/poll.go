@@ -289,6 +289,9 @@ func (m *Model) swap(data cluster) {
 	if m.dialog != nil {
 		m.dialog.recheck(m)
 	}
+	if m.bulk != nil {
+		m.bulk.recheck(m)
+	}
 }
 
 func (m *Model) conn() views.Conn {

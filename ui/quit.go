@@ -39,5 +39,11 @@ func (m *Model) forceQuit() tea.Cmd {
 		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged (ctrl+c again quits now)")
 		return nil
 	}
+	if m.sendingBatch() && !m.quitAfterAbort {
+		m.quitAfterAbort = true
+		m.bulk.batch.Stop("stopped: txnscope is quitting")
+		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged, the rest unsent (ctrl+c again quits now)")
+		return nil
+	}
 	return m.quit()
 }

@@ -70,6 +70,7 @@ type host interface {
 	// The abort dialog, over whatever screen is on view.
 	forceTerminate(t model.Txn)
 	abortPartition(t model.Txn, p model.TxnPartition)
+	forceTerminateAll(of string, ids []string)
 }
 
 type statusKind int

@@ -36,7 +36,8 @@ type Model struct {
 	showHelp   bool // the help covers the body; the screen under it stays
 	showEvents bool // the events pane under the transaction list
 	dialog     *abortDialog
-	dialogs    int // dialogs opened so far, to match replies
+	bulk       *batchDialog // a force-terminate of several ids (batch.go)
+	dialogs    int          // dialogs opened so far, to match replies
 
 	status         string
 	statusKind     statusKind
@@ -104,6 +105,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.described(msg)
 	case executedMsg:
 		return m.executed(msg)
+	case batchSentMsg:
+		return m.batchSent(msg)
 	case replayedMsg:
 		return m.replayed(msg)
 	case logLiveMsg:
@@ -117,6 +120,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case !m.fits():
 		case m.dialog != nil:
 			return m.updateDialog(msg)
+		case m.bulk != nil:
+			return m.updateBatch(msg)
 		case m.screens[m.cur].grabs():
 			return m.screens[m.cur].update(msg)
 		}
@@ -138,6 +143,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case m.dialog != nil:
 		return m.updateDialog(msg)
+	case m.bulk != nil:
+		return m.updateBatch(msg)
 	case s.grabs():
 		return s.update(msg)
 	case m.showHelp:

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Batch is the force-terminate of several transactions confirmed at once (a
+// job's lingering ones). Confirming it once sends nothing by itself: each
+// action is still re-checked, recorded and sent on its own, one after the
+// other, exactly as a single force-terminate is.
+type Batch struct {
+	Actions []Action
+	// Results are the answers so far, in the order of Actions.
+	Results []Result
+	// Stopped says why the actions after the last result were not sent
+	// ("" while the batch goes on, or once every one was).
+	Stopped string
+}
+
+// PlanBatch plans the force-terminate of each of ids as s shows it. An id
+// that cannot be planned (gone, not described, no longer open) is left out,
+// with why in skipped.
+func PlanBatch(s *Snapshot, ids []string) (b Batch, skipped []string) {
+	for _, id := range ids {
+		t, ok := s.Txn(id)
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("%s is no longer listed by its coordinator", id))
+			continue
+		}
+		a, err := PlanForceTerminate(t)
+		if err != nil {
+			skipped = append(skipped, err.Error())
+			continue
+		}
+		b.Actions = append(b.Actions, a)
+	}
+	return b, skipped
+}
+
+// BatchConfirmWord is what the operator types to send a batch of n: the count
+// is part of it, so that confirming says how many are about to go.
+func BatchConfirmWord(n int) string { return "abort " + strconv.Itoa(n) }
+
+// ConfirmWord is BatchConfirmWord for b's actions.
+func (b Batch) ConfirmWord() string { return BatchConfirmWord(len(b.Actions)) }
+
+// Confirms reports whether typed is the confirmation, as the single dialog
+// takes it: exactly, but for spaces around it.
+func (b Batch) Confirms(typed string) bool {
+	return len(b.Actions) > 0 && strings.TrimSpace(typed) == b.ConfirmWord()
+}
+
+// Next is the action to send now; ok is false once the batch is over.
+func (b Batch) Next() (a Action, ok bool) {
+	if b.Over() {
+		return Action{}, false
+	}
+	return b.Actions[len(b.Results)], true
+}
+
+// Over reports that nothing more will be sent: every action was answered,
+// or the batch stopped.
+func (b Batch) Over() bool { return b.Stopped != "" || len(b.Results) >= len(b.Actions) }
+
+// Add takes the answer to the action Next returned. auditErr is whatever
+// the audit log could not take of it: the batch stops there, since the
+// next request could not be recorded either.
+func (b *Batch) Add(r Result, auditErr error) {
+	b.Results = append(b.Results, r)
+	switch {
+	case auditErr != nil:
+		b.Stop("the audit log failed (" + auditErr.Error() + "): nothing more is sent unrecorded")
+	case r.AuditErr != "":
+		b.Stop("the audit log failed (" + r.AuditErr + "): nothing more is sent unrecorded")
+	}
+}
+
+// Stop ends the batch before its next action (one in flight is still
+// answered and Added); the first reason stays.
+func (b *Batch) Stop(why string) {
+	if b.Stopped == "" && !b.Over() {
+		b.Stopped = why
+	}
+}
+
+// BatchOutcome is how one action of a batch ended, in a word.
+type BatchOutcome string
+
+const (
+	BatchTerminated BatchOutcome = "force-terminated"
+	BatchRefused    BatchOutcome = "refused"
+	BatchFailed     BatchOutcome = "failed"
+	BatchUnsent     BatchOutcome = "not sent"
+	BatchWaiting    BatchOutcome = "waiting"
+)
+
+// OutcomeOf is how r ended.
+func OutcomeOf(r Result) BatchOutcome {
+	switch {
+	case r.OK():
+		return BatchTerminated
+	case r.Refused:
+		return BatchRefused
+	}
+	return BatchFailed
+}
+
+// Outcome is how action i ended so far: BatchWaiting while the batch may
+// still send it, BatchUnsent once it stopped before it.
+func (b Batch) Outcome(i int) BatchOutcome {
+	switch {
+	case i < len(b.Results):
+		return OutcomeOf(b.Results[i])
+	case b.Stopped != "":
+		return BatchUnsent
+	}
+	return BatchWaiting
+}
+
+// Tally counts the outcomes so far.
+type Tally struct {
+	Terminated, Refused, Failed, Unsent, Waiting int
+}
+
+// Tally counts b's outcomes.
+func (b Batch) Tally() Tally {
+	var t Tally
+	for i := range b.Actions {
+		switch b.Outcome(i) {
+		case BatchTerminated:
+			t.Terminated++
+		case BatchRefused:
+			t.Refused++
+		case BatchFailed:
+			t.Failed++
+		case BatchUnsent:
+			t.Unsent++
+		default:
+			t.Waiting++
+		}
+	}
+	return t
+}
+
+// String is the tally in one line: "5 force-terminated, 1 refused, 1 not
+// sent"; outcomes none ended with are left out.
+func (t Tally) String() string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		word BatchOutcome
+	}{{t.Terminated, BatchTerminated}, {t.Refused, BatchRefused}, {t.Failed, BatchFailed}, {t.Unsent, BatchUnsent}, {t.Waiting, BatchWaiting}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to send"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Answered is the tally of the answers alone, for a batch under way.
+func (t Tally) Answered() string {
+	t.Unsent, t.Waiting = 0, 0
+	return t.String()
+}
+
+// OK reports that every action was force-terminated.
+func (t Tally) OK() bool {
+	return t.Terminated > 0 && t.Refused+t.Failed+t.Unsent+t.Waiting == 0
+}
+
+// BatchConsequences are what the operator must know before confirming a
+// batch: the single force-terminate's, for many ids.
+func BatchConsequences() []string {
+	return []string{
+		"Each id's coordinator aborts its open transaction and bumps the id's epoch; a live producer still holding one of the ids is fenced.",
+		"Records written in them are discarded; read_committed consumers and the partitions' LSO move past them.",
+		"If Flink still means to commit one of them (pre-committed for a checkpoint it restores), that checkpoint's output is lost.",
+	}
+}
