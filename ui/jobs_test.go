@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,50 @@ func BenchmarkRefreshTakeInJobsView(b *testing.B) {
 	}
 	if len(h.jobs().jobs) == 0 {
 		b.Fatal("the jobs were not grouped")
+	}
+}
+
+// flinkJobs is uitest.Flink's n ids renamed into jobs Flink jobs of 4
+// subtasks each, the way BenchmarkJobs (model) names them.
+func flinkJobs(n, jobs int, at time.Time) *model.Snapshot {
+	s := uitest.Flink(n, at)
+	for i := range s.Txns {
+		s.Txns[i].ID = fmt.Sprintf("job%02d-sink-%d-%d", i%jobs, (i/jobs)%4, 1000+i/(4*jobs))
+	}
+	s.Sort()
+	return s
+}
+
+// BenchmarkRefreshTakeInJobs is taking in a refresh of 100,000 ids of 50
+// Flink jobs with the jobs view on screen, as takeIn does: the refresh's
+// own goroutine and the UI goroutine in a row (ns/op), and the UI
+// goroutine's share alone (ui-ms/op), which is what a key waits behind.
+//
+//	go test -run '^$' -bench BenchmarkRefreshTakeIn -count 6 ./ui/
+func BenchmarkRefreshTakeInJobs(b *testing.B) {
+	h := newHarness(b)
+	a := &nextAdmin{Admin: h.admin}
+	h.m.o.Admin = a
+	a.next = flinkJobs(100_000, 50, uitest.T0)
+	h.run(h.m.Init())
+	h.send(keyMsg("J"))
+	for range 2 {
+		takeIn(h, a, uitest.FlinkNext(a.next, h.now.Add(2*time.Second)))
+	}
+	var ui time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		next := uitest.FlinkNext(a.next, h.now.Add(2*time.Second))
+		b.StartTimer()
+		h.now, a.next, h.m.poll.busy = next.TakenAt, next, false
+		msg := h.m.refresh()()
+		start := time.Now()
+		h.m.Update(msg)
+		ui += time.Since(start)
+	}
+	b.ReportMetric(float64(ui.Nanoseconds())/float64(b.N)/1e6, "ui-ms/op")
+	if len(h.jobs().jobs) != 50 {
+		b.Fatalf("%d jobs grouped, want 50", len(h.jobs().jobs))
 	}
 }
