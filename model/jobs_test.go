@@ -107,6 +107,9 @@ func BenchmarkJobs(b *testing.B) {
 	}
 }
 
+// Each problem of a job, judged from the job's figures: its kind and its
+// line; the why and the way out of each are checked in
+// TestJobProblemsSayWhyAndWayOut.
 func TestJobProblems(t *testing.T) {
 	now := time.Unix(10000, 0)
 	flink := func(f func(*Job)) Job {
@@ -116,30 +119,53 @@ func TestJobProblems(t *testing.T) {
 		return j
 	}
 	interval := Query{CheckpointInterval: 10 * time.Second}
+	open := func(j *Job) { j.Open = []string{"orders-0-12"} }
 	for _, tc := range []struct {
 		name string
 		job  Job
 		q    Query
 		max  int64
-		want []string
+		want []string // kind: what
 	}{
 		{"healthy", flink(func(*Job) {}), interval, 900000, nil},
 		{"lingering", flink(func(j *Job) { j.Lingering = []string{"orders-0-9", "orders-1-9"} }), Query{}, 0,
-			[]string{"2 lingering after a restart: open on a checkpoint older than the newest committed"}},
-		{"one subtask behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 9 }), Query{}, 0,
-			[]string{"subtask 1 behind: committed checkpoint 9, the job 11"}},
-		{"one checkpoint behind is committing, not behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 10 }), Query{}, 0, nil},
-		{"not committing", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
-			[]string{"not committing: no commit for 25s (checkpoint interval 10s)"}},
-		{"not committing needs the interval", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-time.Hour) }), Query{}, 0, nil},
-		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour) }), interval, 0, nil},
+			[]string{"lingering: 2 lingering after a restart"}},
+		{"lingering and pinning", flink(func(j *Job) {
+			j.Lingering = []string{"orders-0-9"}
+			j.Pinned = []JobPin{{TopicPartition: TopicPartition{"orders", 3}, ID: "orders-0-9"}, {TopicPartition: TopicPartition{"orders", 4}, ID: "orders-0-12"}}
+		}), Query{}, 0, []string{"lingering: 1 lingering after a restart"}},
+		{"one subtask behind", flink(func(j *Job) { j.Units[1].NewestCommitted, j.Units[1].Behind = 9, true }), Query{}, 0,
+			[]string{"subtask_behind: subtask 1 behind: committed checkpoint 9, the job 11"}},
+		{"not committing", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
+			[]string{"not_committing: not committing: no commit for 25s (checkpoint interval 10s)"}},
+		{"within 2× the interval", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-20 * time.Second) }), interval, 0, nil},
+		{"no interval, no cadence: not judged", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-time.Hour) }), Query{}, 0, nil},
+		{"no interval: 3× the cadence", flink(func(j *Job) { open(j); j.Cadence = 20 * time.Second; j.LastCommit = now.Add(-61 * time.Second) }), Query{}, 0,
+			[]string{"not_committing: not committing: no commit for 1m1s (it committed every 20s)"}},
+		{"no interval: within 3× the cadence", flink(func(j *Job) { open(j); j.Cadence = 20 * time.Second; j.LastCommit = now.Add(-59 * time.Second) }), Query{}, 0, nil},
+		{"no interval: a fast cadence waits 30s", flink(func(j *Job) { open(j); j.Cadence = time.Second; j.LastCommit = now.Add(-29 * time.Second) }), Query{}, 0, nil},
+		{"no interval: past 30s", flink(func(j *Job) { open(j); j.Cadence = time.Second; j.LastCommit = now.Add(-31 * time.Second) }), Query{}, 0,
+			[]string{"not_committing: not committing: no commit for 31s (it committed every 1s)"}},
+		{"the interval wins over the cadence", flink(func(j *Job) { open(j); j.Cadence = time.Hour; j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
+			[]string{"not_committing: not committing: no commit for 25s (checkpoint interval 10s)"}},
+		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour); j.Cadence = time.Second }), interval, 0, nil},
+		{"no commit seen is not judged", flink(func(j *Job) { open(j); j.Cadence = time.Second }), interval, 0, nil},
 		{"shared prefix", flink(func(j *Job) { j.Shared, j.Takeovers = true, 6 }), Query{}, 0,
-			[]string{"prefix orders looks shared by two jobs (6 takeovers)"}},
+			[]string{"prefix_shared: prefix orders looks shared by two jobs (6 takeovers)"}},
 		{"timeouts", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 15000, 3600000 }), interval, 900000,
-			[]string{"timeout below 2× the checkpoint interval", "timeout above the broker's transaction.max.timeout.ms"}},
+			[]string{"timeout_below_interval: timeout 15s below 2× the checkpoint interval 10s",
+				"timeout_above_max: timeout 1h above the brokers' transaction.max.timeout.ms 15m"}},
+		{"timeout at 2× the interval is fine", flink(func(j *Job) { j.MinTimeoutMs = 20000 }), interval, 0, nil},
+		{"no timeout described", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 0, 0 }), interval, 900000, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.job.Problems(&Snapshot{BrokerMaxTimeoutMs: tc.max}, tc.q, now)
+			var got []string
+			for _, p := range tc.job.Problems(&Snapshot{BrokerMaxTimeoutMs: tc.max}, tc.q, now) {
+				got = append(got, string(p.Kind)+": "+p.What)
+				if p.Why == "" || p.WayOut == "" {
+					t.Errorf("%s: no why or way out: %+v", p.Kind, p)
+				}
+			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("problems %q, want %q", got, tc.want)
 			}
