@@ -35,9 +35,10 @@ func Group(s *Snapshot, pins []Pin) *Grouping {
 	// the last job and unit save two map look-ups an id.
 	var a *jobAcc
 	var u *Unit
+	var memo memberMemo
 	for i := range s.Txns {
 		t := &s.Txns[i]
-		m := JobOf(t.ID)
+		m := memo.of(t.ID)
 		if a == nil || a.job.ID != m.Job {
 			a, u = byJob[m.Job], nil
 			if a == nil {
@@ -278,4 +279,47 @@ func median(ds []time.Duration) time.Duration {
 	ds = slices.Clone(ds)
 	slices.Sort(ds)
 	return ds[(len(ds)-1)/2]
+}
+
+// memberMemo is JobOf for ids in sorted order: the ids of one Flink
+// subtask follow each other, and an id that starts with the previous Flink
+// id's "<prefix>-<subtask>-" and goes on with digits only is of the same
+// subtask (JobOf would split it at the same dashes and find the same
+// prefix no Streams id), so only its checkpoint is read.
+type memberMemo struct {
+	head string // the previous Flink id up to its last dash, "" when none
+	m    Member
+}
+
+func (mm *memberMemo) of(id string) Member {
+	if mm.head != "" && len(id) > len(mm.head) && id[:len(mm.head)] == mm.head {
+		if cp, ok := checkpointOf(id[len(mm.head):]); ok {
+			m := mm.m
+			m.Checkpoint = cp
+			return m
+		}
+	}
+	m := JobOf(id)
+	mm.head = ""
+	if m.Job.Family == FlinkSink {
+		mm.head, mm.m = id[:strings.LastIndexByte(id, '-')+1], m
+	}
+	return m
+}
+
+// checkpointOf reads s, digits only, as ParseFlinkID does; ok is false for
+// anything else, and for numbers that might not fit (left to JobOf).
+func checkpointOf(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }

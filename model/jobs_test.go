@@ -36,6 +36,24 @@ func TestJobOf(t *testing.T) {
 	}
 }
 
+// Group reads ids in sorted order through a memo of the previous Flink
+// subtask: it must say what JobOf says of every id, whatever came before.
+func TestMemberMemoAgreesWithJobOf(t *testing.T) {
+	uuid := "3f1e2d4c-0a1b-4c2d-9e8f-123456789012"
+	ids := []string{"a-1-2", "a-1-2-3", "a-1-20", "a-1-2_3", "a-1-", "a-1-+5", "a-1-007", "a-1-99999999999999999999",
+		"a-1-999999999999999999", "a-1-x", "a-10-1", "billing-" + uuid + "-1", "billing-" + uuid + "-12",
+		"orders-enricher-v1-0-26", "orders-enricher-v1-0-27", "orders-enricher-v1-0-26-1", "orders-enricher-v1-0-0_3",
+		"sink-2-0-3-7", "sink-2-0-3-8", "sink-2-0-3", "x-" + uuid[:35] + "-1", "x-" + uuid[:35] + "-2", ""}
+	for _, order := range [][]string{ids, slices.Sorted(slices.Values(ids))} {
+		var memo memberMemo
+		for _, id := range order {
+			if got, want := memo.of(id), JobOf(id); got != want {
+				t.Errorf("after %q: %q is %+v, JobOf says %+v", memo.head, id, got, want)
+			}
+		}
+	}
+}
+
 // A job's subtasks, their newest committed checkpoints, and the lingering
 // rule: open on a checkpoint older than the newest committed one of the same
 // subtask (a crashed attempt's leftovers); the newest checkpoint's own open
