@@ -63,7 +63,7 @@ func TestFlinkJobLingeringAfterRestart(t *testing.T) {
 			t.Errorf("subtask %d: %+v", s, u)
 		}
 	}
-	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) == 0 || !strings.HasPrefix(ps[0], "3 lingering after a restart") {
+	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) == 0 || !strings.HasPrefix(ps[0].What, "3 lingering after a restart") {
 		t.Errorf("problems %q, want the lingering first", ps)
 	}
 

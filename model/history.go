@@ -382,6 +382,8 @@ type History struct {
 	prefixes map[string][]Takeover
 	// since is when History began: its first snapshot or event.
 	since time.Time
+	// jobs are the outcomes per job (jobs_history.go).
+	jobs jobLog
 }
 
 // baseline is what one Baseline call saw: the ids whose latest outcome was
@@ -411,6 +413,7 @@ func (h *History) Add(evs []Event) {
 			h.revise(e)
 			if st := h.byID[e.ID]; wasAbort && st != nil && st.log != nil {
 				st.log.relabel()
+				h.jobs.fenced(e.ID, st.LastAt)
 			}
 			continue
 		}
@@ -423,6 +426,7 @@ func (h *History) Add(evs []Event) {
 		}
 		if e.Kind.Ends() {
 			st.addFinished(e)
+			h.jobs.add(e)
 		}
 		// Last is an outcome: the log's steps and the id's own life are not.
 		if e.Kind.Ends() || e.Kind == Ended {
@@ -574,6 +578,7 @@ func (h *History) Forget(s *Snapshot) {
 	}
 	clear(h.bases[len(bases):])
 	h.bases, h.owned = bases, 0
+	h.jobs.keep(s)
 }
 
 // keep returns the baseline ids s still lists that have not moved to byID,

@@ -1,9 +1,6 @@
 package model
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,7 +100,8 @@ func streamsTask(id string) (app, task string, ok bool) {
 	return id[:last], id[last+1:], true
 }
 
-// Job is what the ids of one job say together.
+// Job is what the ids of one job say together. Group works out what the
+// snapshot tells; Grouping.Jobs adds what History saw.
 type Job struct {
 	ID    JobID
 	IDs   int
@@ -112,14 +110,27 @@ type Job struct {
 	// on a checkpoint older than the newest committed one of their subtask:
 	// what a crashed attempt left behind (Flink only).
 	Open, Lingering []string
+	// LingeringFrom and LingeringUntil are when the coordinator aborts the
+	// first and the last lingering transaction (start + timeout); zero when
+	// none lingers or a timeout is not known.
+	LingeringFrom, LingeringUntil time.Time
 	// Oldest is the oldest open transaction (zero when none).
 	Oldest Txn
 	// NewestCheckpoint and NewestCommitted are over all subtasks (-1: none).
 	NewestCheckpoint, NewestCommitted int64
 	// LastCommit is the last commit History saw of any of the job's ids.
 	LastCommit time.Time
-	// Commits5m, Aborts5m: the outcomes of the last 5 minutes.
-	Commits5m, Aborts5m int
+	// SlowestUnit is the subtask whose last commit is the oldest, of those
+	// with one seen ("" when none), and SlowestCommit that commit.
+	SlowestUnit   string
+	SlowestCommit time.Time
+	// Cadence is the job's recent commit cadence: the median of its
+	// subtasks' Cadence (0: not known).
+	Cadence time.Duration
+	// Commits5m, Aborts5m: the outcomes of the last 5 minutes; Fences5m
+	// those of the aborts its producers did not make: fenced, force-
+	// terminated or aborted at the timeout.
+	Commits5m, Aborts5m, Fences5m int
 	// MinTimeoutMs and MaxTimeoutMs span the described ids' timeouts (0:
 	// none described).
 	MinTimeoutMs, MaxTimeoutMs int32
@@ -127,6 +138,23 @@ type Job struct {
 	// (Collision), with Takeovers such takeovers in the window.
 	Shared    bool
 	Takeovers int
+	// Pinned are the partitions whose LSO one of the job's open
+	// transactions holds (Pin.Blocking), by partition; StuckGroups the
+	// read_committed groups waiting at them, by name.
+	Pinned      []JobPin
+	StuckGroups []string
+
+	// committedID is one committed id of the job, to find when History's
+	// baseline saw it commit.
+	committedID string
+}
+
+// JobPin is a partition whose LSO a job's open transaction (ID) holds,
+// with the consumer groups stuck there.
+type JobPin struct {
+	TopicPartition
+	ID     string
+	Groups []string
 }
 
 // Unit is one subtask of a Flink job, or one task or thread of a Streams
@@ -139,140 +167,32 @@ type Unit struct {
 	NewestCommitted  int64
 	LastCommit       time.Time
 	Open, Lingering  []string
+	// Oldest is the unit's oldest open transaction (zero when none).
+	Oldest Txn
+	// Behind: the subtask's newest committed checkpoint trails the job's by
+	// behindBy or more (Flink only).
+	Behind bool
+	// Cadence is the median gap between the subtask's last commits History
+	// saw (0: fewer than minCadenceGaps gaps seen).
+	Cadence time.Duration
+
+	// committedID is the id of its newest committed checkpoint (any
+	// committed id of other families); open are its open transactions.
+	committedID string
+	open        []openTxn
+}
+
+// openTxn is an open transaction of a unit, for the lingering rule.
+type openTxn struct {
+	id         string
+	checkpoint int64
+	deadline   time.Time // start + timeout, zero when either is unknown
 }
 
 // Jobs groups s's ids into jobs, most urgent first: lingering
 // transactions, then the oldest open transaction's share of its timeout,
-// then the name. h may be nil.
+// then the name. h may be nil. It is Group and Grouping.Jobs in one, for
+// callers that hold the snapshot and the history at once.
 func Jobs(s *Snapshot, h *History, now time.Time) []Job {
-	type acc struct {
-		job   Job
-		units map[string]*Unit
-	}
-	byJob := map[JobID]*acc{}
-	for i := range s.Txns {
-		t := &s.Txns[i]
-		m := JobOf(t.ID)
-		a := byJob[m.Job]
-		if a == nil {
-			a = &acc{job: Job{ID: m.Job, NewestCheckpoint: -1, NewestCommitted: -1}, units: map[string]*Unit{}}
-			byJob[m.Job] = a
-		}
-		st := h.Stats(t.ID)
-		committed := t.State == CompleteCommit || st.Last == Committed
-		j := &a.job
-		j.IDs++
-		if st.Last == Committed && st.LastAt.After(j.LastCommit) {
-			j.LastCommit = st.LastAt
-		}
-		w := st.Window(now)
-		j.Commits5m += w.Commits5m
-		j.Aborts5m += w.Aborts5m
-		if t.TimeoutMs > 0 {
-			if j.MinTimeoutMs == 0 || t.TimeoutMs < j.MinTimeoutMs {
-				j.MinTimeoutMs = t.TimeoutMs
-			}
-			j.MaxTimeoutMs = max(j.MaxTimeoutMs, t.TimeoutMs)
-		}
-		if !j.Shared && len(st.PrefixTakeovers) > 0 {
-			j.Takeovers, j.Shared = Collision(st.PrefixTakeovers, now)
-		}
-		if t.State.Open() {
-			j.Open = append(j.Open, t.ID)
-			if j.Oldest.ID == "" || t.StartUnixMs < j.Oldest.StartUnixMs {
-				j.Oldest = *t
-			}
-		}
-		if m.Unit == "" {
-			continue
-		}
-		u := a.units[m.Unit]
-		if u == nil {
-			u = &Unit{Name: m.Unit, Subtask: m.Subtask, NewestCheckpoint: -1, NewestCommitted: -1}
-			a.units[m.Unit] = u
-		}
-		u.IDs++
-		u.NewestCheckpoint = max(u.NewestCheckpoint, m.Checkpoint)
-		if committed {
-			u.NewestCommitted = max(u.NewestCommitted, m.Checkpoint)
-		}
-		if st.Last == Committed && st.LastAt.After(u.LastCommit) {
-			u.LastCommit = st.LastAt
-		}
-		if t.State.Open() {
-			u.Open = append(u.Open, t.ID)
-		}
-	}
-	out := make([]Job, 0, len(byJob))
-	for _, a := range byJob {
-		j := a.job
-		for _, u := range a.units {
-			if j.ID.Family == FlinkSink {
-				for _, id := range u.Open {
-					if JobOf(id).Checkpoint < u.NewestCommitted {
-						u.Lingering = append(u.Lingering, id)
-					}
-				}
-				slices.Sort(u.Lingering)
-				j.Lingering = append(j.Lingering, u.Lingering...)
-			}
-			slices.Sort(u.Open)
-			j.NewestCheckpoint = max(j.NewestCheckpoint, u.NewestCheckpoint)
-			j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
-			j.Units = append(j.Units, *u)
-		}
-		slices.SortFunc(j.Units, func(a, b Unit) int {
-			return cmp.Or(cmp.Compare(a.Subtask, b.Subtask), strings.Compare(a.Name, b.Name))
-		})
-		slices.Sort(j.Open)
-		slices.Sort(j.Lingering)
-		out = append(out, j)
-	}
-	slices.SortFunc(out, func(a, b Job) int {
-		if c := cmp.Compare(len(b.Lingering), len(a.Lingering)); c != 0 {
-			return c
-		}
-		ra, _ := a.Oldest.Ratio(now)
-		rb, _ := b.Oldest.Ratio(now)
-		if c := cmp.Compare(rb, ra); c != 0 {
-			return c
-		}
-		return cmp.Or(strings.Compare(string(a.ID.Family), string(b.ID.Family)), strings.Compare(a.ID.Name, b.ID.Name))
-	})
-	return out
-}
-
-// behindBy is how many checkpoints a subtask's newest commit may trail the
-// job's before it is "behind": one is the checkpoint committing right now.
-const behindBy = 2
-
-// Problems says what is wrong with the job, each with why, most urgent
-// first: lingering transactions, a subtask behind, no commit for too long,
-// a shared prefix, timeouts against the checkpoint interval (q) and the
-// brokers' maximum (s).
-func (j Job) Problems(s *Snapshot, q Query, now time.Time) []string {
-	var out []string
-	if n := len(j.Lingering); n > 0 {
-		out = append(out, fmt.Sprintf("%d lingering after a restart: open on a checkpoint older than the newest committed", n))
-	}
-	if j.ID.Family == FlinkSink {
-		for _, u := range j.Units {
-			if u.NewestCommitted >= 0 && j.NewestCommitted-u.NewestCommitted >= behindBy {
-				out = append(out, fmt.Sprintf("subtask %d behind: committed checkpoint %d, the job %d", u.Subtask, u.NewestCommitted, j.NewestCommitted))
-			}
-		}
-	}
-	if q.CheckpointInterval > 0 && len(j.Open) > 0 && !j.LastCommit.IsZero() && now.Sub(j.LastCommit) > 2*q.CheckpointInterval {
-		out = append(out, fmt.Sprintf("not committing: no commit for %s (checkpoint interval %s)", now.Sub(j.LastCommit).Round(time.Second), q.CheckpointInterval))
-	}
-	if j.Shared {
-		out = append(out, fmt.Sprintf("prefix %s looks shared by two jobs (%d takeovers)", j.ID.Name, j.Takeovers))
-	}
-	if q.CheckpointInterval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*q.CheckpointInterval {
-		out = append(out, "timeout below 2× the checkpoint interval")
-	}
-	if s != nil && s.BrokerMaxTimeoutMs > 0 && int64(j.MaxTimeoutMs) > s.BrokerMaxTimeoutMs {
-		out = append(out, "timeout above the broker's transaction.max.timeout.ms")
-	}
-	return out
+	return Group(s, PinsOf(s, nil, nil, now)).Jobs(h, now)
 }

@@ -36,6 +36,24 @@ func TestJobOf(t *testing.T) {
 	}
 }
 
+// Group reads ids in sorted order through a memo of the previous Flink
+// subtask: it must say what JobOf says of every id, whatever came before.
+func TestMemberMemoAgreesWithJobOf(t *testing.T) {
+	uuid := "3f1e2d4c-0a1b-4c2d-9e8f-123456789012"
+	ids := []string{"a-1-2", "a-1-2-3", "a-1-20", "a-1-2_3", "a-1-", "a-1-+5", "a-1-007", "a-1-99999999999999999999",
+		"a-1-999999999999999999", "a-1-x", "a-10-1", "billing-" + uuid + "-1", "billing-" + uuid + "-12",
+		"orders-enricher-v1-0-26", "orders-enricher-v1-0-27", "orders-enricher-v1-0-26-1", "orders-enricher-v1-0-0_3",
+		"sink-2-0-3-7", "sink-2-0-3-8", "sink-2-0-3", "x-" + uuid[:35] + "-1", "x-" + uuid[:35] + "-2", ""}
+	for _, order := range [][]string{ids, slices.Sorted(slices.Values(ids))} {
+		var memo memberMemo
+		for _, id := range order {
+			if got, want := memo.of(id), JobOf(id); got != want {
+				t.Errorf("after %q: %q is %+v, JobOf says %+v", memo.head, id, got, want)
+			}
+		}
+	}
+}
+
 // A job's subtasks, their newest committed checkpoints, and the lingering
 // rule: open on a checkpoint older than the newest committed one of the same
 // subtask (a crashed attempt's leftovers); the newest checkpoint's own open
@@ -107,6 +125,9 @@ func BenchmarkJobs(b *testing.B) {
 	}
 }
 
+// Each problem of a job, judged from the job's figures: its kind and its
+// line; the why and the way out of each are checked in
+// TestJobProblemsSayWhyAndWayOut.
 func TestJobProblems(t *testing.T) {
 	now := time.Unix(10000, 0)
 	flink := func(f func(*Job)) Job {
@@ -116,30 +137,53 @@ func TestJobProblems(t *testing.T) {
 		return j
 	}
 	interval := Query{CheckpointInterval: 10 * time.Second}
+	open := func(j *Job) { j.Open = []string{"orders-0-12"} }
 	for _, tc := range []struct {
 		name string
 		job  Job
 		q    Query
 		max  int64
-		want []string
+		want []string // kind: what
 	}{
 		{"healthy", flink(func(*Job) {}), interval, 900000, nil},
 		{"lingering", flink(func(j *Job) { j.Lingering = []string{"orders-0-9", "orders-1-9"} }), Query{}, 0,
-			[]string{"2 lingering after a restart: open on a checkpoint older than the newest committed"}},
-		{"one subtask behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 9 }), Query{}, 0,
-			[]string{"subtask 1 behind: committed checkpoint 9, the job 11"}},
-		{"one checkpoint behind is committing, not behind", flink(func(j *Job) { j.Units[1].NewestCommitted = 10 }), Query{}, 0, nil},
-		{"not committing", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
-			[]string{"not committing: no commit for 25s (checkpoint interval 10s)"}},
-		{"not committing needs the interval", flink(func(j *Job) { j.Open = []string{"orders-0-12"}; j.LastCommit = now.Add(-time.Hour) }), Query{}, 0, nil},
-		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour) }), interval, 0, nil},
+			[]string{"lingering: 2 lingering after a restart"}},
+		{"lingering and pinning", flink(func(j *Job) {
+			j.Lingering = []string{"orders-0-9"}
+			j.Pinned = []JobPin{{TopicPartition: TopicPartition{"orders", 3}, ID: "orders-0-9"}, {TopicPartition: TopicPartition{"orders", 4}, ID: "orders-0-12"}}
+		}), Query{}, 0, []string{"lingering: 1 lingering after a restart"}},
+		{"one subtask behind", flink(func(j *Job) { j.Units[1].NewestCommitted, j.Units[1].Behind = 9, true }), Query{}, 0,
+			[]string{"subtask_behind: subtask 1 behind: committed checkpoint 9, the job 11"}},
+		{"not committing", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
+			[]string{"not_committing: not committing: no commit for 25s (checkpoint interval 10s)"}},
+		{"within 2× the interval", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-20 * time.Second) }), interval, 0, nil},
+		{"no interval, no cadence: not judged", flink(func(j *Job) { open(j); j.LastCommit = now.Add(-time.Hour) }), Query{}, 0, nil},
+		{"no interval: 3× the cadence", flink(func(j *Job) { open(j); j.Cadence = 20 * time.Second; j.LastCommit = now.Add(-61 * time.Second) }), Query{}, 0,
+			[]string{"not_committing: not committing: no commit for 1m1s (it committed every 20s)"}},
+		{"no interval: within 3× the cadence", flink(func(j *Job) { open(j); j.Cadence = 20 * time.Second; j.LastCommit = now.Add(-59 * time.Second) }), Query{}, 0, nil},
+		{"no interval: a fast cadence waits 30s", flink(func(j *Job) { open(j); j.Cadence = time.Second; j.LastCommit = now.Add(-29 * time.Second) }), Query{}, 0, nil},
+		{"no interval: past 30s", flink(func(j *Job) { open(j); j.Cadence = time.Second; j.LastCommit = now.Add(-31 * time.Second) }), Query{}, 0,
+			[]string{"not_committing: not committing: no commit for 31s (it committed every 1s)"}},
+		{"the interval wins over the cadence", flink(func(j *Job) { open(j); j.Cadence = time.Hour; j.LastCommit = now.Add(-25 * time.Second) }), interval, 0,
+			[]string{"not_committing: not committing: no commit for 25s (checkpoint interval 10s)"}},
+		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour); j.Cadence = time.Second }), interval, 0, nil},
+		{"no commit seen is not judged", flink(func(j *Job) { open(j); j.Cadence = time.Second }), interval, 0, nil},
 		{"shared prefix", flink(func(j *Job) { j.Shared, j.Takeovers = true, 6 }), Query{}, 0,
-			[]string{"prefix orders looks shared by two jobs (6 takeovers)"}},
+			[]string{"prefix_shared: prefix orders looks shared by two jobs (6 takeovers)"}},
 		{"timeouts", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 15000, 3600000 }), interval, 900000,
-			[]string{"timeout below 2× the checkpoint interval", "timeout above the broker's transaction.max.timeout.ms"}},
+			[]string{"timeout_below_interval: timeout 15s below 2× the checkpoint interval 10s",
+				"timeout_above_max: timeout 1h above the brokers' transaction.max.timeout.ms 15m"}},
+		{"timeout at 2× the interval is fine", flink(func(j *Job) { j.MinTimeoutMs = 20000 }), interval, 0, nil},
+		{"no timeout described", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 0, 0 }), interval, 900000, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.job.Problems(&Snapshot{BrokerMaxTimeoutMs: tc.max}, tc.q, now)
+			var got []string
+			for _, p := range tc.job.Problems(&Snapshot{BrokerMaxTimeoutMs: tc.max}, tc.q, now) {
+				got = append(got, string(p.Kind)+": "+p.What)
+				if p.Why == "" || p.WayOut == "" {
+					t.Errorf("%s: no why or way out: %+v", p.Kind, p)
+				}
+			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("problems %q, want %q", got, tc.want)
 			}

@@ -17,17 +17,48 @@ type (
 		NewestCommitted  *int64   `json:"newest_committed"`
 		Open             []string `json:"open"`
 		Lingering        []string `json:"lingering"`
+		// LingeringFirstTimeout and LingeringLastTimeout are when the
+		// coordinator aborts the first and the last lingering transaction
+		// (null: none lingers, or a timeout is not known).
+		LingeringFirstTimeout *time.Time `json:"lingering_first_timeout"`
+		LingeringLastTimeout  *time.Time `json:"lingering_last_timeout"`
 		// OldestOpen is the oldest open transaction's id, its age and share
 		// of its timeout (null when none is open).
-		OldestOpen   *string       `json:"oldest_open"`
-		OldestAgeMs  *int64        `json:"oldest_age_ms"`
-		OldestRatio  *float64      `json:"oldest_timeout_ratio"`
-		LastCommit   *time.Time    `json:"last_commit"`
-		Commits5m    int           `json:"commits_5m"`
-		Aborts5m     int           `json:"aborts_5m"`
-		PrefixShared bool          `json:"prefix_shared"`
-		Subtasks     []SubtaskJSON `json:"subtasks"`
-		Problems     []string      `json:"problems"`
+		OldestOpen  *string    `json:"oldest_open"`
+		OldestAgeMs *int64     `json:"oldest_age_ms"`
+		OldestRatio *float64   `json:"oldest_timeout_ratio"`
+		LastCommit  *time.Time `json:"last_commit"`
+		// SlowestSubtask is the subtask whose last commit is the oldest (null:
+		// no commit seen), SlowestLastCommit that commit.
+		SlowestSubtask    *string    `json:"slowest_subtask"`
+		SlowestLastCommit *time.Time `json:"slowest_last_commit"`
+		// CommitCadenceMs is Job.Cadence (null: not known).
+		CommitCadenceMs *int64 `json:"commit_cadence_ms"`
+		Commits5m       int    `json:"commits_5m"`
+		Aborts5m        int    `json:"aborts_5m"`
+		Fences5m        int    `json:"fences_5m"`
+		PrefixShared    bool   `json:"prefix_shared"`
+		// Pinned are the partitions the job's open transactions pin;
+		// StuckGroups the groups waiting at them.
+		Pinned      []JobPinJSON  `json:"pinned"`
+		StuckGroups []string      `json:"stuck_groups"`
+		Subtasks    []SubtaskJSON `json:"subtasks"`
+		Problems    []ProblemJSON `json:"problems"`
+	}
+	// JobPinJSON is a partition whose LSO the job's open transaction
+	// transactional_id holds, and the groups stuck there.
+	JobPinJSON struct {
+		Topic           string   `json:"topic"`
+		Partition       int32    `json:"partition"`
+		TransactionalID string   `json:"transactional_id"`
+		StuckGroups     []string `json:"stuck_groups"`
+	}
+	// ProblemJSON is one of a job's problems (Problem).
+	ProblemJSON struct {
+		Kind   ProblemKind `json:"kind"`
+		What   string      `json:"what"`
+		Why    string      `json:"why"`
+		WayOut string      `json:"way_out"`
 	}
 	// SubtaskJSON is a Flink subtask, or a Streams task or thread (Subtask
 	// null).
@@ -38,6 +69,7 @@ type (
 		NewestCheckpoint *int64     `json:"newest_checkpoint"`
 		NewestCommitted  *int64     `json:"newest_committed"`
 		LastCommit       *time.Time `json:"last_commit"`
+		Behind           bool       `json:"behind"`
 		Open             []string   `json:"open"`
 		Lingering        []string   `json:"lingering"`
 	}
@@ -50,8 +82,19 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 	for _, j := range jobs {
 		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
 			NewestCommitted: nonNeg(j.NewestCommitted), Open: orEmpty(j.Open), Lingering: orEmpty(j.Lingering),
-			LastCommit: timeOrNil(j.LastCommit), Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, PrefixShared: j.Shared,
-			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: orEmpty(j.Problems(s, q, now))}
+			LingeringFirstTimeout: timeOrNil(j.LingeringFrom), LingeringLastTimeout: timeOrNil(j.LingeringUntil),
+			LastCommit: timeOrNil(j.LastCommit), SlowestLastCommit: timeOrNil(j.SlowestCommit),
+			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, PrefixShared: j.Shared,
+			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups),
+			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}}
+		if j.SlowestUnit != "" {
+			name := j.SlowestUnit
+			o.SlowestSubtask = &name
+		}
+		if j.Cadence > 0 {
+			c := j.Cadence.Milliseconds()
+			o.CommitCadenceMs = &c
+		}
 		if j.Oldest.ID != "" {
 			id := j.Oldest.ID
 			o.OldestOpen = &id
@@ -63,9 +106,15 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 				o.OldestRatio = &r
 			}
 		}
+		for _, p := range j.Pinned {
+			o.Pinned = append(o.Pinned, JobPinJSON{Topic: p.Topic, Partition: p.Partition, TransactionalID: p.ID, StuckGroups: orEmpty(p.Groups)})
+		}
+		for _, p := range j.Problems(s, q, now) {
+			o.Problems = append(o.Problems, ProblemJSON(p))
+		}
 		for _, u := range j.Units {
 			su := SubtaskJSON{Name: u.Name, IDs: u.IDs, NewestCheckpoint: nonNeg(u.NewestCheckpoint), NewestCommitted: nonNeg(u.NewestCommitted),
-				LastCommit: timeOrNil(u.LastCommit), Open: orEmpty(u.Open), Lingering: orEmpty(u.Lingering)}
+				LastCommit: timeOrNil(u.LastCommit), Behind: u.Behind, Open: orEmpty(u.Open), Lingering: orEmpty(u.Lingering)}
 			if u.Subtask >= 0 {
 				n := u.Subtask
 				su.Subtask = &n

@@ -28,6 +28,9 @@ type cluster struct {
 	rows      []int
 	rowsQuery model.Query
 	hasRows   bool
+	// jobs is the jobs view's grouping (nil unless it was on view when the
+	// refresh started: it is a pass over every id).
+	jobs *model.Grouping
 }
 
 // listRows are the list's rows for q, when they were worked out with the rest.
@@ -39,10 +42,10 @@ func (c *cluster) listRows(q model.Query) ([]int, bool) {
 }
 
 // newCluster derives what the screens need from snap, the list's rows for
-// q included. track remembers since
+// q included, and the jobs' grouping when jobs is set. track remembers since
 // when each partition is pinned; only the refresh command touches it, and
 // refreshes never overlap (poller), so it needs no lock.
-func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query) cluster {
+func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query, jobs bool) cluster {
 	track.Observe(snap)
 	byPID := model.ProducersOn(snap)
 	pins := model.PinsOf(snap, byPID, track, now)
@@ -54,6 +57,9 @@ func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q 
 		if pins[i].Hanging {
 			c.pinSum.Hanging++
 		}
+	}
+	if jobs {
+		c.jobs = model.Group(snap, pins)
 	}
 	if q.Filter != model.FilterProblems {
 		c.rows, c.rowsQuery, c.hasRows = model.Rows(snap, nil, q, now), q, true

@@ -17,11 +17,12 @@ const (
 )
 
 // jobsScreen is the jobs view: the snapshot's ids grouped into jobs by their
-// names (model.Jobs). The grouping needs the history, which only the UI
-// goroutine may read, so it is not worked out with the refresh's other
-// data: a refresh only marks it stale, and it is redone once, when the
-// jobs view or a job is on view. Taking in a refresh costs nothing more
-// while neither is.
+// names. The grouping, a pass over every id, is worked out with the
+// refresh's other data, off the UI goroutine, while the jobs view or a job
+// is on view (jobsOn); the UI goroutine adds the history's figures, which
+// it alone may read, once per refresh, for a look-up per job and subtask.
+// Taking in a refresh costs nothing more while neither is on view; the
+// first time one is, the grouping is done here, once.
 type jobsScreen struct {
 	e        *shared
 	list     *listScreen
@@ -54,7 +55,12 @@ func (s *jobsScreen) fresh() {
 		return
 	}
 	s.stale = false
-	s.jobs = model.Jobs(s.e.data.snap, s.e.hist, s.e.now)
+	g := s.e.data.jobs
+	if g == nil {
+		g = model.Group(s.e.data.snap, s.e.data.pins)
+		s.e.data.jobs = g // the refreshes bring their own while the view is on
+	}
+	s.jobs = g.Jobs(s.e.hist, s.e.now)
 	s.win.rows = s.win.rows[:0]
 	for i := range s.jobs {
 		s.win.rows = append(s.win.rows, i)
@@ -63,6 +69,12 @@ func (s *jobsScreen) fresh() {
 		}
 	}
 	s.win.clamp(s.e.host.listRows())
+}
+
+// jobsOn reports whether the jobs view or a job is on view, so that a
+// refresh starting now groups the jobs too.
+func (m *Model) jobsOn() bool {
+	return m.cur == screenJobs || m.cur == screenJob
 }
 
 // job is the job called id, if the latest grouping has it.
@@ -137,6 +149,9 @@ type jobScreen struct {
 	jobs *jobsScreen
 	win  window
 	unit string // the subtask under the cursor; the cursor follows it
+	// width is the width last drawn at: the problems' why and way out wrap
+	// to it, which decides how many subtask rows fit.
+	width int
 }
 
 // open shows the job the jobs view's cursor is on, from its first subtask.
@@ -168,10 +183,10 @@ func (s *jobScreen) sync() {
 
 // visible is how many subtask rows fit under what the job's problems take.
 func (s *jobScreen) visible() int {
-	return views.JobDetailRows(len(s.problems()), s.e.host.bodyHeight())
+	return views.JobDetailRows(s.problems(), s.width, s.e.host.bodyHeight())
 }
 
-func (s *jobScreen) problems() []string {
+func (s *jobScreen) problems() []model.Problem {
 	j, ok := s.jobs.job(s.jobs.selected)
 	if !ok {
 		return nil
@@ -238,6 +253,7 @@ func (s *jobScreen) keys() []key.Binding {
 }
 
 func (s *jobScreen) view(w, h int) string {
+	s.width = w
 	j, _ := s.jobs.job(s.jobs.selected)
 	d := views.JobDetailData{Job: j, Problems: s.problems(), Cursor: s.win.cursor, Top: s.win.top, Now: s.e.now}
 	return views.JobDetail(d, w, h, s.e.st)

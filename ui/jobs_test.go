@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +36,9 @@ func init() {
 
 // jobsSnapshot is the fixture with jobs in it: warehouse-loader crashed
 // and restarted (subtask 0 left two transactions open on checkpoints older
-// than its newest committed one) and its subtask 2 is three checkpoints
-// behind; orders-enricher-v1 has committed checkpoint 40 on every subtask;
+// than its newest committed one, the first pinning orders-3 where the
+// group billing-etl waits) and its subtask 2 is three checkpoints behind;
+// orders-enricher-v1 has committed checkpoint 40 on every subtask;
 // clicks-app is a Kafka Streams application.
 func jobsSnapshot(at time.Time) *model.Snapshot {
 	s := uitest.Snapshot(at)
@@ -56,6 +58,23 @@ func jobsSnapshot(at time.Time) *model.Snapshot {
 		done("warehouse-loader-2-117", 3021), open("warehouse-loader-2-118", 3022, 30*time.Second),
 		done("clicks-app-0_1", 2001), open("clicks-app-1_0", 2002, 3*time.Second),
 	)
+	// warehouse-loader-0-118 takes orders-3's pin over from
+	// orders-enricher-v1-1-41: the fixture's counts stay.
+	tp := model.TopicPartition{Topic: "orders", Partition: 3}
+	for i := range s.Txns {
+		if s.Txns[i].ID == "warehouse-loader-0-118" {
+			s.Txns[i].Partitions = []model.TopicPartition{tp}
+		}
+	}
+	for i := range s.Partitions {
+		if s.Partitions[i].TopicPartition == tp {
+			s.Partitions[i].Producers = []model.Producer{{ProducerID: 3001, ProducerEpoch: 1, LastSequence: 9,
+				LastTimestamp: at.Add(-45 * time.Second), CoordinatorEpoch: 1, CurrentTxnStartOffset: s.Partitions[i].LastStableOffset}}
+			s.GroupCommits = append(s.GroupCommits, model.GroupCommit{Group: "billing-etl", State: "Stable", TopicPartition: tp,
+				Offset: s.Partitions[i].LastStableOffset})
+		}
+	}
+	model.SortGroupCommits(s.GroupCommits)
 	s.Sort()
 	return s
 }
@@ -102,6 +121,38 @@ func TestJKeyShowsJobsMostUrgentFirst(t *testing.T) {
 		"2 lingering after a restart", "2 LINGERING", "jobs")
 }
 
+// The grouping, a pass over every id, comes with the refresh (off the UI
+// goroutine) while the jobs view is on, and only then; the UI goroutine
+// adds the history to it.
+func TestJobsAreGroupedWithTheRefreshWhileOnView(t *testing.T) {
+	h := jobsStarted(t)
+	if h.m.data.jobs != nil {
+		t.Fatal("a refresh grouped the jobs while the transactions were on view")
+	}
+	h.press("J") // the first time, here
+	first := h.m.data.jobs
+	if first == nil || len(h.jobs().jobs) == 0 {
+		t.Fatal("J did not group the jobs")
+	}
+	h.admin.Push(jobsSnapshot(uitest.T0.Add(22 * time.Second)))
+	h.tick()
+	if h.m.data.jobs == nil || h.m.data.jobs == first {
+		t.Fatal("the refresh did not bring its own grouping while the jobs view was on")
+	}
+	h.press("enter")
+	h.admin.Push(jobsSnapshot(uitest.T0.Add(24 * time.Second)))
+	h.tick()
+	if h.m.data.jobs == nil {
+		t.Error("the refresh did not group the jobs while a job was on view")
+	}
+	h.press("esc", "esc")
+	h.admin.Push(jobsSnapshot(uitest.T0.Add(26 * time.Second)))
+	h.tick()
+	if h.m.data.jobs != nil {
+		t.Error("the refresh grouped the jobs after the view was left")
+	}
+}
+
 func TestJobsCursorFollowsItsJobAcrossRefreshes(t *testing.T) {
 	h := jobsStarted(t)
 	h.press("J", "j")
@@ -124,8 +175,10 @@ func TestEnterOpensAJobsSubtasksAndEscComesBack(t *testing.T) {
 	if h.m.cur != screenJob {
 		t.Fatalf("enter on a job: screen %v, want its subtasks", h.m.cur)
 	}
-	mustContain(t, h.screen(), "job flink warehouse-loader · 8 ids", "3 subtasks",
-		"warehouse-loader-0-118, warehouse-loader-0-119", "subtask 2 behind: committed checkpoint 117, the job 120")
+	mustContain(t, h.screen(), "job flink warehouse-loader · 8 ids", "1 partition pinned · 1 group stuck · 3 subtasks",
+		"warehouse-loader-0-118, warehouse-loader-0-119", "subtask 2 behind: committed checkpoint 117, the job 120",
+		"why: open on a checkpoint older than", "hold the LSO of orders-3), where read_committed group billing-etl waits",
+		"or force-terminate them")
 	h.press("tab")
 	if h.m.cur != screenPartitions {
 		t.Errorf("tab from a job: screen %v, want partitions (the view after jobs)", h.m.cur)
@@ -213,5 +266,50 @@ func BenchmarkRefreshTakeInJobsView(b *testing.B) {
 	}
 	if len(h.jobs().jobs) == 0 {
 		b.Fatal("the jobs were not grouped")
+	}
+}
+
+// flinkJobs is uitest.Flink's n ids renamed into jobs Flink jobs of 4
+// subtasks each, the way BenchmarkJobs (model) names them.
+func flinkJobs(n, jobs int, at time.Time) *model.Snapshot {
+	s := uitest.Flink(n, at)
+	for i := range s.Txns {
+		s.Txns[i].ID = fmt.Sprintf("job%02d-sink-%d-%d", i%jobs, (i/jobs)%4, 1000+i/(4*jobs))
+	}
+	s.Sort()
+	return s
+}
+
+// BenchmarkRefreshTakeInJobs is taking in a refresh of 100,000 ids of 50
+// Flink jobs with the jobs view on screen, as takeIn does: the refresh's
+// own goroutine and the UI goroutine in a row (ns/op), and the UI
+// goroutine's share alone (ui-ms/op), which is what a key waits behind.
+//
+//	go test -run '^$' -bench BenchmarkRefreshTakeIn -count 6 ./ui/
+func BenchmarkRefreshTakeInJobs(b *testing.B) {
+	h := newHarness(b)
+	a := &nextAdmin{Admin: h.admin}
+	h.m.o.Admin = a
+	a.next = flinkJobs(100_000, 50, uitest.T0)
+	h.run(h.m.Init())
+	h.send(keyMsg("J"))
+	for range 2 {
+		takeIn(h, a, uitest.FlinkNext(a.next, h.now.Add(2*time.Second)))
+	}
+	var ui time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		next := uitest.FlinkNext(a.next, h.now.Add(2*time.Second))
+		b.StartTimer()
+		h.now, a.next, h.m.poll.busy = next.TakenAt, next, false
+		msg := h.m.refresh()()
+		start := time.Now()
+		h.m.Update(msg)
+		ui += time.Since(start)
+	}
+	b.ReportMetric(float64(ui.Nanoseconds())/float64(b.N)/1e6, "ui-ms/op")
+	if len(h.jobs().jobs) != 50 {
+		b.Fatalf("%d jobs grouped, want 50", len(h.jobs().jobs))
 	}
 }

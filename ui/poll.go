@@ -127,7 +127,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
-	gen, prev, admin, ctx, track, now, q := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery()
+	gen, prev, admin, ctx, track, now, q, jobs := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery(), m.jobsOn()
 	return func() tea.Msg {
 		start := now()
 		next, err := admin.Poll(ctx, prev)
@@ -142,7 +142,7 @@ func (m *Model) refresh() tea.Cmd {
 		if next != prev && !next.Source.Log {
 			model.ShareStrings(prev, next)
 		}
-		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q), events: eventsOf(prev, next)}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q, jobs), events: eventsOf(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
 			msg.baseline.Baseline(next)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -25,7 +27,7 @@ type JobsData struct {
 type JobRow struct {
 	J        *model.Job
 	Now      time.Time
-	Problems []string
+	Problems []model.Problem
 }
 
 // JobName is a job's name as screen text: the Flink prefix or the Streams
@@ -60,36 +62,35 @@ func countOrBlank(n int) string {
 	return Count(n)
 }
 
-// oldestRow is the row the age/timeout gauge of a job is drawn from.
-func oldestRow(j *model.Job, now time.Time) (Row, bool) {
-	return Row{Txn: &j.Oldest, Now: now}, j.Oldest.ID != ""
-}
-
-// JobColumns are the jobs view's columns, in order.
+// JobColumns are the jobs view's columns, in order. On a narrow terminal
+// the counts of ids, subtasks and outcomes go first; the job, its open and
+// lingering transactions and its problems stay.
 func JobColumns() []Column[JobRow] {
 	return []Column[JobRow]{
-		{Name: "FAMILY", Width: 7, Drop: 5, Text: func(r JobRow) string { return string(r.J.ID.Family) }},
-		{Name: "JOB", Width: 18, Flex: true, Max: 30, Clip: ClipMiddle, Text: func(r JobRow) string { return JobName(r.J.ID) }},
+		{Name: "FAMILY", Width: 7, Drop: 4, Text: func(r JobRow) string { return string(r.J.ID.Family) }},
+		{Name: "JOB", Width: 18, Flex: true, Max: 20, Clip: ClipMiddle, Text: func(r JobRow) string { return JobName(r.J.ID) }},
 		{Name: "IDS", Width: 6, Right: true, Drop: 1, Text: func(r JobRow) string { return Count(r.J.IDs) }},
-		{Name: "SUBTASKS", Width: 8, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(len(r.J.Units)) }},
-		{Name: "CKPT", Width: 6, Right: true, Drop: 4, Text: func(r JobRow) string { return checkpoint(r.J.NewestCheckpoint) }},
-		{Name: "COMMITTED", Width: 9, Right: true, Drop: 6, Text: func(r JobRow) string { return checkpoint(r.J.NewestCommitted) }},
+		{Name: "TASKS", Width: 5, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(len(r.J.Units)) }},
+		{Name: "CKPT", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return checkpoint(r.J.NewestCheckpoint) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Drop: 8, Text: func(r JobRow) string { return checkpoint(r.J.NewestCommitted) }},
 		{Name: "OPEN", Width: 5, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Open)) }},
 		{Name: "LINGER", Width: 6, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Lingering)) },
 			Style: func(_ JobRow, st *Styles) Ink { return st.Danger }},
-		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 16, Drop: 7, Text: func(r JobRow) string {
-			if row, ok := oldestRow(r.J, r.Now); ok {
+		{Name: "AGE/TIMEOUT", Width: 11, Drop: 11, Text: func(r JobRow) string {
+			if row, ok := oldestRow(&r.J.Oldest, r.Now); ok {
 				return ratioText(row)
 			}
 			return "–"
-		}, Cell: func(r JobRow, w int, st *Styles) string {
-			if row, ok := oldestRow(r.J, r.Now); ok {
-				return gaugeCell(row, w, st)
-			}
-			return pad("–", w, true)
-		}},
-		{Name: "COMMIT", Width: 6, Right: true, Drop: 8, Text: func(r JobRow) string { return since(r.J.LastCommit, r.Now) }},
-		{Name: "ABORTS", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return countOrBlank(r.J.Aborts5m) }},
+		}, Cell: oldestCell(func(r JobRow) (*model.Txn, time.Time) { return &r.J.Oldest, r.Now })},
+		{Name: "COMMIT", Width: 6, Right: true, Drop: 12, Text: func(r JobRow) string { return since(r.J.LastCommit, r.Now) }},
+		{Name: "SLOWEST", Width: 7, Right: true, Drop: 7, Text: func(r JobRow) string { return since(r.J.SlowestCommit, r.Now) }},
+		{Name: "FENCE", Width: 5, Right: true, Drop: 6, Text: func(r JobRow) string { return countOrBlank(r.J.Fences5m) },
+			Style: func(_ JobRow, st *Styles) Ink { return st.Danger }},
+		{Name: "ABORTS", Width: 6, Right: true, Drop: 5, Text: func(r JobRow) string { return countOrBlank(r.J.Aborts5m) }},
+		{Name: "PINNED", Width: 6, Right: true, Drop: 10, Text: func(r JobRow) string { return countOrBlank(len(r.J.Pinned)) },
+			Style: func(_ JobRow, st *Styles) Ink { return st.Warn }},
+		{Name: "STUCK", Width: 5, Right: true, Drop: 9, Text: func(r JobRow) string { return countOrBlank(len(r.J.StuckGroups)) },
+			Style: func(_ JobRow, st *Styles) Ink { return st.Warn }},
 		{Name: "PROBLEMS", Width: 12, Flex: true, Text: problemsText, Cell: func(r JobRow, w int, st *Styles) string {
 			// The count of the others stays when the first is cut.
 			more := ""
@@ -98,7 +99,7 @@ func JobColumns() []Column[JobRow] {
 			}
 			s := ""
 			if len(r.Problems) > 0 {
-				s = Clip(oneLine(r.Problems[0]), w-len(more)) + more
+				s = Clip(oneLine(r.Problems[0].What), w-len(more)) + more
 			}
 			s = pad(s, w, false)
 			if st == nil {
@@ -112,11 +113,27 @@ func JobColumns() []Column[JobRow] {
 	}
 }
 
+// oldestRow is the row the age/timeout gauge of a job or subtask is drawn
+// from: its oldest open transaction.
+func oldestRow(t *model.Txn, now time.Time) (Row, bool) {
+	return Row{Txn: t, Now: now}, t.ID != ""
+}
+
+// oldestCell draws the age/timeout gauge of the oldest open transaction of.
+func oldestCell[R any](of func(R) (*model.Txn, time.Time)) func(r R, w int, st *Styles) string {
+	return func(r R, w int, st *Styles) string {
+		if row, ok := oldestRow(of(r)); ok {
+			return gaugeCell(row, w, st)
+		}
+		return pad("–", w, true)
+	}
+}
+
 func problemsText(r JobRow) string {
 	if len(r.Problems) == 0 {
 		return ""
 	}
-	s := oneLine(r.Problems[0])
+	s := oneLine(r.Problems[0].What)
 	if n := len(r.Problems) - 1; n > 0 {
 		s += " +" + strconv.Itoa(n)
 	}
@@ -185,10 +202,11 @@ func markedLine(mark, plain, styled string, selected bool, w int, st *Styles) st
 }
 
 // JobDetailData is one job: a row per subtask (Flink) or task/thread
-// (Streams), and the job's problems under them.
+// (Streams), and the job's problems under them, each with its why and way
+// out.
 type JobDetailData struct {
 	Job      *model.Job
-	Problems []string
+	Problems []model.Problem
 	Cursor   int
 	Top      int
 	Now      time.Time
@@ -199,14 +217,6 @@ type UnitRow struct {
 	U   *model.Unit
 	Job *model.Job
 	Now time.Time
-}
-
-// behindBy is model's rule for "one subtask behind" (model/jobs.go): its
-// newest commit trails the job's by this many checkpoints.
-const behindBy = 2
-
-func (r UnitRow) behind() bool {
-	return r.Job.ID.Family == model.FlinkSink && r.U.NewestCommitted >= 0 && r.Job.NewestCommitted-r.U.NewestCommitted >= behindBy
 }
 
 // UnitColumns are a job's subtask columns, in order.
@@ -222,12 +232,18 @@ func UnitColumns() []Column[UnitRow] {
 		{Name: "CKPT", Width: 6, Right: true, Drop: 2, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCheckpoint) }},
 		{Name: "COMMITTED", Width: 9, Right: true, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCommitted) },
 			Style: func(r UnitRow, st *Styles) Ink {
-				if r.behind() {
+				if r.U.Behind {
 					return st.Warn
 				}
 				return st.Text
 			}},
 		{Name: "OPEN", Width: 5, Right: true, Text: func(r UnitRow) string { return countOrBlank(len(r.U.Open)) }},
+		{Name: "AGE/TIMEOUT", Width: 11, Flex: true, Max: 14, Drop: 4, Text: func(r UnitRow) string {
+			if row, ok := oldestRow(&r.U.Oldest, r.Now); ok {
+				return ratioText(row)
+			}
+			return "–"
+		}, Cell: oldestCell(func(r UnitRow) (*model.Txn, time.Time) { return &r.U.Oldest, r.Now })},
 		{Name: "LINGER", Width: 6, Right: true, Text: func(r UnitRow) string { return countOrBlank(len(r.U.Lingering)) },
 			Style: func(_ UnitRow, st *Styles) Ink { return st.Danger }},
 		{Name: "COMMIT", Width: 6, Right: true, Drop: 1, Text: func(r UnitRow) string { return since(r.U.LastCommit, r.Now) }},
@@ -241,15 +257,52 @@ func UnitColumns() []Column[UnitRow] {
 	}
 }
 
-// JobProblemLines is how many lines of a job's problems JobDetail shows in
-// h lines: what the subtasks leave, up to half of them.
-func JobProblemLines(problems, h int) int {
-	return min(problems, max(0, (h-3)/2))
+// problemLine is one line of a job's problems: danger for the lingering
+// ones, warn for the rest.
+type problemLine struct {
+	text   string
+	danger bool
 }
 
-// JobDetailRows is how many subtask rows JobDetail shows in h lines.
-func JobDetailRows(problems, h int) int {
-	return max(0, h-ListChrome-JobProblemLines(problems, h))
+// jobProblemLines are the lines a job's problems take in w×h, in half of
+// what the subtasks' table leaves at most: each one's what, and, most
+// urgent first, as many of them as fit with their why and way out wrapped
+// under it; whats beyond the room are left out.
+func jobProblemLines(ps []model.Problem, w, h int) []problemLine {
+	room := max(0, (h-3)/2)
+	blocks := make([][]problemLine, len(ps))
+	used := 0
+	for i, p := range ps {
+		blocks[i] = []problemLine{{"  ! " + oneLine(p.What), p.Kind == model.ProblemLingering}}
+		used++
+	}
+	for i, p := range ps {
+		var more []problemLine
+		for _, part := range []struct{ label, text string }{{"why: ", p.Why}, {"way out: ", p.WayOut}} {
+			for k, l := range Wrap(part.label+oneLine(part.text), max(w-6, 1)) {
+				lead := "    "
+				if k > 0 {
+					lead = "      "
+				}
+				more = append(more, problemLine{lead + l, p.Kind == model.ProblemLingering})
+			}
+		}
+		if used+len(more) > room {
+			break
+		}
+		blocks[i] = append(blocks[i], more...)
+		used += len(more)
+	}
+	var out []problemLine
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out[:min(len(out), room)]
+}
+
+// JobDetailRows is how many subtask rows JobDetail shows in w×h.
+func JobDetailRows(problems []model.Problem, w, h int) int {
+	return max(0, h-ListChrome-len(jobProblemLines(problems, w, h)))
 }
 
 // JobDetail draws one job in exactly w×h: its subtasks, its problems, and
@@ -261,7 +314,8 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 	cols := Layout(UnitColumns(), w-markerWidth)
 	lines := make([]string, 0, h)
 	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
-	n := JobDetailRows(len(d.Problems), h)
+	problems := jobProblemLines(d.Problems, w, h)
+	n := max(0, h-ListChrome-len(problems))
 	var units []model.Unit
 	if d.Job != nil {
 		units = d.Job.Units
@@ -279,28 +333,40 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 		switch {
 		case len(r.U.Lingering) > 0:
 			mark = "!!"
-		case r.behind():
+		case r.U.Behind:
 			mark = "! "
 		}
 		lines = append(lines, markedLine(mark, RowLine(cols, r, nil), RowLine(cols, r, &st), i == d.Cursor, w, &st))
 	}
-	for len(lines) < h-1-JobProblemLines(len(d.Problems), h) {
+	for len(lines) < h-1-len(problems) {
 		lines = append(lines, "")
 	}
-	lines = lines[:h-1-JobProblemLines(len(d.Problems), h)]
-	for _, p := range d.Problems[:JobProblemLines(len(d.Problems), h)] {
+	lines = lines[:h-1-len(problems)]
+	for _, p := range problems {
 		ink := st.Warn
-		if strings.Contains(p, "lingering") {
+		if p.danger {
 			ink = st.Danger
 		}
-		lines = append(lines, ink.Render(Fit("  ! "+oneLine(p), w)))
+		lines = append(lines, ink.Render(Fit(p.text, w)))
 	}
 	left := st.Dim.Render("job ")
 	right := st.Dim.Render("")
 	if d.Job != nil {
-		left += st.Text.Render(string(d.Job.ID.Family)+" "+JobName(d.Job.ID)) +
-			st.Dim.Render(" · "+Count(d.Job.IDs)+" ids")
-		right = st.Dim.Render(Count(len(units)) + plural(len(units), " subtask", " subtasks"))
+		j := d.Job
+		left += st.Text.Render(string(j.ID.Family)+" "+JobName(j.ID)) + st.Dim.Render(" · "+Count(j.IDs)+" ids")
+		// The subtasks' count always; what the job holds up as far as it fits.
+		parts := []string{Count(len(units)) + plural(len(units), " subtask", " subtasks")}
+		for _, more := range []struct {
+			n         int
+			one, many string
+		}{{j.Fences5m, " fence in 5m", " fences in 5m"}, {len(j.StuckGroups), " group stuck", " groups stuck"},
+			{len(j.Pinned), " partition pinned", " partitions pinned"}} {
+			text := Count(more.n) + plural(more.n, more.one, more.many)
+			if more.n > 0 && ansi.StringWidth(left)+2+ansi.StringWidth(strings.Join(parts, " · "))+3+len(text) <= w {
+				parts = append([]string{text}, parts...)
+			}
+		}
+		right = st.Dim.Render(strings.Join(parts, " · "))
 	}
 	lines = append(lines, Spread(left, right, w))
 	return Block(lines, w, h)

@@ -67,3 +67,49 @@ func TestJobsFitAndWriteNamesOut(t *testing.T) {
 		}
 	}
 }
+
+// The jobs list's columns at 160 columns: the slowest subtask's last
+// commit, fences and aborts of the last 5 minutes, partitions pinned and
+// groups stuck; at 80 the counts give way and the problem stays.
+func TestJobColumnsShowTheJobsFigures(t *testing.T) {
+	at := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
+	j := model.Job{ID: model.JobID{Family: model.FlinkSink, Name: "loader"}, IDs: 9, NewestCheckpoint: 7, NewestCommitted: 6,
+		Units: []model.Unit{{Name: "0"}, {Name: "1"}}, Open: []string{"loader-0-7"}, LastCommit: at.Add(-5 * time.Second),
+		SlowestUnit: "1", SlowestCommit: at.Add(-95 * time.Second), Fences5m: 3, Aborts5m: 4,
+		Pinned: []model.JobPin{{ID: "loader-0-7"}, {ID: "loader-0-7"}}, StuckGroups: []string{"billing"}}
+	jobs := []model.Job{j}
+	f := Jobs(JobsData{Jobs: jobs, Now: at, Query: model.Query{CheckpointInterval: time.Second}}, 160, 5, PlainStyles())
+	lines := strings.Split(f, "\n")
+	header, row := []rune(lines[0]), []rune(lines[1])
+	for h, want := range map[string]string{"COMMIT": "5s", "SLOWEST": "1m35s", "FENCE": "3", "ABORTS": "4", "PINNED": "2", "STUCK": "1"} {
+		// These columns are right-aligned, their titles too.
+		i := strings.Index(string(header), " "+h+" ")
+		if i < 0 {
+			t.Errorf("no column %s in %q", h, lines[0])
+			continue
+		}
+		end := len([]rune(string(header)[:i])) + 1 + len(h)
+		if got := strings.Fields(string(row[:end])); got[len(got)-1] != want {
+			t.Errorf("%s: %q, want %s in %q", h, got[len(got)-1], want, lines[1])
+		}
+	}
+	f = Jobs(JobsData{Jobs: jobs, Now: at, Query: model.Query{CheckpointInterval: time.Second}}, 80, 5, PlainStyles())
+	if !strings.Contains(f, "PINNED") || !strings.Contains(f, "not committ") || strings.Contains(f, "ABORTS") {
+		t.Errorf("at 80 columns:\n%s", f)
+	}
+}
+
+// The subtasks' marks are the model's rules: !! lingering, ! behind
+// (model.Unit.Behind), not a copy of them.
+func TestJobDetailMarksTheModelsBehind(t *testing.T) {
+	at := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
+	j := model.Job{ID: model.JobID{Family: model.FlinkSink, Name: "loader"}, NewestCommitted: 9,
+		Units: []model.Unit{{Name: "0", Subtask: 0, NewestCommitted: 9}, {Name: "1", Subtask: 1, NewestCommitted: 9, Behind: true},
+			{Name: "2", Subtask: 2, NewestCommitted: 9, Lingering: []string{"loader-2-3"}}}}
+	lines := strings.Split(JobDetail(JobDetailData{Job: &j, Now: at, Cursor: -1}, 100, 8, PlainStyles()), "\n")
+	for i, want := range []string{"    0", " !  1", " !! 2"} {
+		if !strings.HasPrefix(lines[i+1], want) {
+			t.Errorf("subtask line %q, want it to start %q", lines[i+1], want)
+		}
+	}
+}

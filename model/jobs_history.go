@@ -1,0 +1,221 @@
+package model
+
+import (
+	"slices"
+	"time"
+)
+
+// jobLog is what History keeps per job of the outcomes it is told, as they
+// come: the jobs view's figures would otherwise take a pass over every id
+// at each refresh (100,000 Flink ids, when a key may wait 50 ms).
+type jobLog map[JobID]*jobOutcomes
+
+type jobOutcomes struct {
+	lastCommit time.Time
+	// mins are the minutes with outcomes, oldest first, none Window5m
+	// older than the newest.
+	mins  []jobMinute
+	units map[string]*unitOutcomes
+}
+
+// jobMinute is one minute of a job's outcomes; min is Unix minutes.
+type jobMinute struct {
+	min                     int32
+	commits, aborts, fences int32
+}
+
+type unitOutcomes struct {
+	lastCommit time.Time
+	// newestCommitted is the newest checkpoint seen committed (-1: none).
+	newestCommitted int64
+	// commits are the last cadenceCommits commit times, Unix ms, oldest
+	// first; cadence is the median gap between them (0: too few).
+	commits []int64
+	cadence time.Duration
+}
+
+// The commit cadence, which the "not committing" problem falls back on
+// when the checkpoint interval is not given: the median of the gaps between
+// a subtask's last cadenceCommits commits, once minCadenceGaps of them are
+// known; gaps of 0 (two commits reported by one poll) tell nothing and are
+// left out. The job's cadence is the median of its subtasks'.
+const (
+	cadenceCommits = 16
+	minCadenceGaps = 2
+)
+
+// fence reports whether k is an abort its producer did not make.
+func fence(k EventKind) bool { return k == Fenced || k == ForceTerminated || k == TimedOut }
+
+// add records e, an event that ends a transaction.
+func (l *jobLog) add(e Event) {
+	m := JobOf(e.ID)
+	if *l == nil {
+		*l = jobLog{}
+	}
+	jo := (*l)[m.Job]
+	if jo == nil {
+		jo = &jobOutcomes{units: map[string]*unitOutcomes{}}
+		(*l)[m.Job] = jo
+	}
+	commit := e.Kind == Committed
+	jo.count(minuteOf(e.At), commit, fence(e.Kind))
+	if !commit {
+		return
+	}
+	jo.lastCommit = latest(jo.lastCommit, e.At)
+	if m.Unit == "" {
+		return
+	}
+	uo := jo.units[m.Unit]
+	if uo == nil {
+		uo = &unitOutcomes{newestCommitted: -1}
+		jo.units[m.Unit] = uo
+	}
+	uo.commit(e.At, m.Checkpoint)
+}
+
+// fenced makes an abort of id counted at its minute a fence: what History
+// learnt later of it (Event.Revises).
+func (l jobLog) fenced(id string, at time.Time) {
+	jo := l[JobOf(id).Job]
+	if jo == nil {
+		return
+	}
+	for i := range jo.mins {
+		if c := &jo.mins[i]; c.min == minuteOf(at) && c.fences < c.aborts {
+			c.fences++
+		}
+	}
+}
+
+func (jo *jobOutcomes) count(m int32, commit, fence bool) {
+	newest := m
+	if n := len(jo.mins); n > 0 {
+		newest = max(newest, jo.mins[n-1].min)
+	}
+	window := int32(Window5m / time.Minute)
+	if m <= newest-window {
+		return
+	}
+	i, found := slices.BinarySearchFunc(jo.mins, m, func(c jobMinute, m int32) int { return int(c.min - m) })
+	if !found {
+		jo.mins = slices.Insert(jo.mins, i, jobMinute{min: m})
+	}
+	switch {
+	case commit:
+		jo.mins[i].commits++
+	case fence:
+		jo.mins[i].aborts++
+		jo.mins[i].fences++
+	default:
+		jo.mins[i].aborts++
+	}
+	cut := 0
+	for cut < len(jo.mins) && jo.mins[cut].min <= newest-window {
+		cut++
+	}
+	jo.mins = slices.Delete(jo.mins, 0, cut)
+}
+
+type jobWindow struct{ commits, aborts, fences int }
+
+// window counts the outcomes whose minute is less than 5 minutes before
+// now's, as IDStats.Window does per id.
+func (jo *jobOutcomes) window(now time.Time) jobWindow {
+	var w jobWindow
+	at := minuteOf(now)
+	for _, c := range jo.mins {
+		if max(at-c.min, 0) < int32(Window5m/time.Minute) {
+			w.commits += int(c.commits)
+			w.aborts += int(c.aborts)
+			w.fences += int(c.fences)
+		}
+	}
+	return w
+}
+
+func (uo *unitOutcomes) commit(at time.Time, checkpoint int64) {
+	uo.lastCommit = latest(uo.lastCommit, at)
+	uo.newestCommitted = max(uo.newestCommitted, checkpoint)
+	ms := at.UnixMilli()
+	i, _ := slices.BinarySearch(uo.commits, ms)
+	uo.commits = slices.Insert(uo.commits, i, ms)
+	if len(uo.commits) > cadenceCommits {
+		uo.commits = slices.Delete(uo.commits, 0, len(uo.commits)-cadenceCommits)
+	}
+	uo.cadence = cadenceOf(uo.commits)
+}
+
+// cadenceOf is the median gap between commits (sorted Unix ms), 0 with
+// fewer than minCadenceGaps gaps above 0.
+func cadenceOf(commits []int64) time.Duration {
+	var gaps []time.Duration
+	for i := 1; i < len(commits); i++ {
+		if g := commits[i] - commits[i-1]; g > 0 {
+			gaps = append(gaps, time.Duration(g)*time.Millisecond)
+		}
+	}
+	if len(gaps) < minCadenceGaps {
+		return 0
+	}
+	return median(gaps)
+}
+
+// keep forgets the jobs and units s no longer names: Streams names a
+// thread's ids after its process, new at each restart.
+func (l jobLog) keep(s *Snapshot) {
+	if len(l) == 0 {
+		return
+	}
+	type unitKey struct {
+		job  JobID
+		unit string
+	}
+	live := map[unitKey]bool{}
+	for i := range s.Txns {
+		m := JobOf(s.Txns[i].ID)
+		live[unitKey{m.Job, ""}] = true
+		live[unitKey{m.Job, m.Unit}] = true
+	}
+	for id, jo := range l {
+		if !live[unitKey{id, ""}] {
+			delete(l, id)
+			continue
+		}
+		for name := range jo.units {
+			if !live[unitKey{id, name}] {
+				delete(jo.units, name)
+			}
+		}
+	}
+}
+
+// jobLog is what h saw of job id (nil: nothing, or h nil).
+func (h *History) jobLog(id JobID) *jobOutcomes {
+	if h == nil {
+		return nil
+	}
+	return h.jobs[id]
+}
+
+// unit is what jo saw of its unit name (nil: nothing).
+func (jo *jobOutcomes) unit(name string) *unitOutcomes {
+	if jo == nil {
+		return nil
+	}
+	return jo.units[name]
+}
+
+// baselineCommit is when h last saw id commit, for the ids whose only
+// commit is in a baseline (the first snapshot): the zero time when id is
+// "", or h saw no commit of it last.
+func (h *History) baselineCommit(id string) time.Time {
+	if h == nil || id == "" {
+		return time.Time{}
+	}
+	if st := h.stats(id); st.Last == Committed {
+		return st.LastAt
+	}
+	return time.Time{}
+}

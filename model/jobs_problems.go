@@ -1,0 +1,183 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ProblemKind names a job-level problem (the JSON's problems[].kind).
+type ProblemKind string
+
+const (
+	ProblemLingering     ProblemKind = "lingering"
+	ProblemBehind        ProblemKind = "subtask_behind"
+	ProblemNotCommitting ProblemKind = "not_committing"
+	ProblemPrefixShared  ProblemKind = "prefix_shared"
+	ProblemTimeoutShort  ProblemKind = "timeout_below_interval"
+	ProblemTimeoutLong   ProblemKind = "timeout_above_max"
+)
+
+// Problem is one thing wrong with a job: What in a line, Why it matters
+// and WayOut, what to do about it.
+type Problem struct {
+	Kind              ProblemKind
+	What, Why, WayOut string
+}
+
+// The "not committing" rule. With the checkpoint interval given, a job with
+// open transactions and no commit for longer than 2× the interval is not
+// committing (a Flink sink commits once per checkpoint). Without it, the
+// job's own cadence stands in (Job.Cadence, the median gap between its
+// subtasks' recent commits): no commit for cadenceFactor× that, and at
+// least minNotCommitting, since polls see commits only at each refresh and a
+// slow refresh must not look like a stalled job. A job with no open
+// transaction is idle, not stalled; one with no commit seen, or no cadence
+// known yet, is not judged.
+const (
+	cadenceFactor    = 3
+	minNotCommitting = 30 * time.Second
+)
+
+// Problems says what is wrong with the job, most urgent first: lingering
+// transactions, a subtask behind, no commit for too long, a shared prefix,
+// timeouts against the checkpoint interval (q) and the brokers' maximum (s).
+func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
+	var out []Problem
+	if len(j.Lingering) > 0 {
+		out = append(out, j.lingeringProblem(now))
+	}
+	for _, u := range j.Units {
+		if u.Behind {
+			out = append(out, Problem{Kind: ProblemBehind,
+				What: fmt.Sprintf("subtask %d behind: committed checkpoint %d, the job %d", u.Subtask, u.NewestCommitted, j.NewestCommitted),
+				Why: fmt.Sprintf("its newest committed checkpoint trails the job's by %d (one is the checkpoint committing now): its commits fail or stall, "+
+					"and read_committed consumers of its partitions wait", j.NewestCommitted-u.NewestCommitted),
+				WayOut: fmt.Sprintf("look at subtask %d's open transaction (enter on the job) and at the subtask in Flink's checkpoint history and task manager log", u.Subtask)})
+		}
+	}
+	if p, ok := j.notCommitting(q, now); ok {
+		out = append(out, p)
+	}
+	if j.Shared {
+		out = append(out, Problem{Kind: ProblemPrefixShared,
+			What: fmt.Sprintf("prefix %s looks shared by two jobs (%d takeovers)", j.ID.Name, j.Takeovers),
+			Why: fmt.Sprintf("its ids were taken over by another producer again and again in the last %s: two jobs (or a crash-looping one) "+
+				"use one transactional-id prefix and fence each other's transactions", fmtWindow(CollisionWindow)),
+			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed"})
+	}
+	if q.CheckpointInterval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*q.CheckpointInterval {
+		out = append(out, Problem{Kind: ProblemTimeoutShort,
+			What: fmt.Sprintf("timeout %s below 2× the checkpoint interval %s", ms(j.MinTimeoutMs), short(q.CheckpointInterval)),
+			Why: "a checkpoint's transaction stays open for an interval and the checkpoint's own time: the coordinator may abort it " +
+				"at its timeout before the checkpoint completes, and its records are lost to read_committed consumers",
+			WayOut: "raise the sink's transaction.timeout.ms well above the checkpoint interval (and the longest checkpoint), " +
+				"within the brokers' transaction.max.timeout.ms"})
+	}
+	if s != nil && s.BrokerMaxTimeoutMs > 0 && int64(j.MaxTimeoutMs) > s.BrokerMaxTimeoutMs {
+		out = append(out, Problem{Kind: ProblemTimeoutLong,
+			What: fmt.Sprintf("timeout %s above the brokers' transaction.max.timeout.ms %s", ms(j.MaxTimeoutMs), ms(int32(min(s.BrokerMaxTimeoutMs, 1<<31-1)))),
+			Why:  "its ids were initialized when the maximum was higher; the brokers refuse their next InitProducerId (a restart) with InvalidTxnTimeoutException",
+			WayOut: "lower the sink's transaction.timeout.ms to at most the brokers' transaction.max.timeout.ms, " +
+				"or raise that maximum on every broker"})
+	}
+	return out
+}
+
+func ms(v int32) string { return short(time.Duration(v) * time.Millisecond) }
+
+// short is d without its zero tail: 1h, not 1h0m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// lingeringProblem says how many linger, what they pin and block, and when
+// the coordinator ends them by itself.
+func (j Job) lingeringProblem(now time.Time) Problem {
+	n := len(j.Lingering)
+	p := Problem{Kind: ProblemLingering, What: fmt.Sprintf("%d lingering after a restart", n)}
+	pins := j.LingeringPins()
+	p.Why = "open on a checkpoint older than the newest committed one of their subtask: a crashed attempt's transactions, " +
+		"which the new run, on new ids, never ends"
+	if len(pins) > 0 {
+		var parts, groups []string
+		for _, pin := range pins {
+			parts = append(parts, fmt.Sprintf("%s-%d", pin.Topic, pin.Partition))
+			for _, g := range pin.Groups {
+				if !containsString(groups, g) {
+					groups = append(groups, g)
+				}
+			}
+		}
+		slices.Sort(groups)
+		p.Why += fmt.Sprintf("; they pin %d %s (hold the LSO of %s)", len(pins), plural(len(pins), "partition", "partitions"), strings.Join(parts, ", "))
+		if len(groups) > 0 {
+			p.Why += fmt.Sprintf(", where read_committed %s %s %s", plural(len(groups), "group", "groups"),
+				strings.Join(groups, ", "), plural(len(groups), "waits", "wait"))
+		}
+	}
+	wait := "wait until transaction.timeout.ms aborts them"
+	switch {
+	case j.LingeringUntil.IsZero():
+	case !now.Before(j.LingeringUntil):
+		wait = fmt.Sprintf("wait a moment: their transaction.timeout.ms ran out by %s and the coordinator aborts them at its next check",
+			clock(j.LingeringUntil))
+	default:
+		wait = fmt.Sprintf("wait until %s (in %s), when transaction.timeout.ms aborts them", clock(j.LingeringUntil), short(until(now, j.LingeringUntil)))
+		if j.LingeringFrom.Before(j.LingeringUntil) {
+			wait += fmt.Sprintf(" (the first at %s)", clock(j.LingeringFrom))
+		}
+	}
+	p.WayOut = wait + ", or force-terminate them all (a on the job)"
+	return p
+}
+
+// notCommitting applies the rule above.
+func (j Job) notCommitting(q Query, now time.Time) (Problem, bool) {
+	if len(j.Open) == 0 || j.LastCommit.IsZero() {
+		return Problem{}, false
+	}
+	idle := now.Sub(j.LastCommit)
+	p := Problem{Kind: ProblemNotCommitting,
+		WayOut: "look at the job's checkpoints in Flink (failing or expiring, backpressure): the open transactions commit when a checkpoint completes"}
+	switch {
+	case q.CheckpointInterval > 0:
+		if idle <= 2*q.CheckpointInterval {
+			return Problem{}, false
+		}
+		p.What = fmt.Sprintf("not committing: no commit for %s (checkpoint interval %s)", short(idle.Round(time.Second)), short(q.CheckpointInterval))
+		p.Why = "no subtask committed for longer than twice the checkpoint interval while transactions are open: " +
+			"checkpoints fail or hang, and read_committed consumers see nothing new"
+	case j.Cadence > 0:
+		if idle <= max(cadenceFactor*j.Cadence, minNotCommitting) {
+			return Problem{}, false
+		}
+		p.What = fmt.Sprintf("not committing: no commit for %s (it committed every %s)", short(idle.Round(time.Second)), short(j.Cadence.Round(time.Second)))
+		p.Why = fmt.Sprintf("no subtask committed for over %d× the job's recent gap between commits while transactions are open: "+
+			"checkpoints fail or hang, and read_committed consumers see nothing new (--checkpoint-interval judges against the interval instead)", cadenceFactor)
+	default:
+		return Problem{}, false
+	}
+	return p, true
+}
+
+// clock is t as a UTC time of day.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
+
+// until is how long from now to t, 0 when past, to the second.
+func until(now, t time.Time) time.Duration { return max(t.Sub(now), 0).Round(time.Second) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
