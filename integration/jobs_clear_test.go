@@ -125,7 +125,7 @@ func watchLingering(ctx context.Context, t *testing.T, bootstrap string, polls *
 	w.until(ctx, fmt.Sprintf("checkpoints 2 and 3 committed, %v lingering", r.ids), func(j model.Job) bool {
 		return j.NewestCommitted == 3 && slices.Equal(j.Lingering, r.ids)
 	})
-	if ps := w.pollJob.Problems(w.snap, model.Query{}, time.Now()); len(ps) == 0 || !strings.HasPrefix(ps[0], "3 lingering after a restart") {
+	if ps := w.pollJob.Problems(w.snap, model.Query{}, time.Now()); len(ps) == 0 || !strings.HasPrefix(ps[0].What, "3 lingering after a restart") {
 		t.Errorf("problems %q, want the 3 lingering first", ps)
 	}
 	return w
