@@ -180,12 +180,16 @@ type Unit struct {
 	// committed id of other families); open are its open transactions.
 	committedID string
 	open        []openTxn
+	// newestCommittedAt is when History saw NewestCommitted commit (zero:
+	// unknown, or only the snapshot says it is committed).
+	newestCommittedAt time.Time
 }
 
 // openTxn is an open transaction of a unit, for the lingering rule.
 type openTxn struct {
 	id         string
 	checkpoint int64
+	start      time.Time // zero when unknown
 	deadline   time.Time // start + timeout, zero when either is unknown
 }
 

@@ -111,8 +111,11 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 			u.Oldest = *t
 		}
 		o := openTxn{id: t.ID, checkpoint: checkpoint}
-		if t.HasStart() && t.TimeoutMs > 0 {
-			o.deadline = t.StartTime().Add(t.Timeout())
+		if t.HasStart() {
+			o.start = t.StartTime()
+			if t.TimeoutMs > 0 {
+				o.deadline = o.start.Add(t.Timeout())
+			}
 		}
 		u.open = append(u.open, o)
 	}
@@ -208,6 +211,9 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 			u.LastCommit = ul.lastCommit
 			u.Cadence = ul.cadence
 			if j.ID.Family == FlinkSink {
+				if ul.newestCommitted >= u.NewestCommitted {
+					u.newestCommittedAt = ul.newestCommittedAt
+				}
 				u.NewestCommitted = max(u.NewestCommitted, ul.newestCommitted)
 			}
 		}
@@ -238,6 +244,12 @@ func (j *Job) lingerAndBehind(u *Unit) {
 	u.Behind = u.NewestCommitted >= 0 && j.NewestCommitted-u.NewestCommitted >= behindBy
 	for _, o := range u.open {
 		if o.checkpoint >= u.NewestCommitted {
+			continue
+		}
+		// Begun after the newest checkpoint committed: a run restored from
+		// an earlier checkpoint (a savepoint) reusing its ids, not what a
+		// crashed attempt left open, which began before that commit.
+		if !u.newestCommittedAt.IsZero() && !o.start.IsZero() && o.start.After(u.newestCommittedAt) {
 			continue
 		}
 		u.Lingering = append(u.Lingering, o.id)

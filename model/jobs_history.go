@@ -28,6 +28,9 @@ type unitOutcomes struct {
 	lastCommit time.Time
 	// newestCommitted is the newest checkpoint seen committed (-1: none).
 	newestCommitted int64
+	// newestCommittedAt is when newestCommitted committed (the latest, if
+	// an id was reused).
+	newestCommittedAt time.Time
 	// commits are the last cadenceCommits commit times, Unix ms, oldest
 	// first; cadence is the median gap between them (0: too few).
 	commits []int64
@@ -137,7 +140,12 @@ func (jo *jobOutcomes) window(now time.Time) jobWindow {
 
 func (uo *unitOutcomes) commit(at time.Time, checkpoint int64) {
 	uo.lastCommit = latest(uo.lastCommit, at)
-	uo.newestCommitted = max(uo.newestCommitted, checkpoint)
+	switch {
+	case checkpoint > uo.newestCommitted:
+		uo.newestCommitted, uo.newestCommittedAt = checkpoint, at
+	case checkpoint == uo.newestCommitted:
+		uo.newestCommittedAt = latest(uo.newestCommittedAt, at)
+	}
 	ms := at.UnixMilli()
 	i, _ := slices.BinarySearch(uo.commits, ms)
 	uo.commits = slices.Insert(uo.commits, i, ms)

@@ -246,3 +246,32 @@ func TestGroupingIsNotWritten(t *testing.T) {
 		t.Error("no grouping, no jobs")
 	}
 }
+
+// A run restored from a savepoint older than the newest committed
+// checkpoint reuses that checkpoint's ids: its own open transaction, begun
+// after the newest commit, is not lingering; what the crashed attempt left
+// open, begun before that commit, is. Without the commit's time (the
+// snapshot alone says it committed) the checkpoint decides alone.
+func TestLingeringBeganBeforeTheNewestCommit(t *testing.T) {
+	now := time.Unix(100_000, 0)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	open := func(id string, began time.Time) Txn {
+		tx := Txn{ID: id, State: Ongoing, TimeoutMs: 600000, Described: true}
+		tx.SetStart(began)
+		return tx
+	}
+	done := func(id string) Txn { return Txn{ID: id, State: CompleteCommit, Described: true} }
+	s := &Snapshot{TakenAt: now, Txns: []Txn{
+		open("orders-0-1", ago(10*time.Minute)), done("orders-0-3"), // crashed: began before 3 committed
+		open("orders-1-2", ago(time.Minute)), done("orders-1-3"), // restored: began after
+	}}
+	s.Sort()
+	h := NewHistory(10)
+	h.Add([]Event{jobEv(ago(5*time.Minute), "orders-0-3", Committed), jobEv(ago(5*time.Minute), "orders-1-3", Committed)})
+	if j := jobNamed(t, Jobs(s, h, now), "orders"); !slices.Equal(j.Lingering, []string{"orders-0-1"}) {
+		t.Errorf("lingering %v, want only orders-0-1 (orders-1-2 began after checkpoint 3 committed)", j.Lingering)
+	}
+	if j := jobNamed(t, Jobs(s, nil, now), "orders"); !slices.Equal(j.Lingering, []string{"orders-0-1", "orders-1-2"}) {
+		t.Errorf("no history: lingering %v, want both", j.Lingering)
+	}
+}
