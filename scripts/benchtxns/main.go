@@ -40,6 +40,9 @@ type config struct {
 	parallel   int
 	openEvery  int
 	deadline   time.Duration
+	// jobs and subtasks, when set, name ids as Flink sinks do:
+	// <prefix><job>-<subtask>-<checkpoint>, i spread over jobs × subtasks.
+	jobs, subtasks int
 }
 
 func main() {
@@ -55,6 +58,8 @@ func main() {
 	flag.IntVar(&c.parallel, "parallel", 64, "ids in flight at once")
 	flag.IntVar(&c.openEvery, "open-every", 1, "id number i stays open when i is a multiple of this; the others are committed (1: all open)")
 	flag.DurationVar(&c.deadline, "timeout", time.Hour, "give up after this long")
+	flag.IntVar(&c.jobs, "flink-jobs", 0, "name ids as this many Flink sinks do, <prefix><job>-<subtask>-<checkpoint> (0: <prefix>-<number>)")
+	flag.IntVar(&c.subtasks, "flink-parallelism", 4, "subtasks per Flink job, with -flink-jobs")
 	flag.Parse()
 	c.partitions, c.timeoutMs = int32(partitions), int32(timeoutMs)
 	if flag.NArg() > 0 {
@@ -81,6 +86,8 @@ func (c config) check() error {
 		return errors.New("-open-every must be at least 1")
 	case c.partitions < 1 || c.timeoutMs < 1:
 		return errors.New("-partitions and -txn-timeout-ms must be positive")
+	case c.jobs < 0 || c.jobs > 0 && c.subtasks < 1:
+		return errors.New("-flink-jobs must not be negative, and -flink-parallelism must be at least 1")
 	}
 	return nil
 }
@@ -114,7 +121,7 @@ func run(c config) error {
 	for range c.parallel {
 		wg.Go(func() {
 			for i := range work {
-				id := fmt.Sprintf("%s-%d", c.prefix, i)
+				id := c.id(i)
 				p := int32(i % len(leaders))
 				commit := i%c.openEvery != 0
 				if err := oneID(ctx, cl, id, c.topic, p, leaders[p], c.timeoutMs, commit); err != nil {
@@ -207,4 +214,13 @@ func topicLeaders(ctx context.Context, adm *kadm.Client, topic string, partition
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// id is the transactional id of number i.
+func (c config) id(i int) string {
+	if c.jobs <= 0 {
+		return fmt.Sprintf("%s-%d", c.prefix, i)
+	}
+	per := c.jobs * c.subtasks
+	return fmt.Sprintf("%s%d-%d-%d", c.prefix, i%c.jobs, i/c.jobs%c.subtasks, i/per)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // The mix the scale benchmark relies on: every K-th id stays Ongoing, every
@@ -64,5 +66,29 @@ func TestBadFlagsAreRefused(t *testing.T) {
 	}
 	if err := good.check(); err != nil {
 		t.Errorf("a good config is refused: %v", err)
+	}
+}
+
+// With -flink-jobs, ids are Flink sinks' names, spread over every job and
+// subtask before the checkpoint moves on, and txnscope groups them so.
+func TestFlinkIDs(t *testing.T) {
+	c := config{prefix: "job", jobs: 3, subtasks: 2}
+	jobs := map[string]bool{}
+	for i, want := range []string{"job0-0-0", "job1-0-0", "job2-0-0", "job0-1-0", "job1-1-0", "job2-1-0", "job0-0-1"} {
+		id := c.id(i)
+		if id != want {
+			t.Errorf("id(%d) = %q, want %q", i, id, want)
+		}
+		m := model.JobOf(id)
+		if m.Job.Family != model.FlinkSink {
+			t.Errorf("%s: family %s", id, m.Job.Family)
+		}
+		jobs[m.Job.Name] = true
+	}
+	if len(jobs) != 3 {
+		t.Errorf("jobs %v, want 3", jobs)
+	}
+	if got := (config{prefix: "bench"}).id(7); got != "bench-7" {
+		t.Errorf("plain id %q", got)
 	}
 }
