@@ -123,7 +123,7 @@ func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *jobsScreen) keys() []key.Binding {
 	k := s.e.keys
-	return []key.Binding{short(k.Open, "subtasks"), short(k.Back, "back"), short(k.NextView, "partitions"), k.Help, k.Quit}
+	return []key.Binding{short(k.Open, "subtasks"), short(k.Abort, "end lingering"), short(k.Back, "back"), short(k.NextView, "partitions"), k.Help, k.Quit}
 }
 
 func (s *jobsScreen) query() model.Query {
@@ -249,7 +249,7 @@ func (s *jobScreen) openIDs(j *model.Job, u *model.Unit) {
 
 func (s *jobScreen) keys() []key.Binding {
 	k := s.e.keys
-	return []key.Binding{short(k.Open, "its open ids"), short(k.Back, "jobs"), short(k.NextView, "partitions"), k.Help, k.Quit}
+	return []key.Binding{short(k.Open, "its ids"), short(k.Abort, "end lingering"), short(k.Back, "jobs"), short(k.NextView, "partitions"), k.Help, k.Quit}
 }
 
 func (s *jobScreen) view(w, h int) string {

@@ -59,7 +59,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Cancel:      b([]string{"esc"}, "esc", "cancel"),
 	}
 	if !readOnly {
-		k.Abort = b([]string{"a"}, "a", "force-terminate the transaction")
+		k.Abort = b([]string{"a"}, "a", "force-terminate the transaction (a job: its lingering ones)")
 		k.AbortPartition = b([]string{"x"}, "x", "abort a hanging txn on the partition (details)")
 	}
 	return k
