@@ -168,8 +168,13 @@ func (m *Model) batchSent(msg batchSentMsg) tea.Cmd {
 		return nil
 	}
 	d.batch.Add(msg.result, msg.auditErr)
-	if m.quitAfterAbort {
+	switch {
+	case m.quitAfterAbort:
 		d.batch.Stop("stopped: txnscope is quitting")
+	case m.ctx.Err() != nil:
+		// A signal (SIGTERM, SIGHUP, SIGINT) ends the program: its quit may
+		// come after this answer, and nothing more may go out meanwhile.
+		d.batch.Stop("stopped: txnscope is ending (signal)")
 	}
 	if !d.batch.Over() {
 		return m.sendNext(d)

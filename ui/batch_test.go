@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -454,4 +455,25 @@ func TestBatchLeavesOutWhatItCannotPlan(t *testing.T) {
 	if got := executedIDs(h); !slices.Equal(got, lingering[:2]) {
 		t.Errorf("executed %v, want the two planned", got)
 	}
+}
+
+// A signal mid-batch cancels the program's context: the answer of the id in
+// flight still comes in (and is recorded), and nothing more goes out before
+// the program's quit arrives.
+func TestBatchSignalStopsAfterTheIDInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := batchStarted(t, func(o *Options) { o.Context = ctx })
+	h.press("J", "a")
+	h.typeText("abort 3")
+	_, cmd := h.m.Update(keyMsg("enter")) // the first id is out
+	cancel()                              // SIGTERM
+	h.run(cmd)
+	if got := executedIDs(h); !slices.Equal(got, lingering[:1]) {
+		t.Fatalf("executed %v, want the one in flight only", got)
+	}
+	if tl := h.m.bulk.batch.Tally(); tl.Terminated != 1 || tl.Unsent != 2 {
+		t.Errorf("tally %+v, want 1 terminated, 2 unsent", tl)
+	}
+	mustContain(t, h.screen(), "2 not sent", "txnscope is ending (signal)")
 }
