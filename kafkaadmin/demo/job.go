@@ -156,11 +156,12 @@ func (d *Demo) runCheckpoint(ctx context.Context, j job, id string, n int64, a a
 
 	interval := d.clock.interval
 	end := d.clock.completes(n + 1).Add(jitter(interval / 20))
-	// Flink commits once it hears that the next checkpoint completed, a
-	// moment after the next transaction began: each transaction stays open a
-	// little longer than the interval, so that a poll as often as the
-	// checkpoints sees every one of them open.
-	commitAt := d.clock.completes(n + 1 + a.lag).Add(interval/4 + jitter(interval/20))
+	// Flink commits once it hears that the next checkpoint completed, after
+	// the next transaction began: each transaction stays open half an
+	// interval longer than the interval, so that polls as often as the
+	// checkpoints, and taking a while, still see every one of them open (a
+	// commit never seen open is not known to be one).
+	commitAt := d.clock.completes(n + 1 + a.lag).Add(interval/2 + jitter(interval/20))
 	if a.crash {
 		end = time.Now().Add(interval / 2)
 	}
