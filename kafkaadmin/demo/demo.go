@@ -1,25 +1,31 @@
 // Package demo runs an embedded kfake cluster with transactional workloads that
-// look like Flink KafkaSink jobs in trouble, so txnscope has something to show
-// without a real cluster.
+// look like Flink KafkaSink jobs, healthy and in trouble, so txnscope has
+// something to show without a real cluster.
 //
 // The cluster has three brokers on free 127.0.0.1 ports and speaks Kafka 3.9
 // (one producer epoch per session, so an epoch bump means fencing or a
 // timeout). Topics: orders (the enricher's input, left empty) and
-// orders-enriched with 6 partitions; payments, inventory and reports with 3.
-// Checkpoint numbers come from the wall clock, checkpoint 1 completing at
-// Start. With the defaults:
+// orders-enriched with 6 partitions; sessions with 4; payments, inventory and
+// reports with 3. Checkpoint numbers come from the wall clock, checkpoint 1
+// completing at Start. With the defaults, the jobs view shows one job of each
+// kind:
 //
-//   - orders-enricher-v1, parallelism 4, ids orders-enricher-v1-<subtask>-<N>,
-//     writes orders-enriched and commits every 2 s (timeout 60 s).
-//   - a second orders-enricher-v1 job, parallelism 1: its subtask 0 takes the
-//     same ids as the first job's subtask 0, and whichever opens an id last
-//     fences the other; the fenced side restores at the next checkpoint.
-//   - payments-dedup-v3, parallelism 2, writes payments and aborts every
-//     checkpoint divisible by 3.
-//   - inventory-sync-v7, parallelism 2, writes inventory with a 60 s timeout
-//     (CrashTimeout); after 3 checkpoints it crashes with its transactions
-//     open, the coordinator aborts them at 60 s, and it restarts 90 s after
-//     the crash, over and over.
+//   - clicks-sessionizer-v2, parallelism 4, ids
+//     clicks-sessionizer-v2-<subtask>-<N>, writes sessions and commits every
+//     checkpoint, every 2 s (timeout 60 s): healthy.
+//   - orders-enricher-v1, parallelism 4, writes orders-enriched and commits
+//     every checkpoint; a second job started with the same prefix,
+//     parallelism 1, takes the same ids as its subtask 0, and whichever opens
+//     an id last fences the other; the fenced side restores at the next
+//     checkpoint: a prefix shared by two jobs.
+//   - payments-dedup-v3, parallelism 3, writes payments; its subtask 2
+//     commits each checkpoint 3 checkpoints late and aborts every checkpoint
+//     divisible by 3: one subtask behind.
+//   - inventory-sync-v7, parallelism 2, writes inventory with a 3 min timeout
+//     (CrashTimeout); it crashes with its transactions open on checkpoint 3
+//     and every 4 min after, and restarts 3 checkpoints later: the crash's
+//     transactions linger, pinning their partitions, until the coordinator
+//     aborts them at their timeout.
 //   - reports-backfill-0-1 keeps one transaction open on one partition of
 //     reports for 15 min (LongTimeout), pinning its LSO, adding a record every
 //     10 s; once aborted (timeout or force-terminate) it opens a new one 30 s
@@ -30,9 +36,11 @@
 // Three consumer groups read with isolation.level=read_committed and commit
 // what they read: reports-loader (reports) waits at the backfill's pinned LSO
 // and moves on when it is aborted; orders-indexer (orders-enriched) keeps up;
-// inventory-projector (inventory) waits behind inventory-sync-v7's crashed
-// transactions until the coordinator aborts them and moves on once the job is
-// back.
+// inventory-projector (inventory) waits behind inventory-sync-v7's lingering
+// transactions until the coordinator aborts them.
+//
+// Ids expire 300 checkpoint intervals after their last use (10 min by
+// default): about 13 new ids a checkpoint, so the cluster holds about 4,000.
 package demo
 
 import (
@@ -56,19 +64,23 @@ type Options struct {
 	Log io.Writer
 	// Speed-ups for tests, zero = defaults.
 	CheckpointInterval time.Duration // default 2s
-	CrashTimeout       time.Duration // default 60s (the crashed job's transaction.timeout.ms)
+	CrashTimeout       time.Duration // default 3m (the crashing job's transaction.timeout.ms); at least 10 checkpoint intervals
 	LongTimeout        time.Duration // default 15m (the long open transaction)
+
+	// idExpiration overrides transactional.id.expiration.ms (zero: 300
+	// checkpoint intervals), for tests that watch ids expire.
+	idExpiration time.Duration
 }
 
 // Stats counts what the workloads went through since Start.
 type Stats struct {
 	Commits int64 // transactions committed
-	Aborts  int64 // transactions aborted on purpose (payments-dedup-v3's failed checkpoints)
+	Aborts  int64 // transactions aborted on purpose (payments-dedup-v3's subtask 2's failed checkpoints)
 	// Fenced counts fenced errors seen by the first orders-enricher-v1 job,
 	// FencedDuplicate those seen by the second job started with the same prefix.
 	Fenced          int64
 	FencedDuplicate int64
-	Crashed         int64 // transactions inventory-sync-v7 left open when it crashed
+	Crashed         int64 // transactions inventory-sync-v7 left open when it crashed (they linger)
 	Reopened        int64 // times reports-backfill-0-1 found its transaction aborted and opened a new one
 	Consumed        int64 // records the consumer groups read
 	Errors          int64 // any other workload error (all logged)
@@ -95,8 +107,10 @@ type Demo struct {
 
 const (
 	defaultCheckpoint = 2 * time.Second
-	defaultCrash      = 60 * time.Second
+	defaultCrash      = 3 * time.Minute
 	defaultLong       = 15 * time.Minute
+
+	minCrashIntervals = 10
 
 	// maxTxnTimeout is Kafka's default transaction.max.timeout.ms.
 	maxTxnTimeout = 15 * time.Minute
@@ -106,7 +120,7 @@ const (
 // so a sped-up demo reaches its steady state just as much sooner.
 type limits struct {
 	// idExpiration keeps the INCREMENTING ids from piling up (every kfake
-	// request walks all ids): 10 min, about 2000 ids, at the default pace.
+	// request walks all ids): 10 min, about 4000 ids, at the default pace.
 	idExpiration time.Duration
 	// retention outlasts the longest transaction, so no open transaction
 	// loses its first records to it.
@@ -120,8 +134,12 @@ type limits struct {
 
 func limitsFor(o Options) limits {
 	retention := 2 * max(o.LongTimeout, o.CrashTimeout)
+	expiration := o.idExpiration
+	if expiration <= 0 {
+		expiration = 300 * o.CheckpointInterval
+	}
 	return limits{
-		idExpiration:   300 * o.CheckpointInterval,
+		idExpiration:   expiration,
 		retention:      retention,
 		retentionCheck: min(time.Minute, retention/10),
 		segmentBytes:   64 << 10,
@@ -138,6 +156,7 @@ func topics() []topic {
 	return []topic{
 		{"orders", 6},
 		{"orders-enriched", 6},
+		{"sessions", 4},
 		{"payments", 3},
 		{"inventory", 3},
 		{"reports", 3},
@@ -162,6 +181,11 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	}
 	if o.LongTimeout > maxTxnTimeout || o.CrashTimeout > maxTxnTimeout {
 		return nil, fmt.Errorf("demo: transaction timeouts must not exceed %s", maxTxnTimeout)
+	}
+	// The crashed job restarts 3 checkpoints after a crash and commits one
+	// more later: its leftovers must still be open then to linger.
+	if o.CrashTimeout < minCrashIntervals*o.CheckpointInterval {
+		return nil, fmt.Errorf("demo: the crash timeout must be at least %d checkpoint intervals", minCrashIntervals)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -504,3 +504,26 @@ func mustInt(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// TestStartRefusesTimeouts: timeouts the demo cannot run with are refused
+// before anything starts, with a line that says why.
+func TestStartRefusesTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{LongTimeout: 16 * time.Minute}, "demo: transaction timeouts must not exceed 15m0s"},
+		{Options{CrashTimeout: 16 * time.Minute}, "demo: transaction timeouts must not exceed 15m0s"},
+		{Options{CheckpointInterval: time.Second, CrashTimeout: 9 * time.Second}, "demo: the crash timeout must be at least 10 checkpoint intervals"},
+	} {
+		d, err := Start(context.Background(), c.o)
+		if err == nil {
+			d.Close()
+			t.Errorf("%+v started", c.o)
+			continue
+		}
+		if err.Error() != c.want {
+			t.Errorf("%+v: %q, want %q", c.o, err, c.want)
+		}
+	}
+}

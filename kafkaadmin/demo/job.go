@@ -19,23 +19,55 @@ type job struct {
 	topic    string
 	subtasks []int
 	timeout  time.Duration
-	// abortEvery > 0 fails every abortEvery-th checkpoint: its transaction is aborted.
-	abortEvery int64
 	// shared lists subtasks another job with the same prefix also runs. They
 	// start their transactions anywhere in the first half of the interval, so
 	// either job may be the one that opens the id last and fences the other.
 	shared []int
-	// crashAfter > 0 makes the job crash after that many checkpoints, leaving
-	// its open transactions behind, and restart restartAfter later.
-	crashAfter   int
-	restartAfter time.Duration
+	// crash, when set, makes the whole job crash now and then, leaving its
+	// open transactions behind.
+	crash crashPlan
+	// slow subtasks are in trouble: they commit each checkpoint's
+	// transaction commitLag checkpoints late (a slow committer), so their
+	// newest committed checkpoint trails the other subtasks', and fail every
+	// abortEvery-th checkpoint (its transaction is aborted). Only they
+	// fail: a checkpoint failed on every subtask would leave them all a
+	// checkpoint apart for a moment, and one subtask behind is the story.
+	slow                  []int
+	commitLag, abortEvery int64
 	// fenced counts this job's fenced errors; nil counts them as plain errors
 	// (nothing should fence the job).
 	fenced *atomic.Int64
 }
 
+// crashPlan schedules a job's crashes on the checkpoint clock, so that all
+// its subtasks crash on the same checkpoint: first, then every every
+// checkpoints. The job comes back restart checkpoints after each crash, at a
+// later checkpoint than the one it crashed on, without aborting what the
+// crash left open: those transactions linger until their timeout.
+type crashPlan struct {
+	first, every, restart int64
+}
+
+// due reports whether the job crashes on a checkpoint after last, up to n,
+// and which.
+func (p crashPlan) due(last, n int64) (int64, bool) {
+	if p.every <= 0 || n < p.first {
+		return 0, false
+	}
+	k := p.first + (n-p.first)/p.every*p.every
+	return k, k > last
+}
+
 func (j job) id(subtask int, checkpoint int64) string {
 	return fmt.Sprintf("%s-%d-%d", j.prefix, subtask, checkpoint)
+}
+
+// trouble is how late subtask commits, and how often it fails a checkpoint.
+func (j job) trouble(subtask int) (lag, abortEvery int64) {
+	if slices.Contains(j.slow, subtask) {
+		return j.commitLag, j.abortEvery
+	}
+	return 0, 0
 }
 
 func (d *Demo) startJob(ctx context.Context, j job) {
@@ -44,17 +76,19 @@ func (d *Demo) startJob(ctx context.Context, j job) {
 	}
 }
 
-// runSubtask loops over checkpoints. A failed checkpoint is what a restore
-// looks like from Kafka: the producer is dropped and the subtask starts again
-// with a new producer at the next checkpoint.
+// runSubtask loops over checkpoints, each in a transaction of its own that
+// begins when the checkpoint completes and ends a little after the next one
+// does (or later): they overlap, as in Flink. A failed checkpoint is what a
+// restore looks like from Kafka: the producer is dropped and the subtask
+// goes on with a new producer at the next checkpoint.
 func (d *Demo) runSubtask(ctx context.Context, j job, subtask int) {
 	interval := d.clock.interval
 	startDelay := interval / 10
 	if slices.Contains(j.shared, subtask) {
 		startDelay = interval / 2
 	}
+	lag, abortEvery := j.trouble(subtask)
 	var last int64
-	done := 0
 	for ctx.Err() == nil {
 		n := d.clock.checkpoint(time.Now())
 		if n <= last {
@@ -67,36 +101,48 @@ func (d *Demo) runSubtask(ctx context.Context, j job, subtask int) {
 		if !sleep(ctx, jitter(startDelay)) {
 			return
 		}
+		crashed, crash := j.crash.due(last, n)
 		last = n
-		crash := j.crashAfter > 0 && done >= j.crashAfter
 		id := j.id(subtask, n)
-		err := d.runCheckpoint(ctx, j, id, n, crash)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case crash && err == nil:
-			done = 0
-			d.stats.crashed.Add(1)
-			d.log.Printf("%s: %s crashed with its transaction open (timeout %s); restarting in %s",
-				j.name, id, j.timeout, j.restartAfter)
-			if !sleep(ctx, j.restartAfter) {
-				return
-			}
-		case err == nil:
-			done++
-		case fenced(err) && j.fenced != nil:
-			j.fenced.Add(1)
-			d.log.Printf("%s: %s fenced: %v; restoring at the next checkpoint", j.name, id, err)
-		default:
-			d.stats.errors.Add(1)
-			d.log.Printf("%s: %s failed: %v; restoring at the next checkpoint", j.name, id, err)
+		a := attempt{lag: lag, commit: abortEvery <= 0 || n%abortEvery != 0, crash: crash}
+		d.goRun(ctx, func(ctx context.Context) { d.settle(ctx, j, id, a, d.runCheckpoint(ctx, j, id, n, a)) })
+		if crash {
+			back := crashed + j.crash.restart
+			d.log.Printf("%s: subtask %d crashes on checkpoint %d, leaving %s open (timeout %s); restarting at checkpoint %d",
+				j.name, subtask, n, id, j.timeout, back)
+			last = max(last, back-1)
 		}
 	}
 }
 
-// runCheckpoint writes one checkpoint's transaction and ends it when the next
-// checkpoint completes; with crash it walks away halfway through instead.
-func (d *Demo) runCheckpoint(ctx context.Context, j job, id string, n int64, crash bool) error {
+// settle counts and logs how a checkpoint's transaction went, when it did
+// not simply end.
+func (d *Demo) settle(ctx context.Context, j job, id string, a attempt, err error) {
+	switch {
+	case ctx.Err() != nil:
+	case err == nil && a.crash:
+		d.stats.crashed.Add(1)
+	case err == nil:
+	case fenced(err) && j.fenced != nil:
+		j.fenced.Add(1)
+		d.log.Printf("%s: %s fenced: %v; restoring at the next checkpoint", j.name, id, err)
+	default:
+		d.stats.errors.Add(1)
+		d.log.Printf("%s: %s failed: %v; restoring at the next checkpoint", j.name, id, err)
+	}
+}
+
+// attempt is how a subtask ends one checkpoint's transaction.
+type attempt struct {
+	lag    int64 // it commits (or aborts) lag checkpoints late
+	commit bool  // false: the checkpoint failed, its transaction is aborted
+	crash  bool  // it walks away halfway through, leaving the transaction open
+}
+
+// runCheckpoint writes one checkpoint's transaction until the next checkpoint
+// completes and ends it a.lag checkpoints after that; with a.crash it walks
+// away halfway through instead.
+func (d *Demo) runCheckpoint(ctx context.Context, j job, id string, n int64, a attempt) error {
 	cl, err := d.newProducer(id, j.timeout)
 	if err != nil {
 		return err
@@ -110,7 +156,13 @@ func (d *Demo) runCheckpoint(ctx context.Context, j job, id string, n int64, cra
 
 	interval := d.clock.interval
 	end := d.clock.completes(n + 1).Add(jitter(interval / 20))
-	if crash {
+	// Flink commits once it hears that the next checkpoint completed, after
+	// the next transaction began: each transaction stays open half an
+	// interval longer than the interval, so that polls as often as the
+	// checkpoints, and taking a while, still see every one of them open (a
+	// commit never seen open is not known to be one).
+	commitAt := d.clock.completes(n + 1 + a.lag).Add(interval/2 + jitter(interval/20))
+	if a.crash {
 		end = time.Now().Add(interval / 2)
 	}
 	for seq := 0; ; seq++ {
@@ -127,17 +179,16 @@ func (d *Demo) runCheckpoint(ctx context.Context, j job, id string, n int64, cra
 			return ctx.Err()
 		}
 	}
-	if !sleepUntil(ctx, end) {
-		return ctx.Err()
-	}
-	if crash {
+	if a.crash {
 		return nil
 	}
-	commit := j.abortEvery <= 0 || n%j.abortEvery != 0
-	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+	if !sleepUntil(ctx, commitAt) {
+		return ctx.Err()
+	}
+	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(a.commit)); err != nil {
 		return err
 	}
-	if commit {
+	if a.commit {
 		d.stats.commits.Add(1)
 	} else {
 		d.stats.aborts.Add(1)
