@@ -130,7 +130,7 @@ func (w *jobsWatch) take(snap *model.Snapshot, now time.Time) {
 	w.checkHealthy(byName[healthyJob], snap, now)
 	w.checkCrashing(byName[crashingJob], snap, now)
 	w.checkBehind(byName[behindJob], snap, now)
-	if j := byName[sharedJob]; j != nil && j.Shared && hasProblem(j.Problems(snap, w.q, now), "shared") {
+	if j := byName[sharedJob]; j != nil && j.Shared && hasProblem(j.Problems(snap, w.q, now), model.ProblemPrefixShared) {
 		w.shared = true
 	}
 	if now.Sub(w.start) > w.o.idExpiration+2*time.Second {
@@ -182,7 +182,7 @@ func (w *jobsWatch) checkCrashing(j *model.Job, snap *model.Snapshot, now time.T
 	}
 	if len(j.Lingering) > 0 {
 		ps := j.Problems(snap, w.q, now)
-		if len(ps) == 0 || !strings.Contains(ps[0], "lingering") {
+		if len(ps) == 0 || ps[0].Kind != model.ProblemLingering {
 			w.t.Errorf("%s: %d lingering, problems %q", crashingJob, len(j.Lingering), ps)
 		}
 	}
@@ -204,16 +204,16 @@ func (w *jobsWatch) checkBehind(j *model.Job, snap *model.Snapshot, now time.Tim
 	w.behindOf++
 	for _, p := range j.Problems(snap, w.q, now) {
 		switch {
-		case strings.HasPrefix(p, "subtask 2 behind"):
+		case strings.HasPrefix(p.What, "subtask 2 behind"):
 			w.behind++
-		case strings.Contains(p, "behind"):
+		case p.Kind == model.ProblemBehind:
 			w.t.Errorf("%s: %q, but only subtask 2 lags", behindJob, p)
 		}
 	}
 }
 
-func hasProblem(ps []string, word string) bool {
-	return slices.ContainsFunc(ps, func(p string) bool { return strings.Contains(p, word) })
+func hasProblem(ps []model.Problem, kind model.ProblemKind) bool {
+	return slices.ContainsFunc(ps, func(p model.Problem) bool { return p.Kind == kind })
 }
 
 // done: every kind was seen, and long enough to judge it.
