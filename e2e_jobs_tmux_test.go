@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
@@ -55,8 +56,10 @@ func TestTmuxDemoJobs(t *testing.T) {
 		l := jobLine(scr, "payments-dedup-v3")
 		return marked(l) && strings.Contains(l, "subtask 2 behind")
 	})
-	// The shared prefix needs takeovers in two rounds 10 s apart.
-	s.Wait("orders-enricher-v1 looking shared", func(scr string) bool {
+	// The shared prefix needs takeovers on three ids in two rounds 10 s
+	// apart; on kfake, polled, a takeover is seen only when the other job's
+	// transaction had begun: about a minute into the demo.
+	s.WaitFor(2*time.Minute, "orders-enricher-v1 looking shared", func(scr string) bool {
 		l := jobLine(scr, "orders-enricher-v1")
 		return marked(l) && strings.Contains(l, "looks shared")
 	})

@@ -62,7 +62,7 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	}
 	if j.Shared {
 		out = append(out, Problem{Kind: ProblemPrefixShared,
-			What: fmt.Sprintf("prefix %s looks shared by two jobs (%d takeovers)", j.ID.Name, j.Takeovers),
+			What: fmt.Sprintf("prefix looks shared by two jobs (%d takeovers)", j.Takeovers),
 			Why: fmt.Sprintf("its ids were taken over by another producer again and again in the last %s: two jobs (or a crash-looping one) "+
 				"use one transactional-id prefix and fence each other's transactions", fmtWindow(CollisionWindow)),
 			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed"})

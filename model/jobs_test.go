@@ -169,7 +169,7 @@ func TestJobProblems(t *testing.T) {
 		{"idle is not 'not committing'", flink(func(j *Job) { j.LastCommit = now.Add(-time.Hour); j.Cadence = time.Second }), interval, 0, nil},
 		{"no commit seen is not judged", flink(func(j *Job) { open(j); j.Cadence = time.Second }), interval, 0, nil},
 		{"shared prefix", flink(func(j *Job) { j.Shared, j.Takeovers = true, 6 }), Query{}, 0,
-			[]string{"prefix_shared: prefix orders looks shared by two jobs (6 takeovers)"}},
+			[]string{"prefix_shared: prefix looks shared by two jobs (6 takeovers)"}},
 		{"timeouts", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 15000, 3600000 }), interval, 900000,
 			[]string{"timeout_below_interval: timeout 15s below 2× the checkpoint interval 10s",
 				"timeout_above_max: timeout 1h above the brokers' transaction.max.timeout.ms 15m"}},

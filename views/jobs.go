@@ -113,6 +113,25 @@ func JobColumns() []Column[JobRow] {
 	}
 }
 
+// jobColumnsFor is JobColumns with the JOB column allowed as wide as the
+// longest name, up to maxJobName: Flink prefixes are often long, and a
+// name cut in the middle is hard to search for.
+func jobColumnsFor(jobs []model.Job) []Column[JobRow] {
+	cols := JobColumns()
+	longest := 0
+	for i := range jobs {
+		longest = max(longest, ansi.StringWidth(JobName(jobs[i].ID)))
+	}
+	for i := range cols {
+		if cols[i].Name == "JOB" {
+			cols[i].Max = max(cols[i].Max, min(longest, maxJobName))
+		}
+	}
+	return cols
+}
+
+const maxJobName = 40
+
 // oldestRow is the row the age/timeout gauge of a job or subtask is drawn
 // from: its oldest open transaction.
 func oldestRow(t *model.Txn, now time.Time) (Row, bool) {
@@ -158,7 +177,7 @@ func Jobs(d JobsData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
-	cols := Layout(JobColumns(), w-markerWidth)
+	cols := Layout(jobColumnsFor(d.Jobs), w-markerWidth)
 	lines := make([]string, 0, h)
 	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
 	n := ListRows(h)

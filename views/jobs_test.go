@@ -113,3 +113,18 @@ func TestJobDetailMarksTheModelsBehind(t *testing.T) {
 		}
 	}
 }
+
+// A long Flink prefix is shown whole where the terminal has room for it,
+// and cut in the middle where it has not.
+func TestJobNamesAsWideAsRoomAllows(t *testing.T) {
+	at := time.Unix(100_000, 0)
+	const long = "clickstream-sessionizer-eu-west-1-v12" // 37 cells
+	s := &model.Snapshot{Txns: []model.Txn{{ID: long + "-0-7", State: model.CompleteCommit, Described: true}}}
+	jobs := model.Jobs(s, nil, at)
+	if f := Jobs(JobsData{Jobs: jobs, Now: at}, 160, 5, PlainStyles()); !strings.Contains(f, long) {
+		t.Errorf("at 160 columns the name is cut:\n%s", f)
+	}
+	if f := Jobs(JobsData{Jobs: jobs, Now: at}, 80, 5, PlainStyles()); strings.Contains(f, long) || !strings.Contains(f, "…") {
+		t.Errorf("at 80 columns the name should be cut in the middle:\n%s", f)
+	}
+}

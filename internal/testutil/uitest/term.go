@@ -128,13 +128,20 @@ func (s *Term) Capture() string {
 // Wait polls the screen until ok accepts it and returns that screen.
 func (s *Term) Wait(what string, ok func(screen string) bool) string {
 	s.t.Helper()
-	deadline := time.Now().Add(TermPatience)
+	return s.WaitFor(TermPatience, what, ok)
+}
+
+// WaitFor is Wait with its own patience, for what the program shows only
+// after a while (the demo's shared prefix needs takeovers in two rounds).
+func (s *Term) WaitFor(patience time.Duration, what string, ok func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(patience)
 	for {
 		if scr := s.Capture(); ok(scr) {
 			return scr
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("after %s the screen does not show %s; last capture:\n%s", TermPatience, what, s.last)
+			s.t.Fatalf("after %s the screen does not show %s; last capture:\n%s", patience, what, s.last)
 		}
 		time.Sleep(TermPoll)
 	}
