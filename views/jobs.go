@@ -99,7 +99,7 @@ func JobColumns() []Column[JobRow] {
 			}
 			s := ""
 			if len(r.Problems) > 0 {
-				s = Clip(oneLine(r.Problems[0].What), w-len(more)) + more
+				s = Clip(problemLabel(r.Problems[0]), w-len(more)) + more
 			}
 			s = pad(s, w, false)
 			if st == nil {
@@ -152,9 +152,21 @@ func problemsText(r JobRow) string {
 	if len(r.Problems) == 0 {
 		return ""
 	}
-	s := oneLine(r.Problems[0].What)
+	s := problemLabel(r.Problems[0])
 	if n := len(r.Problems) - 1; n > 0 {
 		s += " +" + strconv.Itoa(n)
+	}
+	return s
+}
+
+// problemLabel is a problem's what without its particulars (what follows
+// ": " or " ("), for a column: the detail has them.
+func problemLabel(p model.Problem) string {
+	s := oneLine(p.What)
+	for _, sep := range []string{": ", " ("} {
+		if i := strings.Index(s, sep); i > 0 {
+			s = s[:i]
+		}
 	}
 	return s
 }

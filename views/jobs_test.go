@@ -128,3 +128,17 @@ func TestJobNamesAsWideAsRoomAllows(t *testing.T) {
 		t.Errorf("at 80 columns the name should be cut in the middle:\n%s", f)
 	}
 }
+
+// The jobs list names a problem without its particulars; the detail has them.
+func TestProblemLabel(t *testing.T) {
+	for what, want := range map[string]string{
+		"3 lingering after a restart":                             "3 lingering after a restart",
+		"subtask 2 behind: committed checkpoint 117, the job 120": "subtask 2 behind",
+		"prefix looks shared by two jobs (9 takeovers)":           "prefix looks shared by two jobs",
+		"not committing: no commit for 1m0s (interval 2s)":        "not committing",
+	} {
+		if got := problemLabel(model.Problem{What: what}); got != want {
+			t.Errorf("problemLabel(%q) = %q, want %q", what, got, want)
+		}
+	}
+}

@@ -63,6 +63,10 @@ func runDemoTUI(ctx context.Context, c config, std Stdio) error {
 		return err
 	}
 	defer stop()
+	if c.checkpointInterval == 0 {
+		// The demo knows its jobs' interval: their problems are judged by it.
+		c.checkpointInterval = d.CheckpointInterval()
+	}
 	return runTUI(ctx, c, d.Bootstrap(), std.Out)
 }
 

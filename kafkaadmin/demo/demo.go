@@ -228,6 +228,9 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	return d, nil
 }
 
+// CheckpointInterval is how often the demo's jobs checkpoint.
+func (d *Demo) CheckpointInterval() time.Duration { return d.clock.interval }
+
 // Bootstrap is the address of every broker, "127.0.0.1:PORT".
 func (d *Demo) Bootstrap() []string {
 	return append([]string(nil), d.bootstrap...)
