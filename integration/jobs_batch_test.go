@@ -61,7 +61,7 @@ func TestTmuxBatchForceTerminatesLingering(t *testing.T) {
 	term.Keys("J")
 	term.Wait(prefix+" with 3 lingering", func(scr string) bool {
 		return hasLine(scr, func(l string) bool {
-			return strings.Contains(l, prefix+" ") && strings.Contains(l, "3 lingering after a restart")
+			return strings.Contains(l, prefix+" ") && strings.Contains(l, "3 lingering")
 		})
 	})
 	// Other tests' jobs may share the broker, and linger too.
