@@ -21,7 +21,7 @@ func listRows(screen string) (states []string, ids []string) {
 	}
 	for _, l := range lines[start+1:] {
 		f := strings.Fields(l)
-		if len(f) == 0 {
+		if len(f) == 0 || f[0] == "sort" { // the rows end blank, or at the status line when they fill the list
 			break
 		}
 		i := slices.IndexFunc(f, func(x string) bool { return slices.Contains(known, x) })
