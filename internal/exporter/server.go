@@ -40,6 +40,10 @@ type Exporter struct {
 	prev  *model.Snapshot
 	hist  *model.History
 	track *model.PinTracker
+	// soon: the first poll only lists (kafkaadmin.Client.Poll), and the
+	// next one describes every open id: it runs at once, not an interval
+	// later, so that the ages are there by the first scrapes.
+	soon bool
 }
 
 // New makes an exporter with its own registry: the process's default one
@@ -85,6 +89,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	now := e.o.Now()
 	v := Compute(next, e.hist, e.track, now)
 	e.prev = next
+	e.soon = prev == nil && openPending(next)
 	e.c.mu.Lock()
 	e.c.v = v
 	e.c.counters.Add(evs)
@@ -103,6 +108,15 @@ func eventsOf(prev, next *model.Snapshot) []model.Event {
 		return next.Events
 	}
 	return model.Diff(prev, next)
+}
+
+func openPending(s *model.Snapshot) bool {
+	for i := range s.Txns {
+		if s.Txns[i].Pending && s.Txns[i].State.Open() {
+			return true
+		}
+	}
+	return false
 }
 
 // logFollower is an Admin following the coordinators' log
@@ -127,7 +141,11 @@ func (e *Exporter) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		e.Refresh(ctx) //nolint:errcheck // counted in the metrics, told by /healthz
-		t.Reset(e.o.Refresh)
+		if e.soon {
+			t.Reset(0)
+		} else {
+			t.Reset(e.o.Refresh)
+		}
 	}
 }
 

@@ -135,3 +135,28 @@ func TestServeShutsDown(t *testing.T) {
 		t.Fatal("Serve did not return")
 	}
 }
+
+// TestFirstPollDescribedAtOnce: the first poll lists an open id without
+// describing it; the exporter polls again at once, not an interval (an hour
+// here) later, so its age is served.
+func TestFirstPollDescribedAtOnce(t *testing.T) {
+	a := &uitest.Admin{}
+	listed := uitest.Snapshot(uitest.T0)
+	for i := range listed.Txns {
+		listed.Txns[i].Pending, listed.Txns[i].StartUnixMs = true, 0
+	}
+	a.Push(listed)
+	a.Push(uitest.Snapshot(uitest.T0))
+	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", Now: func() time.Time { return uitest.T0 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(named(series(t, e), "txnscope_transaction_open_age_seconds")) != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ages after the first poll: %v", named(series(t, e), "txnscope_transaction_open_age_seconds"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
