@@ -146,3 +146,23 @@ func TestExporterListenTaken(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestExporterHelp: exporter's help gives its own --refresh default and
+// --listen's, and lists no flag that could change the cluster.
+func TestExporterHelp(t *testing.T) {
+	code, out, errs := runArgs(t, "exporter", "--help")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	flat := oneLine(out)
+	for _, want := range []string{"txnscope exporter [--listen HOST:PORT] [flags]", "scans the whole cluster (default 15s)", `(default "127.0.0.1:9876")`} {
+		if !strings.Contains(flat, oneLine(want)) {
+			t.Errorf("help lacks %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"--audit-log", "--yes", "--read-only"} {
+		if strings.Contains(out, not) {
+			t.Errorf("help lists %s", not)
+		}
+	}
+}
