@@ -71,6 +71,9 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 	if s == nil {
 		return v
 	}
+	// Ongoing is always there, as in the header: a rule on it must see 0,
+	// not no series, once the last transaction ends.
+	v.States[model.Ongoing] = 0
 	for st, n := range s.StateCounts() {
 		v.States[st] = n
 	}

@@ -111,3 +111,29 @@ func TestSameNumbersAsTheUI(t *testing.T) {
 		t.Errorf("%d jobs, the jobs screen %d", len(v.Jobs), len(model.Jobs(s, nil, uitest.T0)))
 	}
 }
+
+// TestQuietCluster: a cluster with nothing open still has its counts, at
+// zero, and no id-, partition- or group-level series.
+func TestQuietCluster(t *testing.T) {
+	e, a, _ := newTest()
+	s := &model.Snapshot{TakenAt: uitest.T0, Brokers: 1, Txns: []model.Txn{{ID: "idle-0", State: model.Empty, ProducerID: 1, TimeoutMs: 60000, Described: true}}}
+	refresh(t, e, a, s)
+	got := series(t, e)
+	for k, want := range map[string]float64{
+		`txnscope_transactions{state="Ongoing"}`:       0,
+		`txnscope_transactions{state="Empty"}`:         1,
+		"txnscope_oldest_open_transaction_age_seconds": 0,
+		"txnscope_partitions_pinned":                   0,
+		"txnscope_partitions_hanging":                  0,
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (%v), want %v", k, v, ok, want)
+		}
+	}
+	for _, name := range []string{"txnscope_transaction_open_age_seconds", "txnscope_transaction_open_timeout_ratio",
+		"txnscope_partition_pinned_seconds", "txnscope_partition_records_held_back", "txnscope_group_stuck_seconds", "txnscope_job_open_timeout_ratio_max"} {
+		if g := named(got, name); len(g) != 0 {
+			t.Errorf("%s: %v", name, g)
+		}
+	}
+}
