@@ -19,10 +19,12 @@ const cmdExporter command = "exporter"
 // refresh scans the whole cluster; the UI's 2 s is for eyes on a screen.
 const defaultExporterRefresh = 15 * time.Second
 
-// exporterPort is --listen's default port. UNVERIFIED: it must be checked
-// against, and reserved in, Prometheus' default port allocations wiki
-// (9308 is kafka_exporter's) before a release.
-const exporterPort = 9876
+// exporterPort is --listen's default port. Prometheus' default port
+// allocations (its wiki) fill 9100-9999 to the last port since 2023, so
+// any port there is some exporter's (9308 is kafka_exporter's, 9876 also
+// RocketMQ's name server); this one is outside it and no well-known
+// service's. To be confirmed, and registered on the wiki, before a release.
+const exporterPort = 10309
 
 // runExporter refreshes and serves until SIGINT or SIGTERM. A cluster that
 // does not answer is no reason to stop: txnscope_up says so, and the next

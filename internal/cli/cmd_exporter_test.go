@@ -155,7 +155,7 @@ func TestExporterHelp(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	flat := oneLine(out)
-	for _, want := range []string{"txnscope exporter [--listen HOST:PORT] [flags]", "scans the whole cluster (default 15s)", `(default "127.0.0.1:9876")`} {
+	for _, want := range []string{"txnscope exporter [--listen HOST:PORT] [flags]", "scans the whole cluster (default 15s)", `(default "127.0.0.1:10309")`} {
 		if !strings.Contains(flat, oneLine(want)) {
 			t.Errorf("help lacks %q:\n%s", want, out)
 		}

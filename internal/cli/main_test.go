@@ -22,7 +22,7 @@ func defaults(cmd command) config {
 		auditLog:  audit.DefaultPath(),
 		output:    "table",
 		history:   "auto",
-		listen:    "127.0.0.1:9876",
+		listen:    "127.0.0.1:10309",
 		one:       defaultOneShot(),
 	}
 }
@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 		{[]string{"exporter", "--listen", ":0", "--refresh", "2s", "--history", "polls"}, with(defaults(cmdExporter), func(c *config) {
 			c.listen, c.refresh, c.history = ":0", 2*time.Second, "polls"
 		})},
-		{[]string{"exporter", "--listen", "[::1]:9876"}, with(defaults(cmdExporter), func(c *config) { c.listen, c.refresh = "[::1]:9876", 15*time.Second })},
+		{[]string{"exporter", "--listen", "[::1]:10309"}, with(defaults(cmdExporter), func(c *config) { c.listen, c.refresh = "[::1]:10309", 15*time.Second })},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"snapshot", "--headless"}, "--headless does not apply to snapshot"},
 		{[]string{"demo", "-b", "k:9092"}, "--bootstrap-server does not apply to demo: it runs its own plaintext cluster (it goes with every other command)"},
 		{[]string{"status"}, `unknown command "status" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate)`},
-		{[]string{"exporter", "--listen", "9876"}, `bad --listen "9876": want HOST:PORT (e.g. 127.0.0.1:9876)`},
+		{[]string{"exporter", "--listen", "10309"}, `bad --listen "10309": want HOST:PORT (e.g. 127.0.0.1:10309)`},
 		{[]string{"exporter", "--listen", "localhost:http"}, `bad --listen "localhost:http": the port must be a number from 0 to 65535`},
 		{[]string{"exporter", "--listen", "localhost:70000"}, `the port must be a number from 0 to 65535`},
 		{[]string{"exporter", "--refresh", "1ms"}, "--refresh 1ms is shorter than the least allowed, 500ms"},
