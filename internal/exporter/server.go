@@ -44,6 +44,8 @@ type Exporter struct {
 	// next one describes every open id: it runs at once, not an interval
 	// later, so that the ages are there by the first scrapes.
 	soon bool
+	// failures are the failed refreshes in a row, for the backoff.
+	failures int
 }
 
 // New makes an exporter with its own registry: the process's default one
@@ -68,6 +70,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 		err = errors.New("the cluster returned no snapshot")
 	}
 	if err != nil {
+		e.failures++
 		e.c.mu.Lock()
 		e.c.st.up, e.c.st.lastErr = false, err.Error()
 		e.c.st.errors++
@@ -89,6 +92,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	now := e.o.Now()
 	v := Compute(next, e.hist, e.track, now)
 	e.prev = next
+	e.failures = 0
 	e.soon = prev == nil && openPending(next)
 	e.c.mu.Lock()
 	e.c.v = v
@@ -141,12 +145,30 @@ func (e *Exporter) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		e.Refresh(ctx) //nolint:errcheck // counted in the metrics, told by /healthz
-		if e.soon {
+		switch {
+		case e.soon:
 			t.Reset(0)
-		} else {
+		case e.failures > 0:
+			t.Reset(backoff(e.o.Refresh, e.failures))
+		default:
 			t.Reset(e.o.Refresh)
 		}
 	}
+}
+
+// maxBackoff caps the wait between refreshes while they fail, as the UI's.
+const maxBackoff = 30 * time.Second
+
+// backoff is the wait after n failed refreshes in a row: the interval,
+// doubled from the second failure on, up to maxBackoff (or the interval,
+// when that is longer). A struggling cluster is not scanned back to back,
+// and /healthz, which allows 3 intervals, turns 503 meanwhile.
+func backoff(interval time.Duration, n int) time.Duration {
+	d := interval
+	for i := 1; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return max(min(d, maxBackoff), interval)
 }
 
 // Handler serves /metrics and /healthz.

@@ -160,3 +160,22 @@ func TestFirstPollDescribedAtOnce(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		interval time.Duration
+		n        int
+		want     time.Duration
+	}{
+		{15 * time.Second, 1, 15 * time.Second},
+		{15 * time.Second, 2, 30 * time.Second},
+		{15 * time.Second, 9, 30 * time.Second},
+		{2 * time.Second, 3, 8 * time.Second},
+		{2 * time.Second, 40, 30 * time.Second},
+		{time.Minute, 5, time.Minute}, // never shorter than the interval
+	} {
+		if got := backoff(tc.interval, tc.n); got != tc.want {
+			t.Errorf("backoff(%s, %d) = %s, want %s", tc.interval, tc.n, got, tc.want)
+		}
+	}
+}
