@@ -193,3 +193,22 @@ func TestSettingsHaveNoKafkaClient(t *testing.T) {
 		})
 	}
 }
+
+// TestExporterCannotAbort: the exporter is handed its cluster as an
+// interface that only reads (exporter.Admin), so it has neither kafkaadmin
+// (Execute, the force-terminate), the audit log, nor the UI with its abort
+// dialogs among its dependencies, let alone franz-go.
+func TestExporterCannotAbort(t *testing.T) {
+	pkgs, ok := deps(t, "internal/exporter")
+	if !ok {
+		t.Fatal("no internal/exporter package")
+	}
+	banned := []string{module + "/kafkaadmin", module + "/ui", module + "/views", module + "/internal/audit"}
+	for _, p := range pkgs {
+		if isFranzGo(p.ImportPath) || slices.ContainsFunc(banned, func(b string) bool {
+			return p.ImportPath == b || strings.HasPrefix(p.ImportPath, b+"/")
+		}) {
+			t.Errorf("internal/exporter depends on %s: it must not reach code that aborts", p.ImportPath)
+		}
+	}
+}

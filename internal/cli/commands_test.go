@@ -89,9 +89,9 @@ func TestFlagDoesNotApplyMessages(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"snapshot", "--refresh", "1s"}, "--refresh does not apply to snapshot (it goes with the UI, demo)"},
-		{[]string{"list", "--refresh", "1s"}, "--refresh does not apply to list (it goes with the UI, demo)"},
-		{[]string{"demo", "--headless", "--refresh", "1s"}, "--refresh does not apply to demo --headless: it runs the cluster without the UI (it goes with the UI, demo)"},
+		{[]string{"snapshot", "--refresh", "1s"}, "--refresh does not apply to snapshot (it goes with the UI, demo, exporter)"},
+		{[]string{"list", "--refresh", "1s"}, "--refresh does not apply to list (it goes with the UI, demo, exporter)"},
+		{[]string{"demo", "--headless", "--refresh", "1s"}, "--refresh does not apply to demo --headless: it runs the cluster without the UI (it goes with the UI, demo, exporter)"},
 		{[]string{"demo", "--headless", "--timeout", "1s"}, "--timeout does not apply to demo --headless: it runs the cluster without the UI (it goes with every other command)"},
 		{[]string{"demo", "--headless", "--read-only"}, "--read-only does not apply to demo --headless"},
 		{[]string{"snapshot", "--audit-log", "/tmp/a"}, "--audit-log does not apply to snapshot (it goes with the UI, demo, abort, force-terminate)"},

@@ -33,7 +33,9 @@ type config struct {
 	// since: snapshot replays the coordinators' log over it (zero: not).
 	since time.Duration
 	// history: "auto" follows the coordinators' log when it may, "polls" never.
-	history  string
+	history string
+	// listen: exporter's HOST:PORT.
+	listen   string
 	headless bool
 	help     bool
 	version  bool
@@ -56,8 +58,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
 	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT,...`")
-	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster, a `DURATION` of %s to %s: every refresh scans the whole cluster",
-		minRefresh, short(maxRefresh)))
+	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster (exporter: %s unless given), a `DURATION` of %s to %s: every refresh scans the whole cluster",
+		short(defaultExporterRefresh), minRefresh, short(maxRefresh)))
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",
 		short(kafkaadmin.MaxTimeout)))
 	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys and no abort dialogs; abort and force-terminate are refused")
@@ -69,6 +71,7 @@ func flagSet(c *config) *pflag.FlagSet {
 		"snapshot: also replay what the coordinators' log (__transaction_state, needs READ) still holds of the last `DURATION` (e.g. 1h, at most a year): every commit and abort, and who ended it")
 	fs.StringVar(&c.history, "history", "auto",
 		"where the UI's history comes from: `auto|polls`; auto follows the coordinators' log (__transaction_state) when READ on it is allowed, polls never reads it")
+	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
@@ -133,6 +136,9 @@ func parse(args []string) (config, error) {
 	}
 	if err := checkDurations(fs, c); err != nil {
 		return c, err
+	}
+	if c.cmd == cmdExporter && !fs.Changed("refresh") {
+		c.refresh = defaultExporterRefresh
 	}
 	// Without HOME or XDG_STATE_HOME there is no default: the commands that
 	// abort say so when they open it (audit.Log.Open); the others need none.

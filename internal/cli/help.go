@@ -103,6 +103,9 @@ func commandHelp(s spec) string {
 	connects := slices.Contains(s.flags, "bootstrap-server")
 	isCluster := func(name string) bool { return connects && slices.Contains(clusterFlags, name) }
 	own := flagsOf(s.flags, func(name string) bool { return !isCluster(name) })
+	if f := own.Lookup("refresh"); f != nil && s.cmd == cmdExporter {
+		f.DefValue = short(defaultExporterRefresh) // its own default, not the UI's
+	}
 	for _, name := range everywhere {
 		own.AddFlag(helpFlag(name))
 	}

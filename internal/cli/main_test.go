@@ -22,6 +22,7 @@ func defaults(cmd command) config {
 		auditLog:  audit.DefaultPath(),
 		output:    "table",
 		history:   "auto",
+		listen:    "127.0.0.1:10309",
 		one:       defaultOneShot(),
 	}
 }
@@ -50,6 +51,12 @@ func TestParse(t *testing.T) {
 		{[]string{"demo", "--headless"}, with(defaults(cmdDemo), func(c *config) { c.headless = true })},
 		{[]string{"demo", "--read-only", "--refresh", "1s"}, with(defaults(cmdDemo), func(c *config) { c.readOnly = true; c.refresh = time.Second })},
 		{[]string{"--", "snapshot"}, defaults(cmdSnapshot)},
+		// The exporter refreshes every 15 s unless told: a scrape interval.
+		{[]string{"exporter"}, with(defaults(cmdExporter), func(c *config) { c.refresh = 15 * time.Second })},
+		{[]string{"exporter", "--listen", ":0", "--refresh", "2s", "--history", "polls"}, with(defaults(cmdExporter), func(c *config) {
+			c.listen, c.refresh, c.history = ":0", 2*time.Second, "polls"
+		})},
+		{[]string{"exporter", "--listen", "[::1]:10309"}, with(defaults(cmdExporter), func(c *config) { c.listen, c.refresh = "[::1]:10309", 15*time.Second })},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -103,7 +110,15 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--headless"}, "--headless does not apply to the UI (it goes with demo, demo --headless)"},
 		{[]string{"snapshot", "--headless"}, "--headless does not apply to snapshot"},
 		{[]string{"demo", "-b", "k:9092"}, "--bootstrap-server does not apply to demo: it runs its own plaintext cluster (it goes with every other command)"},
-		{[]string{"status"}, `unknown command "status" (want demo, snapshot, list, describe, describe-producers, find-hanging, abort, force-terminate)`},
+		{[]string{"status"}, `unknown command "status" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate)`},
+		{[]string{"exporter", "--listen", "10309"}, `bad --listen "10309": want HOST:PORT (e.g. 127.0.0.1:10309)`},
+		{[]string{"exporter", "--listen", "localhost:http"}, `bad --listen "localhost:http": the port must be a number from 0 to 65535`},
+		{[]string{"exporter", "--listen", "localhost:70000"}, `the port must be a number from 0 to 65535`},
+		{[]string{"exporter", "--refresh", "1ms"}, "--refresh 1ms is shorter than the least allowed, 500ms"},
+		{[]string{"exporter", "--read-only"}, "--read-only does not apply to exporter"},
+		{[]string{"exporter", "--audit-log", "/tmp/a"}, "--audit-log does not apply to exporter"},
+		{[]string{"exporter", "-o", "json"}, "--output does not apply to exporter"},
+		{[]string{"--listen", "127.0.0.1:1"}, "--listen does not apply to the UI (it goes with exporter)"},
 		{[]string{"snapshot", "json"}, `unexpected argument "json" after snapshot`},
 		{[]string{"demo", "snapshot"}, `unexpected argument "snapshot" after demo`},
 		{[]string{"--read-only=maybe"}, `invalid argument "maybe" for "--read-only" flag`},

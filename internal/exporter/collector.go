@@ -1,0 +1,142 @@
+package exporter
+
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const ns = "txnscope_"
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(ns+name, help, labels, nil)
+}
+
+var (
+	upDesc          = desc("up", "1 when the last refresh of the cluster succeeded, else 0.")
+	durationDesc    = desc("refresh_duration_seconds", "How long the last successful refresh took.")
+	errorsDesc      = desc("refresh_errors_total", "Refreshes that failed since the exporter started.")
+	lastDesc        = desc("last_refresh_timestamp_seconds", "When the last successful refresh ended, in Unix seconds.")
+	buildDesc       = desc("build_info", "Always 1; the labels name the build.", "version", "goversion")
+	statesDesc      = desc("transactions", "Transactions the coordinators list, by state.", "state")
+	ageDesc         = desc("transaction_open_age_seconds", "Age of an open transaction (open ids only).", "transactional_id", "job")
+	ratioDesc       = desc("transaction_open_timeout_ratio", "Age of an open transaction divided by its timeout (open ids only).", "transactional_id", "job")
+	oldestDesc      = desc("oldest_open_transaction_age_seconds", "Age of the oldest open transaction, 0 when none is open.")
+	lingerDesc      = desc("job_lingering_transactions", "Open transactions a job's crashed attempts left behind.", "job", "family")
+	jobRatioDesc    = desc("job_open_timeout_ratio_max", "The largest age ÷ timeout of a job's open transactions.", "job", "family")
+	sinceCommitDesc = desc("job_seconds_since_last_commit", "Seconds since one of the job's ids was last seen to commit.", "job", "family")
+	fencesDesc      = desc("job_fences_total", "Aborts a job's producers did not make (fenced, force-terminated, timed out) seen since the exporter started.", "job", "family")
+	abortsDesc      = desc("job_aborts_total", "Aborts of a job's transactions seen since the exporter started.", "job", "family")
+	pinnedForDesc   = desc("partition_pinned_seconds", "How long a partition's LSO has been pinned (pinned partitions only).", "topic", "partition")
+	heldDesc        = desc("partition_records_held_back", "Records between a pinned partition's LSO and its high watermark.", "topic", "partition")
+	pinnedDesc      = desc("partitions_pinned", "Partitions whose LSO an open transaction holds below the high watermark.")
+	hangingDesc     = desc("partitions_hanging", "Pinned partitions no coordinator will ever release.")
+	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only).", "group")
+	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "job")
+)
+
+// status is how the refreshes go, besides their values.
+type status struct {
+	up        bool
+	took      time.Duration
+	errors    float64
+	last      time.Time // the last successful refresh
+	lastErr   string
+	refreshed bool // a refresh succeeded once: the values are real
+}
+
+// collector serves the latest refresh's values. The refresh loop swaps them
+// in under mu; a scrape reads them under it and never waits on the cluster.
+type collector struct {
+	mu       sync.Mutex
+	v        Values
+	counters *Counters
+	st       status
+	version  string
+}
+
+func newCollector(version string) *collector {
+	return &collector{counters: NewCounters(), version: version}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
+		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, abortsDesc,
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge(upDesc, b2f(c.st.up))
+	counter(errorsDesc, c.st.errors)
+	gauge(buildDesc, 1, c.version, runtime.Version())
+	for k, n := range c.counters.Fences {
+		counter(fencesDesc, n, k.Job, k.Family)
+	}
+	for k, n := range c.counters.Aborts {
+		counter(abortsDesc, n, k.Job, k.Family)
+	}
+	if !c.st.refreshed {
+		return // no values yet: no zeros that would read as "all is well"
+	}
+	gauge(durationDesc, c.st.took.Seconds())
+	gauge(lastDesc, float64(c.st.last.UnixMilli())/1000)
+	c.collectValues(gauge)
+}
+
+func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...string)) {
+	v := &c.v
+	for st, n := range v.States {
+		gauge(statesDesc, float64(n), string(st))
+	}
+	for _, o := range v.Open {
+		gauge(ageDesc, o.Age.Seconds(), o.ID, o.Job)
+		if o.HasRatio {
+			gauge(ratioDesc, o.Ratio, o.ID, o.Job)
+		}
+	}
+	gauge(oldestDesc, v.OldestOpen.Seconds())
+	shared := map[string]bool{}
+	for _, j := range v.Jobs {
+		gauge(lingerDesc, float64(j.Lingering), j.Job, j.Family)
+		if j.HasRatio {
+			gauge(jobRatioDesc, j.MaxRatio, j.Job, j.Family)
+		}
+		if j.HasCommit {
+			gauge(sinceCommitDesc, j.SinceCommit.Seconds(), j.Job, j.Family)
+		}
+		if j.Shared && !shared[j.Job] {
+			shared[j.Job] = true
+			gauge(sharedDesc, 1, j.Job)
+		}
+	}
+	for _, p := range v.Pins {
+		part := strconv.Itoa(int(p.Partition))
+		gauge(pinnedForDesc, p.PinnedFor.Seconds(), p.Topic, part)
+		gauge(heldDesc, float64(p.HeldBack), p.Topic, part)
+	}
+	gauge(pinnedDesc, float64(v.Pinned))
+	gauge(hangingDesc, float64(v.Hanging))
+	for _, g := range v.Groups {
+		gauge(stuckDesc, g.StuckFor.Seconds(), g.Group)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,106 @@
+package exporter
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
+	"github.com/txnscope/txnscope/model"
+)
+
+func flinkTxn(id string, st model.State, pid int64, age time.Duration, at time.Time) model.Txn {
+	t := model.Txn{ID: id, State: st, ProducerID: pid, TimeoutMs: 600000, Described: true}
+	if st.Open() {
+		t.StartUnixMs = at.Add(-age).UnixMilli()
+	}
+	return t
+}
+
+// sinkSnapshot is a Flink sink whose subtask 0 committed checkpoint 6 while
+// checkpoint 5's transaction is still open: a crashed attempt's leftover.
+func sinkSnapshot(at time.Time) *model.Snapshot {
+	s := &model.Snapshot{TakenAt: at, Brokers: 1, Txns: []model.Txn{
+		flinkTxn("sink-0-5", model.Ongoing, 1, 2*time.Minute, at),
+		flinkTxn("sink-0-6", model.CompleteCommit, 2, 0, at),
+		flinkTxn("sink-1-6", model.Ongoing, 3, time.Minute, at),
+	}}
+	s.Sort()
+	return s
+}
+
+// TestJobSeries: lingering transactions, the largest timeout ratio and the
+// time since the last commit, per job.
+func TestJobSeries(t *testing.T) {
+	e, a, c := newTest()
+	refresh(t, e, a, sinkSnapshot(uitest.T0))
+	c.t = uitest.T0.Add(45 * time.Second)
+	refresh(t, e, a, sinkSnapshot(uitest.T0)) // the same state, 45 s later
+	got := series(t, e)
+	want := map[string]float64{
+		`txnscope_job_lingering_transactions{family="flink",job="sink"}`: 1,
+		`txnscope_job_open_timeout_ratio_max{family="flink",job="sink"}`: (2*60 + 45) / 600.0,
+		// The baseline saw sink-0-6 committed at the first refresh.
+		`txnscope_job_seconds_since_last_commit{family="flink",job="sink"}`: 45,
+	}
+	for _, name := range []string{"txnscope_job_lingering_transactions", "txnscope_job_open_timeout_ratio_max", "txnscope_job_seconds_since_last_commit"} {
+		g, w := named(got, name), named(want, name)
+		if !maps.Equal(g, w) {
+			t.Errorf("%s: got %v, want %v", name, g, w)
+		}
+	}
+}
+
+// TestCollectorJobFlags: a job's prefix collision is one series while
+// flagged, none otherwise; no commit known means no since-commit series.
+func TestCollectorJobFlags(t *testing.T) {
+	e, _, _ := newTest()
+	e.c.st = status{up: true, refreshed: true, last: uitest.T0}
+	e.c.v = Values{States: map[model.State]int{}, Jobs: []JobValues{
+		{Job: "a", Family: "flink", Shared: true},
+		{Job: "a", Family: "streams", Shared: true},
+		{Job: "b", Family: "flink"},
+	}}
+	got := series(t, e)
+	if g, w := named(got, "txnscope_prefix_shared"), map[string]float64{`txnscope_prefix_shared{job="a"}`: 1}; !maps.Equal(g, w) {
+		t.Errorf("prefix_shared: got %v, want %v", g, w)
+	}
+	if g := named(got, "txnscope_job_seconds_since_last_commit"); len(g) != 0 {
+		t.Errorf("since_last_commit without a commit: %v", g)
+	}
+}
+
+// TestCountersOnlyGrow: fences and aborts are counted from the events as
+// they arrive (the coordinators' log here), and stay when the ids go.
+func TestCountersOnlyGrow(t *testing.T) {
+	e, a, c := newTest()
+	refresh(t, e, a, sinkSnapshot(uitest.T0))
+	logged := func(at time.Time, evs ...model.Event) *model.Snapshot {
+		s := sinkSnapshot(at)
+		s.Source = model.Source{Log: true}
+		s.Events = evs
+		return s
+	}
+	ev := func(id string, k model.EventKind, revises bool) model.Event {
+		return model.Event{At: c.t, ID: id, Kind: k, Revises: revises}
+	}
+	steps := []struct {
+		evs            []model.Event
+		fences, aborts float64
+	}{
+		{[]model.Event{ev("sink-0-5", model.Fenced, false), ev("sink-1-6", model.Aborted, false), ev("sink-0-6", model.Committed, false)}, 1, 2},
+		{[]model.Event{ev("sink-1-7", model.TimedOut, false), ev("sink-1-6", model.Fenced, true)}, 3, 3},
+		{nil, 3, 3}, // nothing new, and the counts stay
+	}
+	for i, st := range steps {
+		c.t = c.t.Add(15 * time.Second)
+		refresh(t, e, a, logged(c.t, st.evs...))
+		got := series(t, e)
+		if f := got[`txnscope_job_fences_total{family="flink",job="sink"}`]; f != st.fences {
+			t.Errorf("step %d: fences %v, want %v", i, f, st.fences)
+		}
+		if n := got[`txnscope_job_aborts_total{family="flink",job="sink"}`]; n != st.aborts {
+			t.Errorf("step %d: aborts %v, want %v", i, n, st.aborts)
+		}
+	}
+}

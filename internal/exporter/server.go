@@ -1,0 +1,245 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// Admin is the part of kafkaadmin.Client the exporter uses: reading only.
+// Nothing that aborts is reachable through it (arch_test.go checks the
+// package does not call kafkaadmin's Execute either).
+type Admin interface {
+	Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapshot, error)
+}
+
+// historySize is the UI's: the history of ids each keeps the same.
+const historySize = 2000
+
+// Options configure an Exporter.
+type Options struct {
+	Admin   Admin
+	Refresh time.Duration
+	Version string
+	Now     func() time.Time // nil: time.Now
+}
+
+// Exporter refreshes as the UI does and serves the result.
+type Exporter struct {
+	o     Options
+	c     *collector
+	reg   *prometheus.Registry
+	prev  *model.Snapshot
+	hist  *model.History
+	track *model.PinTracker
+	// soon: the first poll only lists (kafkaadmin.Client.Poll), and the
+	// next one describes every open id: it runs at once, not an interval
+	// later, so that the ages are there by the first scrapes.
+	soon bool
+	// failures are the failed refreshes in a row, for the backoff.
+	failures int
+}
+
+// New makes an exporter with its own registry: the process's default one
+// would add Go runtime series nobody asked this tool for.
+func New(o Options) *Exporter {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	e := &Exporter{o: o, c: newCollector(o.Version), reg: prometheus.NewRegistry(),
+		hist: model.NewHistory(historySize), track: model.NewPinTracker()}
+	e.reg.MustRegister(e.c)
+	return e
+}
+
+// Refresh reads the cluster once and makes the result current. A failure
+// sets up to 0 and counts an error; the values of the last good refresh
+// stay, with their timestamp telling how old they are.
+func (e *Exporter) Refresh(ctx context.Context) error {
+	start := e.o.Now()
+	next, err := e.o.Admin.Poll(ctx, e.prev)
+	if err == nil && next == nil {
+		err = errors.New("the cluster returned no snapshot")
+	}
+	if err != nil {
+		e.failures++
+		e.c.mu.Lock()
+		e.c.st.up, e.c.st.lastErr = false, err.Error()
+		e.c.st.errors++
+		e.c.mu.Unlock()
+		return err
+	}
+	prev := e.prev
+	if prev != nil && next != prev && !next.Source.Log {
+		model.ShareStrings(prev, next)
+	}
+	evs := eventsOf(prev, next)
+	if prev == nil {
+		e.hist.Baseline(next) // nothing was seen before the first snapshot
+	} else {
+		e.hist.Add(evs)
+		e.hist.Forget(next)
+	}
+	e.track.Observe(next)
+	now := e.o.Now()
+	v := Compute(next, e.hist, e.track, now)
+	e.prev = next
+	e.failures = 0
+	e.soon = prev == nil && openPending(next)
+	e.c.mu.Lock()
+	e.c.v = v
+	e.c.counters.Add(evs)
+	e.c.st = status{up: true, took: now.Sub(start), errors: e.c.st.errors, last: now, refreshed: true}
+	e.c.mu.Unlock()
+	return nil
+}
+
+// eventsOf is ui/poll.go's rule: the coordinators' log's events when it is
+// next's source, else the Diff of the two polls; none for the first.
+func eventsOf(prev, next *model.Snapshot) []model.Event {
+	if prev == nil {
+		return nil
+	}
+	if next.Source.Log {
+		return next.Events
+	}
+	return model.Diff(prev, next)
+}
+
+func openPending(s *model.Snapshot) bool {
+	for i := range s.Txns {
+		if s.Txns[i].Pending && s.Txns[i].State.Open() {
+			return true
+		}
+	}
+	return false
+}
+
+// logFollower is an Admin following the coordinators' log
+// (kafkaadmin.Client.LogLive): once read, a refresh makes history exact.
+type logFollower interface{ LogLive() <-chan struct{} }
+
+// Run refreshes every interval until ctx ends. A failed refresh is tried
+// again at the next interval: a broker gone away is never fatal.
+func (e *Exporter) Run(ctx context.Context) {
+	var live <-chan struct{}
+	if l, ok := e.o.Admin.(logFollower); ok {
+		live = l.LogLive()
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-live:
+			live = nil
+		case <-t.C:
+		}
+		e.Refresh(ctx) //nolint:errcheck // counted in the metrics, told by /healthz
+		switch {
+		case e.soon:
+			t.Reset(0)
+		case e.failures > 0:
+			t.Reset(backoff(e.o.Refresh, e.failures))
+		default:
+			t.Reset(e.o.Refresh)
+		}
+	}
+}
+
+// maxBackoff caps the wait between refreshes while they fail, as the UI's.
+const maxBackoff = 30 * time.Second
+
+// backoff is the wait after n failed refreshes in a row: the interval,
+// doubled from the second failure on, up to maxBackoff (or the interval,
+// when that is longer). A struggling cluster is not scanned back to back,
+// and /healthz, which allows 3 intervals, turns 503 meanwhile.
+func backoff(interval time.Duration, n int) time.Duration {
+	d := interval
+	for i := 1; i < n && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return max(min(d, maxBackoff), interval)
+}
+
+// Handler serves /metrics and /healthz.
+func (e *Exporter) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	mux.HandleFunc("/healthz", e.healthz)
+	return mux
+}
+
+// healthz is ok while a refresh succeeded within 3 intervals.
+func (e *Exporter) healthz(w http.ResponseWriter, _ *http.Request) {
+	reason := e.unhealthy()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if reason == "" {
+		fmt.Fprintln(w, "ok")
+		return
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintln(w, reason)
+}
+
+func (e *Exporter) unhealthy() string {
+	e.c.mu.Lock()
+	st := e.c.st
+	e.c.mu.Unlock()
+	why := ""
+	if st.lastErr != "" {
+		why = ": " + oneLine(st.lastErr)
+	}
+	if !st.refreshed {
+		return "no refresh has succeeded yet" + why
+	}
+	if ago := e.o.Now().Sub(st.last); ago > 3*e.o.Refresh {
+		return fmt.Sprintf("the last successful refresh was %s ago (refresh every %s)%s", ago.Round(time.Second), e.o.Refresh, why)
+	}
+	return ""
+}
+
+func oneLine(s string) string {
+	for i, r := range s {
+		if r == '\n' || r == '\r' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// Serve refreshes and serves on ln until ctx ends, then lets the scrapes in
+// flight finish (5 s at most).
+func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx)
+	}()
+	stopped := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		stopped <- srv.Shutdown(sctx)
+	}()
+	err := srv.Serve(ln)
+	cancel()
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return <-stopped
+	}
+	return err
+}

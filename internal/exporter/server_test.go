@@ -1,0 +1,181 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
+)
+
+func get(t *testing.T, h http.Handler, path, accept string) (int, string, string) {
+	t.Helper()
+	req := httptest.NewRequest("GET", path, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	b, _ := io.ReadAll(rec.Body)
+	return rec.Code, rec.Header().Get("Content-Type"), string(b)
+}
+
+// TestMetricsFormats: /metrics answers Prometheus text by default and
+// OpenMetrics when asked, with the same series.
+func TestMetricsFormats(t *testing.T) {
+	e, a, _ := newTest()
+	refresh(t, e, a, uitest.Snapshot(uitest.T0))
+	line := `txnscope_transaction_open_age_seconds{job="crashed-job",transactional_id="crashed-job-0-7"} 70`
+	cases := []struct {
+		name, accept, ctype string
+		has                 []string
+	}{
+		{"text", "", "text/plain; version=0.0.4", []string{line, "# TYPE txnscope_refresh_errors_total counter", "txnscope_up 1"}},
+		{"openmetrics", "application/openmetrics-text; version=1.0.0", "application/openmetrics-text",
+			[]string{line, "# TYPE txnscope_refresh_errors counter", "txnscope_refresh_errors_total 0", "txnscope_up 1", "# EOF"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, ctype, body := get(t, e.Handler(), "/metrics", tc.accept)
+			if code != 200 || !strings.HasPrefix(ctype, tc.ctype) {
+				t.Fatalf("%d %q", code, ctype)
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(body, s) {
+					t.Errorf("no %q in\n%s", s, body)
+				}
+			}
+		})
+	}
+}
+
+// TestHealthAndFailures: /healthz is ok while a refresh succeeded within 3
+// intervals; a failing cluster sets up to 0, counts errors, keeps the last
+// values, and is tried again.
+func TestHealthAndFailures(t *testing.T) {
+	e, a, c := newTest()
+	a.Fail(errors.New("dial tcp 127.0.0.1:9092: connection refused"))
+	if e.Refresh(context.Background()) == nil {
+		t.Fatal("no error")
+	}
+	code, _, body := get(t, e.Handler(), "/healthz", "")
+	if code != 503 || body != "no refresh has succeeded yet: dial tcp 127.0.0.1:9092: connection refused\n" {
+		t.Errorf("before any success: %d %q", code, body)
+	}
+	s := series(t, e)
+	if s["txnscope_up"] != 0 || s["txnscope_refresh_errors_total"] != 1 || len(named(s, "txnscope_transactions")) != 0 {
+		t.Errorf("before any success: %v", s)
+	}
+
+	refresh(t, e, a, uitest.Snapshot(uitest.T0))
+	if code, _, body := get(t, e.Handler(), "/healthz", ""); code != 200 || body != "ok\n" {
+		t.Errorf("after a success: %d %q", code, body)
+	}
+
+	a.Fail(errors.New("broker went away"))
+	for range 3 {
+		c.t = c.t.Add(15 * time.Second)
+		e.Refresh(context.Background()) //nolint:errcheck
+	}
+	if code, _, _ := get(t, e.Handler(), "/healthz", ""); code != 200 {
+		t.Errorf("3 intervals after the last success: %d, want 200", code)
+	}
+	c.t = c.t.Add(time.Second)
+	code, _, body = get(t, e.Handler(), "/healthz", "")
+	if code != 503 || body != "the last successful refresh was 46s ago (refresh every 15s): broker went away\n" {
+		t.Errorf("past 3 intervals: %d %q", code, body)
+	}
+	s = series(t, e)
+	if s["txnscope_up"] != 0 || s["txnscope_refresh_errors_total"] != 4 || s[`txnscope_transactions{state="Ongoing"}`] != 6 {
+		t.Errorf("failing: up %v errors %v ongoing %v", s["txnscope_up"], s["txnscope_refresh_errors_total"], s[`txnscope_transactions{state="Ongoing"}`])
+	}
+}
+
+// TestServeShutsDown: Serve refreshes at once, serves, and returns when
+// its context ends.
+func TestServeShutsDown(t *testing.T) {
+	a := &uitest.Admin{}
+	a.Push(uitest.Snapshot(uitest.T0))
+	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String() + "/healthz"
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r, err := http.Get(url)
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not healthy: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+}
+
+// TestFirstPollDescribedAtOnce: the first poll lists an open id without
+// describing it; the exporter polls again at once, not an interval (an hour
+// here) later, so its age is served.
+func TestFirstPollDescribedAtOnce(t *testing.T) {
+	a := &uitest.Admin{}
+	listed := uitest.Snapshot(uitest.T0)
+	for i := range listed.Txns {
+		listed.Txns[i].Pending, listed.Txns[i].StartUnixMs = true, 0
+	}
+	a.Push(listed)
+	a.Push(uitest.Snapshot(uitest.T0))
+	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", Now: func() time.Time { return uitest.T0 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(named(series(t, e), "txnscope_transaction_open_age_seconds")) != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ages after the first poll: %v", named(series(t, e), "txnscope_transaction_open_age_seconds"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		interval time.Duration
+		n        int
+		want     time.Duration
+	}{
+		{15 * time.Second, 1, 15 * time.Second},
+		{15 * time.Second, 2, 30 * time.Second},
+		{15 * time.Second, 9, 30 * time.Second},
+		{2 * time.Second, 3, 8 * time.Second},
+		{2 * time.Second, 40, 30 * time.Second},
+		{time.Minute, 5, time.Minute}, // never shorter than the interval
+	} {
+		if got := backoff(tc.interval, tc.n); got != tc.want {
+			t.Errorf("backoff(%s, %d) = %s, want %s", tc.interval, tc.n, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+// Package exporter serves what txnscope works out every refresh as
+// Prometheus metrics. This file is the arithmetic, without I/O: the values
+// of one refresh, from the same model functions the UI's screens use, so an
+// alert and the UI tell the same story.
+package exporter
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// Values are the gauges of one refresh.
+type Values struct {
+	// States counts the transactions by state, as the header does.
+	States map[model.State]int
+	// Open are the open transactions with a known start: the only id-level
+	// series, so that an idle fleet of 100k ids costs nothing.
+	Open []OpenTxn
+	// OldestOpen is the age of the oldest open transaction (0: none).
+	OldestOpen time.Duration
+	Jobs       []JobValues
+	// Pins are the pinned partitions, as the partitions screen lists them.
+	Pins            []PinValues
+	Pinned, Hanging int
+	// Groups are the read_committed groups stuck behind a pin, as the groups
+	// screen lists them.
+	Groups []GroupValues
+}
+
+// OpenTxn is one open transaction.
+type OpenTxn struct {
+	ID, Job  string
+	Age      time.Duration
+	Ratio    float64 // age ÷ timeout
+	HasRatio bool    // the timeout is known
+}
+
+// JobValues are one job's figures, as the jobs screen shows them.
+type JobValues struct {
+	Job, Family string
+	Lingering   int
+	MaxRatio    float64 // the largest age ÷ timeout of its open ids
+	HasRatio    bool
+	// SinceCommit is the time since History last saw one of its ids commit.
+	SinceCommit time.Duration
+	HasCommit   bool
+	Shared      bool // its prefix is taken over by two jobs (Collision)
+}
+
+// PinValues is one pinned partition.
+type PinValues struct {
+	model.TopicPartition
+	PinnedFor time.Duration
+	HeldBack  int64 // HWM − LSO: what read_committed readers cannot see yet
+}
+
+// GroupValues is one stuck group.
+type GroupValues struct {
+	Group    string
+	StuckFor time.Duration
+}
+
+// Compute works out the values of snapshot s with history h at now; tr is
+// the pin tracker that has observed every snapshot so far (s included), as
+// the UI keeps one, so that "pinned for" counts from the first sighting.
+func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time.Time) Values {
+	v := Values{States: map[model.State]int{}}
+	if s == nil {
+		return v
+	}
+	// Ongoing is always there, as in the header: a rule on it must see 0,
+	// not no series, once the last transaction ends.
+	v.States[model.Ongoing] = 0
+	for st, n := range s.StateCounts() {
+		v.States[st] = n
+	}
+	v.Open = openTxns(s, now)
+	if t, ok := s.OldestOpen(); ok {
+		v.OldestOpen, _ = t.Age(now)
+	}
+	byPID := model.ProducersOn(s)
+	pins := model.PinsOf(s, byPID, tr, now)
+	v.Pinned = len(pins)
+	for i := range pins {
+		p := &pins[i]
+		if p.Hanging {
+			v.Hanging++
+		}
+		pv := PinValues{TopicPartition: p.TopicPartition, PinnedFor: p.PinnedFor(now)}
+		if p.HighWatermark >= 0 && p.LastStableOffset >= 0 {
+			pv.HeldBack = p.HighWatermark - p.LastStableOffset
+		}
+		v.Pins = append(v.Pins, pv)
+	}
+	for _, g := range model.BlockedGroups(pins) {
+		v.Groups = append(v.Groups, GroupValues{Group: g.Group, StuckFor: max(now.Sub(g.Since), 0)})
+	}
+	v.Jobs = jobValues(model.Group(s, pins).Jobs(h, now), v.Open, now)
+	return v
+}
+
+func openTxns(s *model.Snapshot, now time.Time) []OpenTxn {
+	var out []OpenTxn
+	for i := range s.Txns {
+		t := &s.Txns[i]
+		age, ok := t.Age(now)
+		if !ok {
+			continue
+		}
+		o := OpenTxn{ID: t.ID, Job: jobName(model.JobOf(t.ID).Job), Age: age}
+		o.Ratio, o.HasRatio = t.Ratio(now)
+		out = append(out, o)
+	}
+	return out
+}
+
+// jobValues is each job's figures; the largest ratio is over its open ids,
+// whose timeouts may differ, so it is not the oldest one's.
+func jobValues(jobs []model.Job, open []OpenTxn, now time.Time) []JobValues {
+	type key struct{ job, family string }
+	out := make([]JobValues, 0, len(jobs))
+	maxOf := map[key]float64{}
+	has := map[key]bool{}
+	for _, o := range open {
+		if !o.HasRatio {
+			continue
+		}
+		k := key{o.Job, string(model.JobOf(o.ID).Job.Family)} // o.Job is jobName already
+		if !has[k] || o.Ratio > maxOf[k] {
+			maxOf[k], has[k] = o.Ratio, true
+		}
+	}
+	for _, j := range jobs {
+		k := key{jobName(j.ID), string(j.ID.Family)}
+		jv := JobValues{Job: k.job, Family: k.family, Lingering: len(j.Lingering), Shared: j.Shared}
+		jv.MaxRatio, jv.HasRatio = maxOf[k], has[k]
+		if !j.LastCommit.IsZero() {
+			jv.SinceCommit, jv.HasCommit = max(now.Sub(j.LastCommit), 0), true
+		}
+		out = append(out, jv)
+	}
+	slices.SortFunc(out, func(a, b JobValues) int {
+		return cmp.Or(cmp.Compare(a.Family, b.Family), cmp.Compare(a.Job, b.Job))
+	})
+	return out
+}
+
+// jobName is a job's label, as the jobs screen names it: the ids of no
+// family are one job, "other".
+func jobName(id model.JobID) string {
+	if id.Family == model.OtherFamily {
+		return "other"
+	}
+	return id.Name
+}
