@@ -3,8 +3,11 @@
 package rules
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -88,4 +91,65 @@ func matches(re *regexp.Regexp, s string) map[string]bool {
 		out[m[1]] = true
 	}
 	return out
+}
+
+// dashboardExprs is every query of the Grafana dashboard, with its $instance variable at its All value.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	var d struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal([]byte(read(t, "grafana-dashboard.json")), &d); err != nil {
+		t.Fatalf("grafana-dashboard.json: %v", err)
+	}
+	var out []string
+	for _, p := range d.Panels {
+		for _, q := range p.Targets {
+			out = append(out, strings.ReplaceAll(q.Expr, "$instance", ".*"))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("grafana-dashboard.json: no query")
+	}
+	return out
+}
+
+// Each dashboard query is handed to promtool as a recording rule, so that PromQL's own parser judges it.
+func TestDashboardQueriesParse(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("groups:\n  - name: dashboard\n    rules:\n")
+	for i, e := range dashboardExprs(t) {
+		fmt.Fprintf(&b, "      - record: dashboard:query%d\n        expr: %q\n", i, e)
+	}
+	f := filepath.Join(t.TempDir(), "dashboard-rules.yml")
+	if err := os.WriteFile(f, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promtool(t, "check", "rules", f)
+}
+
+var (
+	metricRe = regexp.MustCompile(`txnscope_[a-z_]+`)
+	// a row of docs/alerting.md's metric table
+	docRowRe = regexp.MustCompile("^\\| `(txnscope_[a-z_]+)`")
+)
+
+// A metric the rules or the dashboard use must be one docs/alerting.md lists, i.e. one the exporter
+// promises; a typo would otherwise make an alert that can never fire.
+func TestMetricsUsedAreDocumented(t *testing.T) {
+	documented := map[string]bool{}
+	for _, line := range strings.Split(read(t, filepath.Join("..", "..", "docs", "alerting.md")), "\n") {
+		if m := docRowRe.FindStringSubmatch(line); m != nil {
+			documented[m[1]] = true
+		}
+	}
+	used := append(metricRe.FindAllString(read(t, "alerts.yml"), -1), metricRe.FindAllString(strings.Join(dashboardExprs(t), "\n"), -1)...)
+	for _, m := range used {
+		if !documented[m] {
+			t.Errorf("%s is used but not in docs/alerting.md's metric table", m)
+		}
+	}
 }
