@@ -102,10 +102,10 @@ func TestExporterOnKfake(t *testing.T) {
 	kafkatest.OpenTxn(t, boot, "pay-sink-0-3", "payments", time.Minute)
 	base, stop, stderr := startExporter(t, "-b", strings.Join(boot, ","), "--refresh", "500ms", "--timeout", "5s")
 	body := waitFor(t, base+"/metrics", func(_ int, body string) bool {
-		return strings.Contains(body, `txnscope_transaction_open_age_seconds{job="pay-sink",transactional_id="pay-sink-0-3"}`)
+		return strings.Contains(body, `txnscope_transaction_open_age_seconds{transactional_id="pay-sink-0-3",txn_job="pay-sink"}`)
 	})
 	for _, want := range []string{"txnscope_up 1", `txnscope_transactions{state="Ongoing"} 1`, "txnscope_partitions_pinned 1",
-		`txnscope_transaction_open_timeout_ratio{job="pay-sink",transactional_id="pay-sink-0-3"}`} {
+		`txnscope_transaction_open_timeout_ratio{transactional_id="pay-sink-0-3",txn_job="pay-sink"}`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %q in\n%s", want, body)
 		}

@@ -38,10 +38,10 @@ func TestJobSeries(t *testing.T) {
 	refresh(t, e, a, sinkSnapshot(uitest.T0)) // the same state, 45 s later
 	got := series(t, e)
 	want := map[string]float64{
-		`txnscope_job_lingering_transactions{family="flink",job="sink"}`: 1,
-		`txnscope_job_open_timeout_ratio_max{family="flink",job="sink"}`: (2*60 + 45) / 600.0,
+		`txnscope_job_lingering_transactions{family="flink",txn_job="sink"}`: 1,
+		`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="sink"}`: (2*60 + 45) / 600.0,
 		// The baseline saw sink-0-6 committed at the first refresh.
-		`txnscope_job_seconds_since_last_commit{family="flink",job="sink"}`: 45,
+		`txnscope_job_seconds_since_last_commit{family="flink",txn_job="sink"}`: 45,
 	}
 	for _, name := range []string{"txnscope_job_lingering_transactions", "txnscope_job_open_timeout_ratio_max", "txnscope_job_seconds_since_last_commit"} {
 		g, w := named(got, name), named(want, name)
@@ -62,7 +62,7 @@ func TestCollectorJobFlags(t *testing.T) {
 		{Job: "b", Family: "flink"},
 	}}
 	got := series(t, e)
-	if g, w := named(got, "txnscope_prefix_shared"), map[string]float64{`txnscope_prefix_shared{job="a"}`: 1}; !maps.Equal(g, w) {
+	if g, w := named(got, "txnscope_prefix_shared"), map[string]float64{`txnscope_prefix_shared{txn_job="a"}`: 1}; !maps.Equal(g, w) {
 		t.Errorf("prefix_shared: got %v, want %v", g, w)
 	}
 	if g := named(got, "txnscope_job_seconds_since_last_commit"); len(g) != 0 {
@@ -96,10 +96,10 @@ func TestCountersOnlyGrow(t *testing.T) {
 		c.t = c.t.Add(15 * time.Second)
 		refresh(t, e, a, logged(c.t, st.evs...))
 		got := series(t, e)
-		if f := got[`txnscope_job_fences_total{family="flink",job="sink"}`]; f != st.fences {
+		if f := got[`txnscope_job_fences_total{family="flink",txn_job="sink"}`]; f != st.fences {
 			t.Errorf("step %d: fences %v, want %v", i, f, st.fences)
 		}
-		if n := got[`txnscope_job_aborts_total{family="flink",job="sink"}`]; n != st.aborts {
+		if n := got[`txnscope_job_aborts_total{family="flink",txn_job="sink"}`]; n != st.aborts {
 			t.Errorf("step %d: aborts %v, want %v", i, n, st.aborts)
 		}
 	}

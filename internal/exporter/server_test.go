@@ -31,7 +31,7 @@ func get(t *testing.T, h http.Handler, path, accept string) (int, string, string
 func TestMetricsFormats(t *testing.T) {
 	e, a, _ := newTest()
 	refresh(t, e, a, uitest.Snapshot(uitest.T0))
-	line := `txnscope_transaction_open_age_seconds{job="crashed-job",transactional_id="crashed-job-0-7"} 70`
+	line := `txnscope_transaction_open_age_seconds{transactional_id="crashed-job-0-7",txn_job="crashed-job"} 70`
 	cases := []struct {
 		name, accept, ctype string
 		has                 []string

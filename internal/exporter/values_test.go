@@ -35,18 +35,18 @@ func TestFixtureSeries(t *testing.T) {
 		}},
 		// The undescribed payments-tx-secret has no start: no age series.
 		{"txnscope_transaction_open_age_seconds", map[string]float64{
-			`txnscope_transaction_open_age_seconds{job="other",transactional_id="long-runner"}`:                          540,
-			`txnscope_transaction_open_age_seconds{job="crashed-job",transactional_id="crashed-job-0-7"}`:                70,
-			`txnscope_transaction_open_age_seconds{job="fenced-job",transactional_id="fenced-job-0-3"}`:                  20,
-			`txnscope_transaction_open_age_seconds{job="orders-enricher-v1",transactional_id="orders-enricher-v1-0-41"}`: 12,
-			`txnscope_transaction_open_age_seconds{job="orders-enricher-v1",transactional_id="orders-enricher-v1-1-41"}`: 35,
-			`txnscope_transaction_open_age_seconds{job="orders-enricher-v1",transactional_id="orders-enricher-v1-2-41"}`: 57,
+			`txnscope_transaction_open_age_seconds{transactional_id="long-runner",txn_job="other"}`:                          540,
+			`txnscope_transaction_open_age_seconds{transactional_id="crashed-job-0-7",txn_job="crashed-job"}`:                70,
+			`txnscope_transaction_open_age_seconds{transactional_id="fenced-job-0-3",txn_job="fenced-job"}`:                  20,
+			`txnscope_transaction_open_age_seconds{transactional_id="orders-enricher-v1-0-41",txn_job="orders-enricher-v1"}`: 12,
+			`txnscope_transaction_open_age_seconds{transactional_id="orders-enricher-v1-1-41",txn_job="orders-enricher-v1"}`: 35,
+			`txnscope_transaction_open_age_seconds{transactional_id="orders-enricher-v1-2-41",txn_job="orders-enricher-v1"}`: 57,
 		}},
 		{"txnscope_job_open_timeout_ratio_max", map[string]float64{
-			`txnscope_job_open_timeout_ratio_max{family="flink",job="crashed-job"}`:        70.0 / 60,
-			`txnscope_job_open_timeout_ratio_max{family="flink",job="fenced-job"}`:         20.0 / 60,
-			`txnscope_job_open_timeout_ratio_max{family="flink",job="orders-enricher-v1"}`: 57.0 / 60,
-			`txnscope_job_open_timeout_ratio_max{family="other",job="other"}`:              9.0 / 15,
+			`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="crashed-job"}`:        70.0 / 60,
+			`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="fenced-job"}`:         20.0 / 60,
+			`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="orders-enricher-v1"}`: 57.0 / 60,
+			`txnscope_job_open_timeout_ratio_max{family="other",txn_job="other"}`:              9.0 / 15,
 		}},
 		{"txnscope_oldest_open_transaction_age_seconds", map[string]float64{"txnscope_oldest_open_transaction_age_seconds": 540}},
 		// Pinned since the first refresh, 30 s ago.
