@@ -26,7 +26,7 @@ const prometheusBin = "/usr/bin/prometheus"
 
 // TestPrometheusAlertNearTimeout: a real Prometheus server scrapes the built `txnscope exporter`
 // every second and evaluates the unmodified deploy/prometheus/alerts.yml. A real transaction with a
-// 70 s timeout, left open by its producer under a Flink KafkaSink id, makes TransactionNearTimeout
+// 70 s timeout, left open by the Java Flink-like sink killed mid-checkpoint, makes TransactionNearTimeout
 // go pending once past 90 % (63 s) with its transactional_id and txn_job; the exporter's age and
 // ratio for it match what kafkaadmin reads; after force-terminate (before the coordinator's own
 // abort at 70 s) the alert is gone from /api/v1/alerts.
@@ -38,20 +38,24 @@ func TestPrometheusAlertNearTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	bin := buildTxnscope(ctx, t)
+	requireFlinkLike(ctx, t)
 	adm := newAdmin(t, bootstrap)
-	tp := topicOn(ctx, t, adm)
-	// A Flink KafkaSink id, <prefix>-<subtask>-<checkpoint>: its job is the prefix.
+	topic := topicWith(ctx, t, adm, 1)
+	// The Java Flink-like sink (a KafkaSink's ids, <prefix>-<subtask>-<checkpoint>), killed with
+	// checkpoint 1's transaction open: it lingers until the coordinator aborts it at its timeout.
+	// 90 % of the timeout leaves 7 s, for a refresh, a scrape and an evaluation of 1 s each on a
+	// loaded machine, before that abort.
 	prefix := name(t, "job")
-	id := prefix + "-0-7"
+	id := flinkID(prefix, 0, 1)
 	if m := model.JobOf(id); m.Job.Family != model.FlinkSink || m.Job.Name != prefix {
 		t.Fatalf("JobOf(%s) = %+v, want the Flink job %s", id, m, prefix)
 	}
-	// 90 % of it leaves 7 s, for a refresh, a scrape and an evaluation of 1 s each on a loaded
-	// machine, before the coordinator aborts the transaction itself.
 	const timeout = 70 * time.Second
-	p := producer(t, bootstrap, id, timeout)
-	openTxn(ctx, t, p, tp, 3, "lingering")
-	opened := time.Now()
+	opened := time.Now() // until kafkaadmin tells when the transaction began, below
+	crashed := startFlink(t, "crashed", bootstrap, "--topic", topic, "--prefix", prefix, "--parallelism", "1",
+		"--checkpoint-interval-ms", "60000", "--records", "240", "--transaction-timeout-ms", fmt.Sprint(timeout.Milliseconds()))
+	crashed.waitEvent(ctx, "first", id)
+	crashed.kill9(ctx)
 
 	exporterURL := startExporter(ctx, t, bin, bootstrap)
 	api := startPrometheus(ctx, t, prom, exporterURL)
@@ -68,6 +72,9 @@ func TestPrometheusAlertNearTimeout(t *testing.T) {
 	age, ok1 := series["txnscope_transaction_open_age_seconds"+labels]
 	ratio, ok2 := series["txnscope_transaction_open_timeout_ratio"+labels]
 	modelAge, _ := tx.Age(time.Now())
+	if tx.HasStart() {
+		opened = tx.StartTime() // the coordinator's: its abort comes a timeout after it
+	}
 	switch {
 	case !ok1 || !ok2:
 		t.Fatalf("exporter has no age or ratio for %s%s: %v", id, labels, filterSeries(series, id))
