@@ -84,6 +84,21 @@ type Event struct {
 	Parts int32
 }
 
+// EventsBetween is what happened between prev and next for a history:
+// what the coordinators' log says when it is next's source, even when prev
+// came from polls (a Diff across the switch would guess what the log tells
+// exactly); otherwise the Diff of the two polls. None for the first
+// snapshot (prev nil): it is a baseline either way.
+func EventsBetween(prev, next *Snapshot) []Event {
+	if prev == nil {
+		return nil
+	}
+	if next.Source.Log {
+		return next.Events
+	}
+	return Diff(prev, next)
+}
+
 // Diff compares two consecutive snapshots (both sorted by id) and returns what
 // happened in between, in id order. The first snapshot is a baseline: pass a nil
 // prev and nothing is reported.

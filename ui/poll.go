@@ -142,7 +142,7 @@ func (m *Model) refresh() tea.Cmd {
 		if next != prev && !next.Source.Log {
 			model.ShareStrings(prev, next)
 		}
-		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q, jobs), events: eventsOf(prev, next)}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q, jobs), events: model.EventsBetween(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
 			msg.baseline.Baseline(next)
@@ -150,20 +150,6 @@ func (m *Model) refresh() tea.Cmd {
 		msg.took = now().Sub(start) // reading the cluster and working out the screens' data
 		return msg
 	}
-}
-
-// eventsOf is what happened between prev and next for the history: what the
-// coordinators' log says when it is next's source, even when prev came from
-// polls (a Diff across the switch would guess what the log tells exactly);
-// otherwise the Diff of the two polls.
-func eventsOf(prev, next *model.Snapshot) []model.Event {
-	if next.Source.Log {
-		if prev == nil {
-			return nil // the first snapshot is a baseline either way
-		}
-		return next.Events
-	}
-	return model.Diff(prev, next)
 }
 
 // probe asks whether the cluster answers at all.

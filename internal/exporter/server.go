@@ -81,7 +81,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	if prev != nil && next != prev && !next.Source.Log {
 		model.ShareStrings(prev, next)
 	}
-	evs := eventsOf(prev, next)
+	evs := model.EventsBetween(prev, next)
 	if prev == nil {
 		e.hist.Baseline(next) // nothing was seen before the first snapshot
 	} else {
@@ -100,18 +100,6 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	e.c.st = status{up: true, took: now.Sub(start), errors: e.c.st.errors, last: now, refreshed: true}
 	e.c.mu.Unlock()
 	return nil
-}
-
-// eventsOf is ui/poll.go's rule: the coordinators' log's events when it is
-// next's source, else the Diff of the two polls; none for the first.
-func eventsOf(prev, next *model.Snapshot) []model.Event {
-	if prev == nil {
-		return nil
-	}
-	if next.Source.Log {
-		return next.Events
-	}
-	return model.Diff(prev, next)
 }
 
 func openPending(s *model.Snapshot) bool {
