@@ -53,20 +53,20 @@ type planner func(ctx context.Context, cl *kafkaadmin.Client, c config) (model.A
 func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio, plan planner) error {
 	log := audit.New(c.auditLog)
 	if err := log.Open(); err != nil {
-		return fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err)
+		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err))
 	}
 	defer log.Close()
 	a, err := plan(ctx, cl, c)
 	if err != nil {
-		return fmt.Errorf("%s refused: %w", c.cmd, err)
+		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused: %w", c.cmd, err))
 	}
 	if !c.one.yes {
 		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, log.Path())
 		if err != nil {
-			return err
+			return refused(o, c, &a, log.Path(), err)
 		}
 		if !ok {
-			return errNotConfirmed
+			return refused(o, c, &a, log.Path(), errNotConfirmed)
 		}
 	}
 	r := cl.Execute(ctx, a, log.Begin(strings.Join(c.bootstrap, ","), a))
@@ -89,6 +89,36 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 		return fmt.Errorf("%s %s: %s", a.Kind, a.Target(), r.Summary())
 	}
 	return nil
+}
+
+// refused returns err, having first printed, under -o json, the document
+// a script reads from every abort: one that says nothing was sent and why.
+// planned is nil when the cluster was not read yet or refused the plan: the
+// document then names what the flags asked for, and no request.
+func refused(o out, c config, planned *model.Action, auditPath string, err error) error {
+	if !o.json {
+		return err
+	}
+	a, request := asked(c), ""
+	if planned != nil {
+		a, request = *planned, planned.Wire()
+	}
+	doc := actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+		Request: request, Refused: true, Result: err.Error(), AuditLog: auditPath}
+	if perr := o.emit(doc, nil, nil); perr != nil {
+		return errors.Join(err, perr)
+	}
+	return err
+}
+
+// asked is the action the command's flags name, before the cluster said more.
+func asked(c config) model.Action {
+	if c.cmd == cmdForceTerminate {
+		return model.Action{Kind: model.ForceTerminate, TransactionalID: c.one.transactionalID, ProducerID: -1, ProducerEpoch: -1}
+	}
+	a := model.Action{Kind: model.AbortPartition, ProducerID: c.one.producerID, ProducerEpoch: c.one.producerEpoch}
+	a.Topic, a.Partition = c.one.topic, c.one.partition
+	return a
 }
 
 // readsTerminal reports whether r is a terminal someone can type on.
