@@ -393,6 +393,7 @@ type History struct {
 	ring   []Event
 	next   int
 	filled bool
+	added  int // events ever put in the ring
 	// prefixes holds the recent takeovers per KafkaSink prefix (collision.go).
 	prefixes map[string][]Takeover
 	// since is when History began: its first snapshot or event.
@@ -455,6 +456,7 @@ func (h *History) Add(evs []Event) {
 			}
 		}
 		h.ring[h.next] = e
+		h.added++
 		h.next++
 		if h.next == len(h.ring) {
 			h.next, h.filled = 0, true
@@ -643,23 +645,32 @@ func (h *History) Since() time.Time {
 }
 
 // Latest returns up to n events, newest first.
-func (h *History) Latest(n int) []Event {
+func (h *History) Latest(n int) []Event { return h.LatestFrom(0, n) }
+
+// LatestFrom is up to n of the kept events, newest first, after the newest
+// skip of them.
+func (h *History) LatestFrom(skip, n int) []Event {
 	if h == nil {
 		return nil
 	}
-	size := h.next
-	if h.filled {
-		size = len(h.ring)
-	}
-	if n > size {
-		n = size
-	}
+	size := h.Len()
+	skip = min(max(skip, 0), size)
+	n = max(min(n, size-skip), 0)
 	out := make([]Event, 0, n)
-	for k := 1; k <= n; k++ {
+	for k := skip + 1; k <= skip+n; k++ {
 		idx := (h.next - k + len(h.ring)) % len(h.ring)
 		out = append(out, h.ring[idx])
 	}
 	return out
+}
+
+// Added counts every event ever added, kept or since dropped: a place in the
+// stream that newer events do not move.
+func (h *History) Added() int {
+	if h == nil {
+		return 0
+	}
+	return h.added
 }
 
 // Len is the number of events kept.

@@ -457,6 +457,35 @@ func TestHistoryLatestRing(t *testing.T) {
 	}
 }
 
+// The events pane scrolls back through the ring; what lies past either end
+// is simply not there.
+func TestHistoryLatestFrom(t *testing.T) {
+	h := NewHistory(4)
+	for _, d := range []string{"1", "2", "3", "4", "5", "6"} {
+		h.Add([]Event{{ID: "x", Kind: Began, Detail: d}})
+	}
+	for _, tc := range []struct {
+		skip, n int
+		want    string
+	}{
+		{0, 2, "65"}, {1, 2, "54"}, {2, 5, "43"}, {3, 2, "3"}, {4, 2, ""}, {9, 2, ""}, {-1, 2, "65"}, {1, 0, ""}, {1, -3, ""},
+	} {
+		got := ""
+		for _, e := range h.LatestFrom(tc.skip, tc.n) {
+			got += e.Detail
+		}
+		if got != tc.want {
+			t.Errorf("LatestFrom(%d, %d) = %q, want %q", tc.skip, tc.n, got, tc.want)
+		}
+	}
+	if h.Added() != 6 || h.Len() != 4 {
+		t.Errorf("Added %d, Len %d; want 6 ever added, 4 kept", h.Added(), h.Len())
+	}
+	if (*History)(nil).LatestFrom(0, 3) != nil || (*History)(nil).Added() != 0 {
+		t.Error("a nil history has events")
+	}
+}
+
 func TestHistoryBaseline(t *testing.T) {
 	h := NewHistory(10)
 	s := snap(t0,

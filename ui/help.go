@@ -13,19 +13,40 @@ import (
 // The help (?) covers the body of whatever screen is on view, which stays
 // where it was underneath; its keys come from the keymap itself.
 
-// updateHelp takes the keys while the help is open: only closing and quitting act.
+// updateHelp takes the keys while the help is open: only closing, quitting
+// and scrolling it act, never a key of the screen under it.
 func (m *Model) updateHelp(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	h := m.bodyHeight()
 	switch {
-	case key.Matches(msg, m.keys.Help, m.keys.Back):
-		m.showHelp = false
-	case key.Matches(msg, m.keys.Quit):
+	case key.Matches(msg, k.Help, k.Back):
+		m.showHelp, m.helpTop = false, 0
+		return nil
+	case key.Matches(msg, k.Quit):
 		return m.quit()
+	case key.Matches(msg, k.Up):
+		m.helpTop--
+	case key.Matches(msg, k.Down):
+		m.helpTop++
+	case key.Matches(msg, k.PageUp):
+		m.helpTop -= h - 1
+	case key.Matches(msg, k.PageDown):
+		m.helpTop += h - 1
+	case key.Matches(msg, k.Home):
+		m.helpTop = 0
+	case key.Matches(msg, k.End):
+		m.helpTop = len(m.helpLines(m.w))
 	}
+	m.helpTop = views.HelpTop(len(m.helpLines(m.w)), m.helpTop, h)
 	return nil
 }
 
+func (m *Model) helpLines(w int) []string {
+	return views.HelpLines(m.keys.groups(), helpNotes(m.o.ReadOnly), w, m.st)
+}
+
 func (m *Model) helpView(w, h int) string {
-	return views.Help(m.keys.groups(), helpNotes(m.o.ReadOnly), w, h, m.st)
+	return views.Help(m.helpLines(w), m.helpTop, w, h, m.st)
 }
 
 func helpNotes(readOnly bool) []string {

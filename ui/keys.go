@@ -15,6 +15,7 @@ type keyMap struct {
 	Filter, StateFilter, Sort key.Binding
 	Events, Refresh, Help     key.Binding
 	Replay                    key.Binding // the coordinators' log in the events pane
+	EventsOlder, EventsNewer  key.Binding // page through the events pane
 	// The top-level views.
 	NextView, Txns, Jobs, Partitions, Groups key.Binding
 	Quit, ForceQuit                          key.Binding
@@ -44,6 +45,8 @@ func newKeyMap(readOnly bool) keyMap {
 		Sort:        b([]string{"s"}, "s", "sort"),
 		Events:      b([]string{"e"}, "e", "events"),
 		Replay:      b([]string{"h"}, "h", "replay the log"),
+		EventsOlder: b([]string{"["}, "[", "older events"),
+		EventsNewer: b([]string{"]"}, "]", "newer events"),
 		NextView:    b([]string{"tab"}, "tab", "next view: txns → jobs → partitions → groups"),
 		Txns:        b([]string{"t"}, "t", "transactions"),
 		Jobs:        b([]string{"J"}, "J", "jobs (Flink sinks, Streams apps)"),
@@ -96,7 +99,7 @@ func (k keyMap) groups() []views.HelpGroup {
 	return []views.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
-		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.Refresh, k.Help, k.Quit}},
+		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.EventsOlder, k.EventsNewer, k.Refresh, k.Help, k.Quit}},
 		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Jobs, k.Partitions, k.Groups}},
 		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
 	}

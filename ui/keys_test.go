@@ -179,11 +179,15 @@ func TestViewKeys(t *testing.T) {
 
 	h.press("?")
 	s := h.screen()
-	mustContain(t, s, "txnscope keys", "force-terminate the transaction", "abort a hanging txn", "filter by id", "refresh now")
-	h.press("j") // keys do not leak through the help
+	mustContain(t, s, "txnscope keys", "filter by id", "refresh now", "more lines: j/↓, pgdn, G")
+	h.press("G") // the help is longer than the screen: its end
+	mustContain(t, h.screen(), "force-terminate the transaction", "abort a hanging txn", "lines above: k/↑, pgup, g")
+	mustNotContain(t, h.screen(), "txnscope keys")
+	h.press("g", "j", "j") // keys do not leak through the help: they scroll it
 	if h.list().win.cursor != 0 {
 		t.Errorf("j moved the list under the help screen")
 	}
+	mustContain(t, h.screen(), "2 above")
 	h.press("?")
 	mustNotContain(t, h.screen(), "txnscope keys")
 	h.press("?", "esc")

@@ -73,6 +73,7 @@ func (m *Model) leaveReplay() {
 		m.replay.cancel()
 	}
 	m.replay = replayState{gen: m.replay.gen + 1}
+	m.evScroll = eventsScroll{}
 }
 
 func (m *Model) startReplay() tea.Cmd {
@@ -105,10 +106,11 @@ func (m *Model) replayed(msg replayedMsg) tea.Cmd {
 	return nil
 }
 
-// replayData is the pane's data in replay mode: the newest n events that fit.
-func (m *Model) replayData(n int) views.EventsData {
+// replayData is the pane's data in replay mode: n events that fit, after
+// the newest skip.
+func (m *Model) replayData(skip, n int) views.EventsData {
 	r := m.replay
-	return views.EventsData{Events: views.ReplayNewest(r.evs, n), Total: len(r.evs), Loc: m.loc,
+	return views.EventsData{Events: views.ReplayNewest(r.evs, skip, n), Skipped: skip, Total: len(r.evs), Loc: m.loc,
 		Replay: &views.ReplayData{Running: r.running, Err: r.err, Complete: r.complete, Oldest: r.oldest,
 			Limit: replayLimit, Now: m.now}}
 }

@@ -83,7 +83,7 @@ const (
 
 func (m *Model) current() screenID { return m.cur }
 func (m *Model) pollErr() string   { return m.poll.err }
-func (m *Model) toggleEvents()     { m.showEvents = !m.showEvents }
+func (m *Model) toggleEvents()     { m.showEvents, m.evScroll = !m.showEvents, eventsScroll{} }
 
 func (m *Model) show(id screenID) {
 	if _, ok := m.screens[id]; ok {

@@ -34,7 +34,9 @@ type Model struct {
 	screens    map[screenID]screen
 	cur        screenID
 	showHelp   bool // the help covers the body; the screen under it stays
+	helpTop    int  // the help's first line on view, when it does not fit
 	showEvents bool // the events pane under the transaction list
+	evScroll   eventsScroll
 	dialog     *abortDialog
 	bulk       *batchDialog // a force-terminate of several ids (batch.go)
 	dialogs    int          // dialogs opened so far, to match replies
@@ -159,6 +161,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.toggleReplay()
 	case key.Matches(msg, k.Back) && m.replayShown():
 		m.leaveReplay()
+	case key.Matches(msg, k.EventsOlder) && m.eventsHeight(m.bodyHeight()) > 0:
+		m.pageEvents(1)
+	case key.Matches(msg, k.EventsNewer) && m.eventsHeight(m.bodyHeight()) > 0:
+		m.pageEvents(-1)
 	case key.Matches(msg, k.NextView):
 		m.nextView()
 	case key.Matches(msg, k.Txns):

@@ -11,8 +11,10 @@ import (
 // EventsData is the events pane: the latest events, newest first.
 type EventsData struct {
 	Events []model.Event
-	Total  int // events kept in the history, or replayed
-	Loc    *time.Location
+	// Skipped is how many newer events the pane was paged past ([).
+	Skipped int
+	Total   int // events kept in the history, or replayed
+	Loc     *time.Location
 	// Replay, when set, makes the pane the replay of the coordinators' log
 	// (replay.go) instead of the session's events.
 	Replay *ReplayData
@@ -30,6 +32,9 @@ func Events(d EventsData, w, h int, st Styles) string {
 		return replayPane(d, w, h, st)
 	}
 	title := fmt.Sprintf("── events · latest first · %s kept ", Count(d.Total))
+	if d.Skipped > 0 {
+		title = fmt.Sprintf("── events · latest first · %s of %s kept · ] newer ", span(d), Count(d.Total))
+	}
 	lines := []string{st.Section.Render(Fit(title+repeatDash(w), w))}
 	if len(d.Events) == 0 {
 		lines = append(lines, st.Dim.Render("  nothing seen yet: events appear as transactions begin, commit, abort, time out or get fenced"))
@@ -41,6 +46,11 @@ func Events(d EventsData, w, h int, st Styles) string {
 		lines = append(lines, EventLine(e, d.Loc, w, st))
 	}
 	return Block(lines, w, h)
+}
+
+// span is which of the events are on view, counted from the newest: 41–60.
+func span(d EventsData) string {
+	return Count(d.Skipped+1) + "–" + Count(d.Skipped+len(d.Events))
 }
 
 // EventLine is one event: time, kind, id, producer, detail.
@@ -142,6 +152,11 @@ func replayTitle(d EventsData, w int) string {
 	if r.Limit > 0 && d.Total >= r.Limit {
 		n = Count(d.Total) + " newest"
 	}
+	if d.Skipped > 0 {
+		at := span(d) + " of " + n
+		return fitTitle(w, "── replay of the coordinators' log · "+at+" · "+every+" · ] newer",
+			"── log replay · "+at+" · "+every+" · ] newer", "── log replay · "+at+" · ] newer", "── log replay · "+at)
+	}
 	cands := []string{}
 	if r.Oldest.Before(r.Complete) {
 		before := "before: each id's last only, back to " + replayTime(r.Oldest, r.Now, d.Loc)
@@ -179,12 +194,13 @@ func replayTime(t, now time.Time, loc *time.Location) string {
 	return t.Format("Jan 2 15:04:05")
 }
 
-// ReplayNewest are the newest n of evs (oldest first), newest first.
-func ReplayNewest(evs []model.Event, n int) []model.Event {
-	n = min(n, len(evs))
+// ReplayNewest are n of evs (oldest first) after the newest skip, newest first.
+func ReplayNewest(evs []model.Event, skip, n int) []model.Event {
+	skip = min(max(skip, 0), len(evs))
+	n = max(min(n, len(evs)-skip), 0)
 	out := make([]model.Event, n)
 	for i := range out {
-		out[i] = evs[len(evs)-1-i]
+		out[i] = evs[len(evs)-1-skip-i]
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -14,9 +15,39 @@ type HelpGroup struct {
 	Keys  []key.Binding
 }
 
-// Help draws the full help from the keymap's own bindings, packing the groups
-// into as many rows as the width needs, in exactly w×h.
-func Help(groups []HelpGroup, notes []string, w, h int, st Styles) string {
+// Help draws the full help in exactly w×h, from its top-th line on (HelpTop
+// keeps that in range). When it does not fit, the last line says what is
+// above and below and which keys move.
+func Help(lines []string, top, w, h int, st Styles) string {
+	if len(lines) <= h || h <= 0 {
+		return Block(lines, w, h)
+	}
+	top = HelpTop(len(lines), top, h)
+	page := append([]string(nil), lines[top:top+h-1]...)
+	var where string
+	switch {
+	case top == 0:
+		where = fmt.Sprintf("  ↓ %d more lines: j/↓, pgdn, G", len(lines)-(h-1))
+	case top+h-1 >= len(lines):
+		where = fmt.Sprintf("  ↑ %d lines above: k/↑, pgup, g", top)
+	default:
+		where = fmt.Sprintf("  ↑ %d above, ↓ %d below: j/k, pgup/pgdn", top, len(lines)-top-(h-1))
+	}
+	return Block(append(page, st.Dim.Render(where)), w, h)
+}
+
+// HelpTop is top kept where a page of h lines (one of them saying where it
+// is) still shows help: at 0 when it all fits.
+func HelpTop(lines, top, h int) int {
+	if lines <= h {
+		return 0
+	}
+	return max(min(top, lines-(h-1)), 0)
+}
+
+// HelpLines is the full help from the keymap's own bindings, packing the
+// groups into as many rows as the width needs.
+func HelpLines(groups []HelpGroup, notes []string, w int, st Styles) []string {
 	hm := help.New()
 	hm.Styles = st.Help
 	var blocks []string
@@ -55,7 +86,7 @@ func Help(groups []HelpGroup, notes []string, w, h int, st Styles) string {
 	for i := range lines {
 		lines[i] = "  " + lines[i]
 	}
-	return Block(lines, w, h)
+	return lines
 }
 
 func padBlock(b string, w int) string {

@@ -199,7 +199,11 @@ func TestRenderersAreExactlyTheirSize(t *testing.T) {
 		"detail": func(w, ht int) string { return Detail(dd, w, ht, st) },
 		"events": func(w, ht int) string { return Events(ev, w, ht, st) },
 		"help": func(w, ht int) string {
-			return Help([]HelpGroup{{"g", []key.Binding{key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit"))}}}, []string{"a note"}, w, ht, st)
+			return Help(HelpLines([]HelpGroup{{"g", []key.Binding{key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit"))}}}, []string{"a note"}, w, st), 0, w, ht, st)
+		},
+		"help scrolled": func(w, ht int) string {
+			return Help(HelpLines([]HelpGroup{{"g", []key.Binding{key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit"))}}},
+				[]string{strings.Repeat("a long note ", 40)}, w, st), 4, w, ht, st)
 		},
 		"toosmall": func(w, ht int) string { return TooSmall(w, ht, 80, 20, st) },
 		"header": func(w, ht int) string {
