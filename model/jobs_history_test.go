@@ -137,8 +137,13 @@ func TestJobsPinsAndStuckGroups(t *testing.T) {
 	if !strings.Contains(p.Why, "pin 2 partitions (hold the LSO of orders-0, orders-2)") || !strings.Contains(p.Why, "audit, billing") {
 		t.Errorf("why %q: want the partitions and the groups", p.Why)
 	}
-	if want := "wait until " + clock(deadline) + " (in 50s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"; p.WayOut != want {
+	if want := "wait until " + deadline.UTC().Format("15:04:05") + " UTC (in 50s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"; p.WayOut != want {
 		t.Errorf("way out %q, want %q", p.WayOut, want)
+	}
+	// On screen, the times are the screen clock's.
+	tokyo := time.FixedZone("JST", 9*3600)
+	if p := j.Problems(s, Query{Loc: tokyo}, now)[0]; !strings.Contains(p.WayOut, "wait until "+deadline.In(tokyo).Format("15:04:05")+" JST (in 50s)") {
+		t.Errorf("way out in JST %q", p.WayOut)
 	}
 	if other := jobNamed(t, Jobs(s, nil, now), "other-app"); len(other.Pinned) != 1 || !slices.Equal(other.StuckGroups, []string{"clicks-reader"}) {
 		t.Errorf("other-app: pinned %v stuck %v", other.Pinned, other.StuckGroups)

@@ -46,7 +46,7 @@ const (
 func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	var out []Problem
 	if len(j.Lingering) > 0 {
-		out = append(out, j.lingeringProblem(now))
+		out = append(out, j.lingeringProblem(now, q.Loc))
 	}
 	for _, u := range j.Units {
 		if u.Behind {
@@ -101,7 +101,7 @@ func short(d time.Duration) string {
 
 // lingeringProblem says how many linger, what they pin and block, and when
 // the coordinator ends them by itself.
-func (j Job) lingeringProblem(now time.Time) Problem {
+func (j Job) lingeringProblem(now time.Time, loc *time.Location) Problem {
 	n := len(j.Lingering)
 	p := Problem{Kind: ProblemLingering, What: fmt.Sprintf("%d lingering after a restart", n)}
 	pins := j.LingeringPins()
@@ -129,11 +129,11 @@ func (j Job) lingeringProblem(now time.Time) Problem {
 	case j.LingeringUntil.IsZero():
 	case !now.Before(j.LingeringUntil):
 		wait = fmt.Sprintf("wait a moment: their transaction.timeout.ms ran out by %s and the coordinator aborts them at its next check",
-			clock(j.LingeringUntil))
+			clock(j.LingeringUntil, loc))
 	default:
-		wait = fmt.Sprintf("wait until %s (in %s), when transaction.timeout.ms aborts them", clock(j.LingeringUntil), short(until(now, j.LingeringUntil)))
+		wait = fmt.Sprintf("wait until %s (in %s), when transaction.timeout.ms aborts them", clock(j.LingeringUntil, loc), short(until(now, j.LingeringUntil)))
 		if j.LingeringFrom.Before(j.LingeringUntil) {
-			wait += fmt.Sprintf(" (the first at %s)", clock(j.LingeringFrom))
+			wait += fmt.Sprintf(" (the first at %s)", clock(j.LingeringFrom, loc))
 		}
 	}
 	p.WayOut = wait + ", or force-terminate them all (a on the job)"
@@ -170,7 +170,13 @@ func (j Job) notCommitting(q Query, now time.Time) (Problem, bool) {
 }
 
 // clock is t as a UTC time of day.
-func clock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
+// clock is a time of day in loc, named: the screen's zone, or UTC when nil.
+func clock(t time.Time, loc *time.Location) string {
+	if loc == nil {
+		return t.UTC().Format("15:04:05 UTC")
+	}
+	return t.In(loc).Format("15:04:05 MST")
+}
 
 // until is how long from now to t, 0 when past, to the second.
 func until(now, t time.Time) time.Duration { return max(t.Sub(now), 0).Round(time.Second) }

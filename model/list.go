@@ -46,6 +46,9 @@ type Query struct {
 	Sort   SortKey
 	// CheckpointInterval, when set, flags timeouts shorter than twice it.
 	CheckpointInterval time.Duration
+	// Loc is the time zone of the times in problems' texts, the screen's
+	// clock's; nil is UTC, as in the JSON.
+	Loc *time.Location
 }
 
 // Problems lists why a transaction deserves attention; empty means none.

@@ -127,7 +127,7 @@ func (s *jobsScreen) keys() []key.Binding {
 }
 
 func (s *jobsScreen) query() model.Query {
-	return model.Query{CheckpointInterval: s.e.o.CheckpointInterval}
+	return model.Query{CheckpointInterval: s.e.o.CheckpointInterval, Loc: s.e.loc}
 }
 
 func (s *jobsScreen) view(w, h int) string {
