@@ -1,10 +1,8 @@
 package kafkaadmin
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -103,11 +101,14 @@ func readProducers(resp *kmsg.DescribeProducersResponse, what string, out map[tp
 				errs.record(p, false, what, e)
 				continue
 			}
-			rows := make([]model.Producer, 0, len(rp.ActiveProducers))
-			for _, ap := range rp.ActiveProducers {
-				rows = append(rows, fromActiveProducer(ap))
+			ids := make([]int64, len(rp.ActiveProducers))
+			for i := range rp.ActiveProducers {
+				ids[i] = rp.ActiveProducers[i].ProducerID
 			}
-			slices.SortFunc(rows, func(a, b model.Producer) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+			rows := make([]model.Producer, len(ids))
+			for k, i := range model.ProducerOrder(ids) {
+				rows[k] = fromActiveProducer(rp.ActiveProducers[i])
+			}
 			out[p] = rows
 		}
 	}
