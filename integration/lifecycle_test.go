@@ -84,7 +84,7 @@ func TestScopeOngoingThenCommitted(t *testing.T) {
 		t.Errorf("pinner %+v (%v), want producer %d epoch %d from offset 3; producers %+v",
 			pin, ok, tx.ProducerID, tx.ProducerEpoch, part.Producers)
 	}
-	if pin.LastTimestamp.Before(before) || pin.LastSequence < 0 {
+	if pin.LastTimestamp().Before(before) || pin.LastSequence < 0 {
 		t.Errorf("producer row %+v: want a recent last timestamp and a sequence", pin)
 	}
 

@@ -3,7 +3,6 @@ package kafkaadmin
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -122,8 +121,8 @@ func fromActiveProducer(ap kmsg.DescribeProducersResponseTopicPartitionActivePro
 		CoordinatorEpoch:      ap.CoordinatorEpoch,
 		CurrentTxnStartOffset: ap.CurrentTxnStartOffset,
 	}
-	if ap.LastTimestamp >= 0 {
-		pr.LastTimestamp = time.UnixMilli(ap.LastTimestamp)
+	if ap.LastTimestamp > 0 {
+		pr.LastWriteMs = ap.LastTimestamp
 	}
 	return pr
 }

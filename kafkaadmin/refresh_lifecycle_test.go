@@ -62,7 +62,7 @@ func TestOngoingTransaction(t *testing.T) {
 	if !ok || pin.ProducerID != tx.ProducerID || pin.ProducerEpoch != tx.ProducerEpoch || pin.CurrentTxnStartOffset != 3 {
 		t.Fatalf("pinner %+v (%v), producers %+v", pin, ok, p0.Producers)
 	}
-	if pin.LastTimestamp.IsZero() || pin.CoordinatorEpoch < 0 {
+	if pin.LastWriteMs == 0 || pin.CoordinatorEpoch < 0 {
 		t.Fatalf("producer row %+v", pin)
 	}
 	if p1 := partOf(t, s, "orders", 1); p1.LastStableOffset != 0 || p1.HighWatermark != 1 {

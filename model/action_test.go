@@ -163,13 +163,13 @@ func TestPlanForceTerminate(t *testing.T) {
 func TestPlanAbortPartition(t *testing.T) {
 	now := ftStart
 	p := Partition{TopicPartition: TopicPartition{"orders", 5}, Leader: 2}
-	idle := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastTimestamp: now.Add(-20 * time.Minute)}
+	idle := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastWriteMs: WriteMs(now.Add(-20 * time.Minute))}
 	a, err := PlanAbortPartition(p, idle, 15*time.Minute, now)
 	if err != nil || a.IdleWaived || a.MinIdle != 15*time.Minute || a.StartOffset != 1200 || a.CoordinatorEpoch != 4 || a.ConfirmWord() != "abort" {
 		t.Fatalf("idle producer: %+v, %v", a, err)
 	}
 	recent := idle
-	recent.LastTimestamp = now.Add(-12 * time.Second)
+	recent.LastWriteMs = WriteMs(now.Add(-12 * time.Second))
 	a, err = PlanAbortPartition(p, recent, 15*time.Minute, now)
 	if !errors.Is(err, ErrNotIdle) || !strings.Contains(err.Error(), "producer 4002 last wrote to orders-5 12s ago, not over 15m00s") {
 		t.Fatalf("recent producer: %v", err)
@@ -255,7 +255,7 @@ func TestCheckAbortPartition(t *testing.T) {
 	}
 	now := ftStart
 	long := now.Add(-time.Hour)
-	same := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastTimestamp: long}
+	same := Producer{ProducerID: 4002, ProducerEpoch: 1, CoordinatorEpoch: 4, CurrentTxnStartOffset: 1200, LastWriteMs: WriteMs(long)}
 	other := Producer{ProducerID: 9, ProducerEpoch: 0, CurrentTxnStartOffset: 1300}
 	with := func(f func(*Producer)) Producer { p := same; f(&p); return p }
 	tests := []struct {
@@ -280,9 +280,9 @@ func TestCheckAbortPartition(t *testing.T) {
 		{"epoch changed", part(with(func(p *Producer) { p.ProducerEpoch = 2 })), true, nil, "producer epoch changed 1→2"},
 		{"new transaction", part(with(func(p *Producer) { p.CurrentTxnStartOffset = 1500 })), true, nil, "this is a newer transaction: it starts at offset 1500, the one shown at 1200"},
 		{"coordinator epoch changed", part(with(func(p *Producer) { p.CoordinatorEpoch = 5 })), true, nil, "coordinator epoch changed 4→5"},
-		{"wrote since (idle rule)", part(with(func(p *Producer) { p.LastTimestamp = now.Add(-3 * time.Second) })), true, nil,
+		{"wrote since (idle rule)", part(with(func(p *Producer) { p.LastWriteMs = WriteMs(now.Add(-3 * time.Second)) })), true, nil,
 			"producer 4002 last wrote to orders-5 3s ago, not over 15m00s"},
-		{"no last write known (idle rule)", part(with(func(p *Producer) { p.LastTimestamp = time.Time{} })), true, nil, "an unknown time ago"},
+		{"no last write known (idle rule)", part(with(func(p *Producer) { p.LastWriteMs = 0 })), true, nil, "an unknown time ago"},
 		{"coordinator lists it", part(same), true, &Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, ProducerEpoch: 1, Partitions: []TopicPartition{a.TopicPartition}},
 			"lists this partition in orders-enricher-v1-0-3 (Ongoing, epoch 1); use force-terminate"},
 		// ACLs hide some ids: no visible owner is no proof.
@@ -297,7 +297,7 @@ func TestCheckAbortPartition(t *testing.T) {
 			checkRefusal(t, CheckAbortPartition(a, tt.p, tt.found, tt.owner, now), tt.refuse)
 		})
 	}
-	recent := part(with(func(p *Producer) { p.LastTimestamp = now.Add(-3 * time.Second) }))
+	recent := part(with(func(p *Producer) { p.LastWriteMs = WriteMs(now.Add(-3 * time.Second)) }))
 	waived := a
 	waived.IdleWaived = true
 	checkRefusal(t, CheckAbortPartition(waived, recent, true, nil, now), "")

@@ -64,10 +64,26 @@ type Hanging struct {
 // LastTimestampMs is the producer's last timestamp in epoch milliseconds as the
 // broker reported it: -1 when unknown.
 func (p Producer) LastTimestampMs() int64 {
-	if p.LastTimestamp.IsZero() {
+	if p.LastWriteMs == 0 {
 		return -1
 	}
-	return p.LastTimestamp.UnixMilli()
+	return p.LastWriteMs
+}
+
+// LastTimestamp is the producer's last write, the zero time when unknown.
+func (p Producer) LastTimestamp() time.Time {
+	if p.LastWriteMs == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(p.LastWriteMs).UTC()
+}
+
+// WriteMs is t as a Producer's LastWriteMs: 0 for the zero time.
+func WriteMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // IdleFor is now − the last timestamp in whole milliseconds, computed as

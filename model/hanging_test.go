@@ -16,13 +16,13 @@ func TestHangingCandidate(t *testing.T) {
 		p    Producer
 		want bool
 	}{
-		{"idempotent producer, no transaction, long idle", Producer{CurrentTxnStartOffset: -1, LastTimestamp: now.Add(-time.Hour)}, false},
-		{"open transaction just begun", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-time.Second)}, false},
-		{"open transaction exactly at the threshold is not over it", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-threshold)}, false},
-		{"open transaction one millisecond over", Producer{CurrentTxnStartOffset: 10, LastTimestamp: now.Add(-threshold - time.Millisecond)}, true},
-		{"start offset 0 is an open transaction", Producer{CurrentTxnStartOffset: 0, LastTimestamp: now.Add(-time.Hour)}, true},
+		{"idempotent producer, no transaction, long idle", Producer{CurrentTxnStartOffset: -1, LastWriteMs: WriteMs(now.Add(-time.Hour))}, false},
+		{"open transaction just begun", Producer{CurrentTxnStartOffset: 10, LastWriteMs: WriteMs(now.Add(-time.Second))}, false},
+		{"open transaction exactly at the threshold is not over it", Producer{CurrentTxnStartOffset: 10, LastWriteMs: WriteMs(now.Add(-threshold))}, false},
+		{"open transaction one millisecond over", Producer{CurrentTxnStartOffset: 10, LastWriteMs: WriteMs(now.Add(-threshold - time.Millisecond))}, true},
+		{"start offset 0 is an open transaction", Producer{CurrentTxnStartOffset: 0, LastWriteMs: WriteMs(now.Add(-time.Hour))}, true},
 		{"unknown last timestamp counts as very old (as kafka-transactions.sh)", Producer{CurrentTxnStartOffset: 3}, true},
-		{"client clock ahead of ours", Producer{CurrentTxnStartOffset: 3, LastTimestamp: now.Add(time.Hour)}, false},
+		{"client clock ahead of ours", Producer{CurrentTxnStartOffset: 3, LastWriteMs: WriteMs(now.Add(time.Hour))}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +33,7 @@ func TestHangingCandidate(t *testing.T) {
 	}
 	// A zero threshold makes any open transaction older than a millisecond a
 	// candidate: what a test of a freshly made hanging transaction needs.
-	if !HangingCandidate(Producer{CurrentTxnStartOffset: 1, LastTimestamp: now.Add(-2 * time.Millisecond)}, now, 0) {
+	if !HangingCandidate(Producer{CurrentTxnStartOffset: 1, LastWriteMs: WriteMs(now.Add(-2 * time.Millisecond))}, now, 0) {
 		t.Error("a zero threshold must take any open transaction")
 	}
 }
@@ -48,7 +48,7 @@ func TestFindHanging(t *testing.T) {
 	pay0 := TopicPartition{"payments", 0}
 	row := func(tp TopicPartition, pid int64, epoch int16, start int64, last time.Time) ProducerOn {
 		return ProducerOn{TopicPartition: tp, Producer: Producer{ProducerID: pid, ProducerEpoch: epoch, CurrentTxnStartOffset: start,
-			LastTimestamp: last, CoordinatorEpoch: -1, LastSequence: 4}}
+			LastWriteMs: WriteMs(last), CoordinatorEpoch: -1, LastSequence: 4}}
 	}
 	txn := func(id string, pid int64, epoch int16, st State, tps ...TopicPartition) *Txn {
 		return &Txn{ID: id, ProducerID: pid, ProducerEpoch: epoch, State: st, Partitions: tps, Described: true}
@@ -163,7 +163,7 @@ func TestFindHanging(t *testing.T) {
 func TestFindHangingKeepsTheRow(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	p := Producer{ProducerID: 7, ProducerEpoch: 3, LastSequence: 11, CoordinatorEpoch: 4, CurrentTxnStartOffset: 40,
-		LastTimestamp: now.Add(-20*time.Minute - 30*time.Second)}
+		LastWriteMs: WriteMs(now.Add(-20*time.Minute - 30*time.Second))}
 	got := FindHanging([]ProducerOn{{TopicPartition{"orders", 0}, p}}, now, DefaultMaxTxnTimeout, nil)
 	if len(got) != 1 || got[0].Producer != p {
 		t.Fatalf("got %+v", got)
@@ -183,11 +183,11 @@ func TestCandidatePIDs(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	old := now.Add(-time.Hour)
 	rows := []ProducerOn{
-		{TopicPartition{"a", 0}, Producer{ProducerID: 9, CurrentTxnStartOffset: 1, LastTimestamp: old}},
-		{TopicPartition{"a", 1}, Producer{ProducerID: 3, CurrentTxnStartOffset: 1, LastTimestamp: old}},
-		{TopicPartition{"a", 2}, Producer{ProducerID: 9, CurrentTxnStartOffset: 1, LastTimestamp: old}},
-		{TopicPartition{"a", 3}, Producer{ProducerID: 4, CurrentTxnStartOffset: -1, LastTimestamp: old}},
-		{TopicPartition{"a", 4}, Producer{ProducerID: 5, CurrentTxnStartOffset: 1, LastTimestamp: now}},
+		{TopicPartition{"a", 0}, Producer{ProducerID: 9, CurrentTxnStartOffset: 1, LastWriteMs: WriteMs(old)}},
+		{TopicPartition{"a", 1}, Producer{ProducerID: 3, CurrentTxnStartOffset: 1, LastWriteMs: WriteMs(old)}},
+		{TopicPartition{"a", 2}, Producer{ProducerID: 9, CurrentTxnStartOffset: 1, LastWriteMs: WriteMs(old)}},
+		{TopicPartition{"a", 3}, Producer{ProducerID: 4, CurrentTxnStartOffset: -1, LastWriteMs: WriteMs(old)}},
+		{TopicPartition{"a", 4}, Producer{ProducerID: 5, CurrentTxnStartOffset: 1, LastWriteMs: WriteMs(now)}},
 	}
 	if got := CandidatePIDs(rows, now, DefaultMaxTxnTimeout); !reflect.DeepEqual(got, []int64{3, 9}) {
 		t.Errorf("CandidatePIDs = %v, want [3 9]", got)
@@ -216,7 +216,7 @@ func TestOwnersOf(t *testing.T) {
 	var rows []ProducerOn
 	for pid := int64(1); pid <= 4; pid++ {
 		for p := int32(0); p < 2; p++ {
-			rows = append(rows, ProducerOn{TopicPartition{"t", p}, Producer{ProducerID: pid, CurrentTxnStartOffset: 0, LastTimestamp: old}})
+			rows = append(rows, ProducerOn{TopicPartition{"t", p}, Producer{ProducerID: pid, CurrentTxnStartOffset: 0, LastWriteMs: WriteMs(old)}})
 		}
 	}
 	var got []string

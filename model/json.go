@@ -209,8 +209,8 @@ func ExportPartition(p *Partition) PartitionJSON {
 	for _, pr := range p.Producers {
 		prj := ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
 			LastTimestamp: -1, CoordinatorEpoch: pr.CoordinatorEpoch}
-		if !pr.LastTimestamp.IsZero() {
-			prj.LastTimestamp = pr.LastTimestamp.UnixMilli()
+		if pr.LastWriteMs != 0 {
+			prj.LastTimestamp = pr.LastWriteMs
 		}
 		if pr.CurrentTxnStartOffset >= 0 {
 			o := pr.CurrentTxnStartOffset

@@ -28,7 +28,7 @@ func TestExportedJobsMatchTheSchema(t *testing.T) {
 		open("orders-0-7", 11, tp), done("orders-0-8"), done("orders-0-9"), open("orders-0-10", 12),
 		done("orders-1-5"), open("orders-1-6", 13), open("app-0_1", 14),
 	}, Partitions: []model.Partition{{TopicPartition: tp, Leader: 1, HighWatermark: 120, LastStableOffset: 100,
-		Producers: []model.Producer{{ProducerID: 11, ProducerEpoch: 1, CurrentTxnStartOffset: 100, LastTimestamp: now}}}},
+		Producers: []model.Producer{{ProducerID: 11, ProducerEpoch: 1, CurrentTxnStartOffset: 100, LastWriteMs: model.WriteMs(now)}}}},
 		GroupCommits: []model.GroupCommit{{Group: "billing", State: "Stable", TopicPartition: tp, Offset: 100}}}
 	s.Sort()
 	h := model.NewHistory(100)

@@ -30,7 +30,7 @@ func TestExportJSONSchema(t *testing.T) {
 	s.Bootstrap = "127.0.0.1:9092,127.0.0.1:9093"
 	s.BrokerMaxTimeoutMs = 900000
 	s.Partitions = []Partition{{TopicPartition: tp, Leader: 2, HighWatermark: 50, LastStableOffset: 40, Producers: []Producer{
-		{ProducerID: 11, ProducerEpoch: 2, LastSequence: 9, LastTimestamp: time.UnixMilli(1700000000123), CoordinatorEpoch: 0, CurrentTxnStartOffset: 40},
+		{ProducerID: 11, ProducerEpoch: 2, LastSequence: 9, LastWriteMs: WriteMs(time.UnixMilli(1700000000123)), CoordinatorEpoch: 0, CurrentTxnStartOffset: 40},
 		{ProducerID: 99, ProducerEpoch: 0, LastSequence: -1, CurrentTxnStartOffset: -1},
 	}}}
 	h := NewHistory(10)
@@ -263,9 +263,9 @@ func TestExportPins(t *testing.T) {
 	s := &Snapshot{TakenAt: now, BrokerMaxTimeoutMs: 900000, Txns: []Txn{open},
 		Partitions: []Partition{
 			{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Leader: 1, HighWatermark: 40, LastStableOffset: 30,
-				Producers: []Producer{{ProducerID: 11, ProducerEpoch: 2, CurrentTxnStartOffset: 30, LastTimestamp: now.Add(-time.Second)}}},
+				Producers: []Producer{{ProducerID: 11, ProducerEpoch: 2, CurrentTxnStartOffset: 30, LastWriteMs: WriteMs(now.Add(-time.Second))}}},
 			{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Leader: 2, HighWatermark: 9, LastStableOffset: 3,
-				Producers: []Producer{{ProducerID: 99, ProducerEpoch: 0, CurrentTxnStartOffset: 3, LastTimestamp: now.Add(-time.Hour)}}},
+				Producers: []Producer{{ProducerID: 99, ProducerEpoch: 0, CurrentTxnStartOffset: 3, LastWriteMs: WriteMs(now.Add(-time.Hour))}}},
 		},
 		GroupCommits: []GroupCommit{{Group: "billing", State: "Stable", TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 30}},
 	}

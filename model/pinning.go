@@ -200,8 +200,8 @@ func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout ti
 	// Without a pinner and with a read error the producers are simply unknown.
 	if !pin.Blocking && (pin.HasPinner || pin.Err == "") {
 		pinned := pin.PinnedFor(now)
-		if pin.HasPinner && !pin.Pinner.LastTimestamp.IsZero() {
-			pinned = max(pinned, now.Sub(pin.Pinner.LastTimestamp))
+		if pin.HasPinner && pin.Pinner.LastWriteMs != 0 {
+			pinned = max(pinned, now.Sub(pin.Pinner.LastTimestamp()))
 		}
 		switch {
 		case pinned <= maxTimeout:

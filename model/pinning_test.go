@@ -12,7 +12,7 @@ var pinT0 = time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
 func pprod(pid int64, epoch int16, start int64, lastWrite time.Duration) Producer {
 	pr := Producer{ProducerID: pid, ProducerEpoch: epoch, LastSequence: 1, CurrentTxnStartOffset: start}
 	if lastWrite >= 0 {
-		pr.LastTimestamp = pinT0.Add(-lastWrite)
+		pr.LastWriteMs = WriteMs(pinT0.Add(-lastWrite))
 	}
 	return pr
 }

@@ -38,7 +38,7 @@ func PlanAbortPartition(p Partition, pr Producer, minIdle time.Duration, now tim
 	a := Action{
 		Kind: AbortPartition, TopicPartition: p.TopicPartition, Leader: p.Leader,
 		ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, CoordinatorEpoch: pr.CoordinatorEpoch,
-		StartOffset: pr.CurrentTxnStartOffset, LastWrite: pr.LastTimestamp, MinIdle: minIdle, IdleWaived: minIdle <= 0,
+		StartOffset: pr.CurrentTxnStartOffset, LastWrite: pr.LastTimestamp(), MinIdle: minIdle, IdleWaived: minIdle <= 0,
 	}
 	switch {
 	case pr.CurrentTxnStartOffset < 0:
@@ -55,13 +55,13 @@ func PlanAbortPartition(p Partition, pr Producer, minIdle time.Duration, now tim
 // than min. An unknown one proves nothing (kafka-transactions.sh takes it for
 // very old).
 func idleOver(pr Producer, now time.Time, min time.Duration) bool {
-	return !pr.LastTimestamp.IsZero() && HangingCandidate(pr, now, min)
+	return pr.LastWriteMs != 0 && HangingCandidate(pr, now, min)
 }
 
 // notIdle says why the idle rule holds an abort back.
 func (a Action) notIdle(pr Producer, now time.Time) string {
 	last := "an unknown time ago"
-	if !pr.LastTimestamp.IsZero() {
+	if pr.LastWriteMs != 0 {
 		last = Short(pr.IdleFor(now)) + " ago"
 	}
 	return fmt.Sprintf("producer %d last wrote to %s-%d %s, not over %s (the brokers' transaction.max.timeout.ms): "+

@@ -222,10 +222,14 @@ func (t Txn) Severity(now time.Time) Severity {
 
 // Producer is one row of DescribeProducers for a partition.
 type Producer struct {
-	ProducerID       int64
-	ProducerEpoch    int16
-	LastSequence     int32
-	LastTimestamp    time.Time // zero when the broker reported -1
+	ProducerID    int64
+	ProducerEpoch int16
+	LastSequence  int32
+	// LastWriteMs is the broker's LastTimestamp in Unix milliseconds, 0 when
+	// it reported -1 (unknown). Not a time.Time: a pinned partition can list
+	// 41,000 producers every refresh, and rows without a pointer are never
+	// scanned by the garbage collector, and 24 bytes smaller.
+	LastWriteMs      int64
 	CoordinatorEpoch int32
 	// CurrentTxnStartOffset is -1 when the producer has no open transaction here.
 	CurrentTxnStartOffset int64

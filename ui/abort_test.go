@@ -202,7 +202,7 @@ func TestAbortOnPartitionOfARecentProducer(t *testing.T) {
 	s := uitest.Snapshot(uitest.T0)
 	for i := range s.Partitions {
 		if s.Partitions[i].Partition == 7 {
-			s.Partitions[i].Producers[0].LastTimestamp = uitest.T0.Add(-12 * time.Second)
+			s.Partitions[i].Producers[0].LastWriteMs = model.WriteMs(uitest.T0.Add(-12 * time.Second))
 		}
 	}
 	h.admin.Push(s)

@@ -57,7 +57,7 @@ func hostileSnapshot(at time.Time) *model.Snapshot {
 		},
 		Partitions: []model.Partition{
 			{TopicPartition: tp(topicBad, 0)[0], Leader: 1, HighWatermark: 50, LastStableOffset: 10,
-				Producers: []model.Producer{{ProducerID: 9901, ProducerEpoch: 1, LastTimestamp: at.Add(-time.Second), CurrentTxnStartOffset: 10}}},
+				Producers: []model.Producer{{ProducerID: 9901, ProducerEpoch: 1, LastWriteMs: model.WriteMs(at.Add(-time.Second)), CurrentTxnStartOffset: 10}}},
 		},
 		GroupCommits: []model.GroupCommit{
 			{Group: groupBad, State: "Stable\x1b[5m", TopicPartition: tp(topicBad, 0)[0], Offset: 10},

@@ -69,7 +69,7 @@ func jobsSnapshot(at time.Time) *model.Snapshot {
 	for i := range s.Partitions {
 		if s.Partitions[i].TopicPartition == tp {
 			s.Partitions[i].Producers = []model.Producer{{ProducerID: 3001, ProducerEpoch: 1, LastSequence: 9,
-				LastTimestamp: at.Add(-45 * time.Second), CoordinatorEpoch: 1, CurrentTxnStartOffset: s.Partitions[i].LastStableOffset}}
+				LastWriteMs: model.WriteMs(at.Add(-45 * time.Second)), CoordinatorEpoch: 1, CurrentTxnStartOffset: s.Partitions[i].LastStableOffset}}
 			s.GroupCommits = append(s.GroupCommits, model.GroupCommit{Group: "billing-etl", State: "Stable", TopicPartition: tp,
 				Offset: s.Partitions[i].LastStableOffset})
 		}

@@ -171,8 +171,8 @@ func pinnedByText(p *model.Pin, now time.Time, loc *time.Location) string {
 	}
 	pr := p.Pinner
 	s := fmt.Sprintf("producer %d epoch %d", pr.ProducerID, pr.ProducerEpoch)
-	if !pr.LastTimestamp.IsZero() {
-		s += fmt.Sprintf(" · last write %s (%s ago)", Clock(pr.LastTimestamp, loc), Dur(now.Sub(pr.LastTimestamp)))
+	if pr.LastWriteMs != 0 {
+		s += fmt.Sprintf(" · last write %s (%s ago)", Clock(pr.LastTimestamp(), loc), Dur(now.Sub(pr.LastTimestamp())))
 	}
 	return s
 }

@@ -52,7 +52,7 @@ func paneColumns(pidWidth int) []Column[paneRow] {
 		{Name: "PID", Width: max(10, pidWidth), Right: true, Text: func(r paneRow) string { return strconv.FormatInt(r.pr.ProducerID, 10) }},
 		{Name: "EPOCH", Width: 5, Right: true, Text: func(r paneRow) string { return strconv.Itoa(int(r.pr.ProducerEpoch)) }},
 		{Name: "LAST SEQ", Width: 8, Right: true, Text: func(r paneRow) string { return strconv.Itoa(int(r.pr.LastSequence)) }},
-		{Name: "LAST WRITE", Width: 10, Right: true, Drop: 1, Text: func(r paneRow) string { return Clock(r.pr.LastTimestamp, r.loc) }},
+		{Name: "LAST WRITE", Width: 10, Right: true, Drop: 1, Text: func(r paneRow) string { return Clock(r.pr.LastTimestamp(), r.loc) }},
 		{Name: "COORD EPOCH", Width: 11, Right: true, Drop: 2, Text: func(r paneRow) string { return strconv.Itoa(int(r.pr.CoordinatorEpoch)) }},
 		{Name: "TXN START", Width: 10, Right: true, Text: func(r paneRow) string { return Offset(r.pr.CurrentTxnStartOffset) }},
 	}

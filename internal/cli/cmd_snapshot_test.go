@@ -75,7 +75,7 @@ func randomSnapshot(r *rand.Rand) (*model.Snapshot, *model.History, model.Query)
 			for range r.IntN(3) {
 				pr := model.Producer{ProducerID: r.Int64N(1000), LastSequence: int32(r.IntN(100)), CurrentTxnStartOffset: r.Int64N(100) - 1}
 				if r.IntN(2) == 0 {
-					pr.LastTimestamp = time.UnixMilli(1_700_000_000_000 + r.Int64N(1e9))
+					pr.LastWriteMs = model.WriteMs(time.UnixMilli(1_700_000_000_000 + r.Int64N(1e9)))
 				}
 				p.Producers = append(p.Producers, pr)
 			}

@@ -42,7 +42,7 @@ func flinkScale(n int) (*model.Snapshot, *model.History) {
 				parts[tp] = p
 			}
 			p.Producers = append(p.Producers, model.Producer{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-				LastSequence: int32(i % 1000), LastTimestamp: t.StartTime(), CurrentTxnStartOffset: int64(i / 2)})
+				LastSequence: int32(i % 1000), LastWriteMs: model.WriteMs(t.StartTime()), CurrentTxnStartOffset: int64(i / 2)})
 		}
 		s.Txns[i] = t
 	}

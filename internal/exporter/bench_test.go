@@ -25,7 +25,7 @@ func scrapeFixture(n int, at time.Time) *model.Snapshot {
 			tp := model.TopicPartition{Topic: fmt.Sprintf("topic-%d", i/100%20), Partition: int32(i / 100)}
 			t.State, t.Partitions, t.StartUnixMs = model.Ongoing, []model.TopicPartition{tp}, at.Add(-time.Duration(i%600)*time.Second).UnixMilli()
 			s.Partitions = append(s.Partitions, model.Partition{TopicPartition: tp, HighWatermark: 1000, LastStableOffset: 400,
-				Producers: []model.Producer{{ProducerID: int64(i + 1), CurrentTxnStartOffset: 400, LastTimestamp: at}}})
+				Producers: []model.Producer{{ProducerID: int64(i + 1), CurrentTxnStartOffset: 400, LastWriteMs: model.WriteMs(at)}}})
 		}
 		s.Txns = append(s.Txns, t)
 	}

@@ -54,7 +54,7 @@ func scaleParts(s *model.Snapshot) []model.Partition {
 		p := &parts[t.Partitions[0].Partition]
 		start := int64(1_000_000 - 100*len(p.Producers) - 100)
 		p.Producers = append(p.Producers, model.Producer{ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-			LastTimestamp: s.TakenAt, CoordinatorEpoch: 1, CurrentTxnStartOffset: start})
+			LastWriteMs: model.WriteMs(s.TakenAt), CoordinatorEpoch: 1, CurrentTxnStartOffset: start})
 		p.LastStableOffset = min(p.LastStableOffset, start)
 	}
 	return parts

@@ -33,7 +33,7 @@ func idle(id string, s model.State, pid int64, epoch int16, coord int32) model.T
 }
 
 func producer(pid int64, epoch int16, seq int32, at time.Time, start int64) model.Producer {
-	return model.Producer{ProducerID: pid, ProducerEpoch: epoch, LastSequence: seq, LastTimestamp: at,
+	return model.Producer{ProducerID: pid, ProducerEpoch: epoch, LastSequence: seq, LastWriteMs: model.WriteMs(at),
 		CoordinatorEpoch: 2, CurrentTxnStartOffset: start}
 }
 
