@@ -226,7 +226,8 @@ type Producer struct {
 	ProducerEpoch int16
 	LastSequence  int32
 	// LastWriteMs is the broker's LastTimestamp in Unix milliseconds, 0 when
-	// it reported -1 (unknown). Not a time.Time: a pinned partition can list
+	// it reported -1 (unknown) or 0 (a client that sent no time: as unknown,
+	// never 1970, which would make any open transaction look abandoned). Not a time.Time: a pinned partition can list
 	// 41,000 producers every refresh, and rows without a pointer are never
 	// scanned by the garbage collector, and 24 bytes smaller.
 	LastWriteMs      int64
