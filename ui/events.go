@@ -1,6 +1,10 @@
 package ui
 
-import "github.com/txnscope/txnscope/views"
+import (
+	"sort"
+
+	"github.com/txnscope/txnscope/views"
+)
 
 // The events pane (e) is part of the root's layout, not a screen: it takes
 // the bottom of the body under the transaction list, and the list gets what
@@ -29,7 +33,7 @@ func (m *Model) eventsView(w, h int) string {
 	n := views.EventsRows(h)
 	skip := m.eventsSkip(n)
 	if m.replay.on {
-		return views.Events(m.replayData(skip, n), w, h, m.st)
+		return views.Events(m.replayData(skip, m.replayShows(skip, n)), w, h, m.st)
 	}
 	d := views.EventsData{Events: m.hist.LatestFrom(skip, n), Skipped: skip, Total: m.hist.Len(), Loc: m.loc}
 	return views.Events(d, w, h, m.st)
@@ -54,7 +58,42 @@ func (m *Model) eventsSkip(n int) int {
 	if !m.replay.on {
 		skip += m.hist.Added() - s.mark
 	}
-	return max(min(skip, m.eventsTotal()-n), 0)
+	return max(min(skip, m.lastSkip(n)), 0)
+}
+
+// lastSkip is the skip of the page that shows the oldest event. In a replay
+// that reaches into the log's compacted part, that page has the mark where
+// it does, and room for one event less.
+func (m *Model) lastSkip(n int) int {
+	last := m.eventsTotal() - n
+	if m.replay.on && m.compacted() > 0 {
+		last++
+	}
+	return max(last, 0)
+}
+
+// compacted is how many of the replay's oldest events come before the point
+// from which it has every transition.
+func (m *Model) compacted() int {
+	r := m.replay
+	return sort.Search(len(r.evs), func(i int) bool { return !r.evs[i].At.Before(r.complete) })
+}
+
+// shows is how many events the page from skip shows in n rows.
+func (m *Model) shows(skip, n int) int {
+	if m.replay.on {
+		return m.replayShows(skip, n)
+	}
+	return n
+}
+
+// replayShows is how many events the replay's page from skip shows in n
+// rows: one less when the mark is among them, so that none is cut.
+func (m *Model) replayShows(skip, n int) int {
+	if c := m.compacted(); c > 0 && skip+n-1 >= len(m.replay.evs)-c {
+		return max(n-1, 0)
+	}
+	return n
 }
 
 // pageEvents is [ (pages > 0, older) and ] (newer); back at the newest, the
@@ -64,6 +103,18 @@ func (m *Model) pageEvents(pages int) {
 	if n == 0 {
 		return
 	}
-	skip := max(min(m.eventsSkip(n)+pages*n, m.eventsTotal()-n), 0)
+	skip := m.eventsSkip(n)
+	for ; pages > 0; pages-- {
+		skip += m.shows(skip, n)
+	}
+	for ; pages < 0; pages++ {
+		// The newer page ends where this one begins, whether it has the mark.
+		if next := skip - n; m.shows(next, n) == n {
+			skip = next
+		} else {
+			skip -= m.shows(next, n)
+		}
+	}
+	skip = max(min(skip, m.lastSkip(n)), 0)
 	m.evScroll = eventsScroll{back: skip, mark: m.hist.Added()}
 }

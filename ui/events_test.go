@@ -102,3 +102,50 @@ func TestReplayPaging(t *testing.T) {
 	h.finish(h.hold("r")) // read again: from the newest
 	mustNotContain(t, h.screen(), "] newer")
 }
+
+// Paged through end to end and back, the replay shows every event, none cut
+// by the mark where the log stops being complete.
+func TestReplayPagingShowsEveryEvent(t *testing.T) {
+	h := withReplay(t)
+	h.finish(h.hold("h"))
+	seen := map[string]int{}
+	look := func() { // the pane only: the list above names the same ids
+		_, pane, _ := strings.Cut(h.screen(), "log replay")
+		if pane == "" {
+			_, pane, _ = strings.Cut(h.screen(), "replay of the coordinators' log")
+		}
+		for _, f := range strings.Fields(pane) {
+			for _, e := range replayEvents() {
+				if f == e.ID {
+					seen[f]++
+				}
+			}
+		}
+	}
+	look()
+	for range 5 {
+		h.press("[")
+		look()
+	}
+	for _, e := range replayEvents() {
+		if seen[e.ID] == 0 {
+			t.Errorf("paging older never showed %s", e.ID)
+		}
+	}
+	if _, pane, _ := strings.Cut(h.screen(), "log replay"); !strings.Contains(pane, "compacted, each id's last transition only") ||
+		!strings.Contains(pane, replayEvents()[0].ID) {
+		t.Errorf("the last page lacks the mark or the oldest event:\n%s", h.screen())
+	}
+	clear(seen)
+	look()
+	for range 5 {
+		h.press("]")
+		look()
+	}
+	for _, e := range replayEvents() {
+		if seen[e.ID] == 0 {
+			t.Errorf("paging newer never showed %s", e.ID)
+		}
+	}
+	mustNotContain(t, h.screen(), "] newer")
+}
