@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -62,15 +61,7 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 	if iw < 1 || h < 3 {
 		return Block(nil, bw, min(h, 3))
 	}
-	wrap := func(s string, indent int) []string {
-		ls := Wrap(escape.Text(s), iw-indent)
-		for i := range ls {
-			if i > 0 {
-				ls[i] = strings.Repeat(" ", indent) + ls[i]
-			}
-		}
-		return ls
-	}
+	wrap := func(s string, indent int) []string { return wrapDialog(s, iw, indent) }
 	head := []string{st.DialogTitle.Render(Clip(escape.Text(d.Title), iw))}
 	if d.Of != "" {
 		head = append(head, st.Text.Render(Clip(escape.Text(d.Of), iw)))
@@ -105,12 +96,7 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 		for _, l := range wrap(audit, 0) {
 			note = append(note, st.Dim.Render(l))
 		}
-		tail = append(tail, st.Text.Render("Type ")+st.Key.Render(d.Word)+st.Text.Render(" and press ")+
-			st.Key.Render("enter")+st.Text.Render(" to send them; ")+st.Key.Render("esc")+st.Text.Render(" cancels."))
-		tail = append(tail, d.Input)
-		if d.Hint != "" {
-			tail = append(tail, st.Warn.Render(Clip(d.Hint, iw)))
-		}
+		tail = append(tail, confirmLines(d.Word, "them", d.Input, d.Hint, iw, st)...)
 	case DialogSending:
 		for _, l := range wrap(d.Progress, 0) {
 			tail = append(tail, st.Warn.Render(l))
@@ -140,14 +126,7 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 	}
 	rows := batchRows(d.Rows, iw, st)
 	body := fitBatch(h-2, head, rows, wire, mid, note, tail, st)
-	border := func(s string) string { return st.Border.Render(s) }
-	lines := make([]string, 0, len(body)+2)
-	lines = append(lines, border("╭"+strings.Repeat("─", bw-2)+"╮"))
-	for _, l := range body {
-		lines = append(lines, border("│")+" "+Fit(l, iw)+" "+border("│"))
-	}
-	lines = append(lines, border("╰"+strings.Repeat("─", bw-2)+"╯"))
-	return strings.Join(lines, "\n")
+	return dialogBox(body, bw, st)
 }
 
 // batchRows is the table of ids: a header line, then one group of lines

@@ -47,15 +47,7 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 	if iw < 1 || h < 3 {
 		return Block(nil, bw, min(h, 3))
 	}
-	wrap := func(s string, indent int) []string {
-		ls := Wrap(escape.Text(s), iw-indent)
-		for i := range ls {
-			if i > 0 {
-				ls[i] = strings.Repeat(" ", indent) + ls[i]
-			}
-		}
-		return ls
-	}
+	wrap := func(s string, indent int) []string { return wrapDialog(s, iw, indent) }
 	// Parts in the order they are shown; when the box is short of room the
 	// audit note gives way first, then the explanation, then the request.
 	// What names the transaction, the warnings and the input always stay.
@@ -87,12 +79,7 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		for _, l := range wrap(audit, 0) {
 			note = append(note, st.Dim.Render(l))
 		}
-		tail = append(tail, st.Text.Render("Type ")+st.Key.Render(d.Word)+st.Text.Render(" and press ")+
-			st.Key.Render("enter")+st.Text.Render(" to send it; ")+st.Key.Render("esc")+st.Text.Render(" cancels."))
-		tail = append(tail, d.Input)
-		if d.Hint != "" {
-			tail = append(tail, st.Warn.Render(Clip(d.Hint, iw)))
-		}
+		tail = append(tail, confirmLines(d.Word, "it", d.Input, d.Hint, iw, st)...)
 	case DialogSending:
 		tail = append(tail, st.Warn.Render("sending… waiting for the broker's answer"))
 	case DialogDone:
@@ -111,6 +98,12 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		tail = append(tail, st.Dim.Render("enter or esc closes"))
 	}
 	body := fitDialog(h-2, head, wire, mid, note, tail, st)
+	return dialogBox(body, bw, st)
+}
+
+// dialogBox draws body in a bordered box bw wide.
+func dialogBox(body []string, bw int, st Styles) string {
+	iw := bw - 4
 	border := func(s string) string { return st.Border.Render(s) }
 	lines := make([]string, 0, len(body)+2)
 	lines = append(lines, border("╭"+strings.Repeat("─", bw-2)+"╮"))
@@ -119,6 +112,29 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 	}
 	lines = append(lines, border("╰"+strings.Repeat("─", bw-2)+"╯"))
 	return strings.Join(lines, "\n")
+}
+
+// wrapDialog wraps an untrusted s to w cells, its lines after the first
+// indented by indent.
+func wrapDialog(s string, w, indent int) []string {
+	ls := Wrap(escape.Text(s), w-indent)
+	for i := range ls {
+		if i > 0 {
+			ls[i] = strings.Repeat(" ", indent) + ls[i]
+		}
+	}
+	return ls
+}
+
+// confirmLines say what to type to send them (or it), then the input and
+// any hint under it.
+func confirmLines(word, what, input, hint string, iw int, st Styles) []string {
+	lines := []string{st.Text.Render("Type ") + st.Key.Render(word) + st.Text.Render(" and press ") +
+		st.Key.Render("enter") + st.Text.Render(" to send "+what+"; ") + st.Key.Render("esc") + st.Text.Render(" cancels."), input}
+	if hint != "" {
+		lines = append(lines, st.Warn.Render(Clip(hint, iw)))
+	}
+	return lines
 }
 
 // fitDialog stacks the parts of the dialog into room lines, blank lines
