@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"net"
@@ -298,17 +299,29 @@ func produceUnaddedTxnBatch(ctx context.Context, t *testing.T, bootstrap, topic,
 	pp.Records = raw
 	pt.Partitions = append(pt.Partitions, pp)
 	produce.Topics = append(produce.Topics, pt)
-	resp, err := produce.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("Produce: %v", err)
+	for {
+		resp, err := produce.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("Produce: %v", err)
+		}
+		if v := produce.GetVersion(); v != 11 {
+			t.Fatalf("Produce went out as v%d, want v11", v)
+		}
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("unexpected produce response %+v", resp)
+		}
+		err = kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+		// A topic just created may not be hosted by its leader yet: nothing
+		// was written, so the same batch goes again.
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.NotLeaderForPartition) {
+			return pid, epoch, err
+		}
+		select {
+		case <-ctx.Done():
+			return pid, epoch, fmt.Errorf("%w (until %v)", err, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if v := produce.GetVersion(); v != 11 {
-		t.Fatalf("Produce went out as v%d, want v11", v)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("unexpected produce response %+v", resp)
-	}
-	return pid, epoch, kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
 }
 
 func createTestTopic(ctx context.Context, t *testing.T, adm *kadm.Client) string {
