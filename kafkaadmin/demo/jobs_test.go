@@ -92,14 +92,16 @@ type jobsWatch struct {
 	hist  *model.History
 	polls int
 
-	healthyFrom time.Time            // when every subtask of the healthy job had caught up
-	healthyOK   int                  // polls since then with the healthy job free of problems
-	lingering   map[string]time.Time // id -> when its transaction began
-	cleared     bool                 // a lingering id was seen aborted at its timeout
-	behind      int                  // polls with subtask 2 of behindJob behind
-	behindOf    int                  // polls where it could be: every subtask had committed
-	shared      bool
-	maxIDs      int // after the first ids expired
+	healthyFrom   time.Time            // when every subtask of the healthy job had caught up
+	healthyOK     int                  // polls since then with the healthy job free of problems
+	behindSince   time.Time            // since when a subtask of the healthy job is behind, on a stalled machine
+	healthyBehind int                  // polls where it was, for less than two checkpoints
+	lingering     map[string]time.Time // id -> when its transaction began
+	cleared       bool                 // a lingering id was seen aborted at its timeout
+	behind        int                  // polls with subtask 2 of behindJob behind
+	behindOf      int                  // polls where it could be: every subtask had committed
+	shared        bool
+	maxIDs        int // after the first ids expired
 }
 
 func newJobsWatch(t *testing.T, o Options, start time.Time) *jobsWatch {
@@ -157,11 +159,31 @@ func (w *jobsWatch) checkHealthy(j *model.Job, snap *model.Snapshot, now time.Ti
 		}
 		return
 	}
-	if ps := j.Problems(snap, w.q, now); len(ps) > 0 || len(j.Lingering) > 0 {
+	ps := j.Problems(snap, w.q, now)
+	if onlyBehind(ps) && len(j.Lingering) == 0 {
+		// A commit held up past the next checkpoint by a stalled machine (the
+		// race detector, a JVM broker beside it) is rightly shown behind; a
+		// healthy subtask catches up at its next commit. Behind for longer
+		// than two checkpoints is a problem of the job.
+		if w.behindSince.IsZero() {
+			w.behindSince = now
+		}
+		if now.Sub(w.behindSince) <= 2*w.o.CheckpointInterval {
+			w.healthyBehind++
+			return
+		}
+	}
+	if len(ps) > 0 || len(j.Lingering) > 0 {
 		w.t.Errorf("%s after %s: problems %q, lingering %v", healthyJob, now.Sub(w.start).Round(time.Millisecond), ps, j.Lingering)
 		return
 	}
+	w.behindSince = time.Time{}
 	w.healthyOK++
+}
+
+// onlyBehind reports that ps are subtasks behind, and nothing else.
+func onlyBehind(ps []model.Problem) bool {
+	return len(ps) > 0 && !slices.ContainsFunc(ps, func(p model.Problem) bool { return p.Kind != model.ProblemBehind })
 }
 
 // checkCrashing expects the crashing job's lingering transactions to be
@@ -254,8 +276,8 @@ func (w *jobsWatch) missing() string {
 // time, and the ids bounded by what the jobs write within the expiration.
 func (w *jobsWatch) report() {
 	t := w.t
-	t.Logf("%d polls in %s; lingering %v; subtask 2 behind in %d of %d; at most %d ids",
-		w.polls, time.Since(w.start).Round(time.Millisecond), w.lingering, w.behind, w.behindOf, w.maxIDs)
+	t.Logf("%d polls in %s (the healthy job briefly behind in %d); lingering %v; subtask 2 behind in %d of %d; at most %d ids",
+		w.polls, time.Since(w.start).Round(time.Millisecond), w.healthyBehind, w.lingering, w.behind, w.behindOf, w.maxIDs)
 	if w.behind*10 < w.behindOf*9 {
 		t.Errorf("%s: subtask 2 behind in only %d of %d polls", behindJob, w.behind, w.behindOf)
 	}
