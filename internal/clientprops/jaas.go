@@ -3,6 +3,7 @@ package clientprops
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 )
 
 // jaas is the one login module of a client's sasl.jaas.config, e.g.
@@ -21,108 +22,264 @@ const (
 	kerberosHint = "Krb5LoginModule"
 )
 
-// parseJAAS reads Kafka's JAAS syntax: a module class, a control flag, then
-// key=value options (values quoted with " or ', or bare words) and a ';'.
-// Its errors never quote the text: it holds the password.
+// parseJAAS reads sasl.jaas.config as Kafka's JaasConfig does (a module
+// class, a control flag, key=value options, ';'), accepting and refusing the
+// same texts and reading the same values: a password read differently from
+// the Java client's reading of the same file is a login that fails for no
+// visible reason. Its errors never quote the text: it holds the password.
 func parseJAAS(s string) (jaas, error) {
-	toks, err := jaasTokens(s)
-	if err != nil {
-		return jaas{}, err
+	tz := &jaasTokenizer{s: s}
+	var entries []jaas
+	for tok := tz.next(); tok.kind != tokEOF; tok = tz.next() {
+		j, err := jaasEntry(tz, tok)
+		if err != nil {
+			if tz.unclosed {
+				return jaas{}, errors.New(`a quoted value is not closed (in a properties file a quote inside a quoted value is written \\")`)
+			}
+			return jaas{}, err
+		}
+		entries = append(entries, j)
 	}
-	if len(toks) == 0 {
+	switch len(entries) {
+	case 0:
 		return jaas{}, errors.New("it is empty")
+	case 1:
+		return entries[0], nil
 	}
-	if toks[0].quoted || toks[0].text == "=" || toks[0].text == ";" {
+	return jaas{}, errors.New("it holds more than one login module; a client needs exactly one")
+}
+
+// jaasEntry reads one login module, its first token already read.
+func jaasEntry(tz *jaasTokenizer, first jaasToken) (jaas, error) {
+	if !first.hasText() {
 		return jaas{}, errors.New("it does not start with a login module class name")
 	}
-	j := jaas{module: toks[0].text, options: map[string]string{}}
-	if len(toks) < 2 {
+	j := jaas{module: first.text, options: map[string]string{}}
+	flag := tz.next()
+	if flag.kind == tokEOF || !flag.hasText() {
 		return jaas{}, errors.New("the login module has no control flag (required)")
 	}
-	switch strings.ToLower(toks[1].text) {
+	switch strings.ToLower(flag.text) {
 	case "required", "requisite", "sufficient", "optional":
 	default:
 		return jaas{}, errors.New("the login module's control flag is not required, requisite, sufficient or optional")
 	}
-	i := 2
-	for i < len(toks) && !(toks[i].text == ";" && !toks[i].quoted) {
-		if i+2 >= len(toks) || toks[i].quoted || toks[i+1].text != "=" || toks[i+1].quoted {
+	tok := tz.next()
+	for tok.kind != tokEOF && !tok.is(';') {
+		key := tok
+		if eq := tz.next(); !eq.is('=') {
 			return jaas{}, errors.New(`its options are not all key="value"`)
 		}
-		if v := toks[i+2]; v.text == ";" && !v.quoted {
-			return jaas{}, errors.New(`an option has no value`)
+		v := tz.next()
+		if !v.hasText() {
+			return jaas{}, errors.New(`an option has no value (a bare value must be a word: quote it)`)
 		}
-		j.options[toks[i].text] = toks[i+2].text
-		i += 3
+		// Java keeps an option whose key is not text under a null key, which
+		// no login module reads: so does txnscope, by dropping it.
+		if key.hasText() {
+			j.options[key.text] = v.text
+		}
+		tok = tz.next()
 	}
-	if i >= len(toks) {
+	if !tok.is(';') {
 		return jaas{}, errors.New("it does not end with ';'")
-	}
-	if i+1 < len(toks) {
-		return jaas{}, errors.New("it holds more than one login module; a client needs exactly one")
 	}
 	return j, nil
 }
 
+type tokenKind int
+
+const (
+	tokEOF    tokenKind = iota
+	tokWord             // a run of word characters
+	tokQuoted           // a '…' or "…" string, escapes decoded
+	tokNumber           // digits, '.', a leading '-': Java keeps no text for it
+	tokChar             // any other character, on its own
+)
+
 type jaasToken struct {
-	text   string
-	quoted bool
+	kind tokenKind
+	text string // words and quoted strings only
+	char rune   // tokChar only
 }
 
-// jaasTokens splits like Java's StreamTokenizer as Kafka's JaasConfig sets
-// it up: words, quoted strings with backslash escapes, and '=' and ';'.
-func jaasTokens(s string) ([]jaasToken, error) {
-	var out []jaasToken
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '=' || c == ';':
-			out = append(out, jaasToken{text: string(c)})
-			i++
-		case c == '"' || c == '\'':
-			var b strings.Builder
-			j := i + 1
-			closed := false
-			for j < len(s) {
-				d := s[j]
-				if d == c {
-					closed = true
-					j++
-					break
+func (t jaasToken) hasText() bool  { return t.kind == tokWord || t.kind == tokQuoted }
+func (t jaasToken) is(c rune) bool { return t.kind == tokChar && t.char == c }
+
+// jaasTokenizer splits like java.io.StreamTokenizer in its default syntax
+// with the changes Kafka's JaasConfig makes (// and /* */ comments; '-', '_'
+// and '$' in words): whitespace is every character up to ' '; words are
+// letters, the Latin-1 letters from U+00A0 and anything above U+00FF,
+// continued by digits, '.' and '-'; a bare value that starts with a digit,
+// '.' or '-' is a number, which has no text; a lone '/' starts a comment to
+// the end of the line; quoted strings take Java's escapes (octal too) and
+// end at the line's end if not closed.
+type jaasTokenizer struct {
+	s        string
+	i        int
+	unclosed bool // a quoted string ran to the end of its line
+}
+
+const eof = -1
+
+func (tz *jaasTokenizer) peek() rune {
+	if tz.i >= len(tz.s) {
+		return eof
+	}
+	r, _ := utf8.DecodeRuneInString(tz.s[tz.i:])
+	return r
+}
+
+func (tz *jaasTokenizer) read() rune {
+	if tz.i >= len(tz.s) {
+		return eof
+	}
+	r, n := utf8.DecodeRuneInString(tz.s[tz.i:])
+	tz.i += n
+	return r
+}
+
+func jaasSpace(c rune) bool { return c >= 0 && c <= ' ' }
+
+func jaasDigit(c rune) bool { return (c >= '0' && c <= '9') || c == '.' || c == '-' }
+
+func jaasAlpha(c rune) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0xa0 || c == '-' || c == '_' || c == '$'
+}
+
+func (tz *jaasTokenizer) next() jaasToken {
+	c := tz.read()
+	for jaasSpace(c) {
+		c = tz.read()
+	}
+	switch {
+	case c == eof:
+		return jaasToken{kind: tokEOF}
+	case jaasDigit(c): // before words: '-' is both, and a number wins
+		return tz.number(c)
+	case jaasAlpha(c):
+		var b strings.Builder
+		b.WriteRune(c)
+		for p := tz.peek(); p != eof && (jaasAlpha(p) || jaasDigit(p)); p = tz.peek() {
+			b.WriteRune(tz.read())
+		}
+		return jaasToken{kind: tokWord, text: b.String()}
+	case c == '"' || c == '\'':
+		return tz.quoted(c)
+	case c == '/':
+		tz.comment()
+		return tz.next()
+	}
+	return jaasToken{kind: tokChar, char: c}
+}
+
+// comment skips what follows a '/' as StreamTokenizer does, quirks and all:
+// a lone '/' makes a comment too, and the character after it is skipped even
+// when it ends the line; in a block comment the character after a line break
+// is never taken for the '/' that closes it.
+func (tz *jaasTokenizer) comment() {
+	switch c := tz.read(); c {
+	case '*':
+		prev := rune(0)
+		for {
+			c := tz.read()
+			if c == '/' && prev == '*' {
+				return
+			}
+			switch c {
+			case '\r':
+				if c = tz.read(); c == '\n' {
+					c = tz.read()
 				}
-				if d == '\\' && j+1 < len(s) {
-					j++
-					switch s[j] {
-					case 'n':
-						b.WriteByte('\n')
-					case 't':
-						b.WriteByte('\t')
-					case 'r':
-						b.WriteByte('\r')
-					default:
-						b.WriteByte(s[j])
-					}
-					j++
-					continue
-				}
-				b.WriteByte(d)
-				j++
+			case '\n':
+				c = tz.read()
 			}
-			if !closed {
-				return nil, errors.New("a quoted value is not closed")
+			if c == eof {
+				return
 			}
-			out = append(out, jaasToken{text: b.String(), quoted: true})
-			i = j
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t\n\r\f=;\"'", rune(s[j])) {
-				j++
-			}
-			out = append(out, jaasToken{text: s[i:j]})
-			i = j
+			prev = c
+		}
+	default: // "//", or a lone '/' whose next character is gone even if it is the line break
+		for p := tz.peek(); p != eof && p != '\n' && p != '\r'; p = tz.peek() {
+			tz.read()
 		}
 	}
-	return out, nil
+}
+
+func (tz *jaasTokenizer) number(c rune) jaasToken {
+	if c == '-' {
+		if p := tz.peek(); p != '.' && (p < '0' || p > '9') {
+			return jaasToken{kind: tokChar, char: '-'}
+		}
+		c = tz.read()
+	}
+	dot := c == '.'
+	for {
+		switch p := tz.peek(); {
+		case p == '.' && !dot:
+			dot = true
+		case p >= '0' && p <= '9':
+		default:
+			return jaasToken{kind: tokNumber}
+		}
+		tz.read()
+	}
+}
+
+// quoted reads a string opened by q: Java's escapes \a \b \f \n \r \t \v,
+// octal \0 to \377, and \ before any other character for that character.
+func (tz *jaasTokenizer) quoted(q rune) jaasToken {
+	var b strings.Builder
+	for {
+		d := tz.peek()
+		switch {
+		case d == q:
+			tz.read()
+			return jaasToken{kind: tokQuoted, text: b.String()}
+		case d == eof || d == '\n' || d == '\r':
+			tz.unclosed = true
+			return jaasToken{kind: tokQuoted, text: b.String()}
+		}
+		tz.read()
+		if d != '\\' {
+			b.WriteRune(d)
+			continue
+		}
+		c := tz.read()
+		switch {
+		case c >= '0' && c <= '7':
+			v := c - '0'
+			if p := tz.peek(); p >= '0' && p <= '7' {
+				v = v<<3 + tz.read() - '0'
+				if p := tz.peek(); p >= '0' && p <= '7' && c <= '3' {
+					v = v<<3 + tz.read() - '0'
+				}
+			}
+			b.WriteRune(v)
+		case c == eof:
+			b.WriteRune('\uffff') // Java's (char) -1; the entry cannot end well anyway
+		default:
+			b.WriteRune(javaEscape(c))
+		}
+	}
+}
+
+func javaEscape(c rune) rune {
+	switch c {
+	case 'a':
+		return 7
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'v':
+		return '\v'
+	}
+	return c
 }

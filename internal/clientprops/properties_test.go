@@ -87,7 +87,10 @@ func TestParseJAAS(t *testing.T) {
 		{`PlainLoginModule required username="a" password;`, jaas{}, `key="value"`},
 		{`PlainLoginModule required username="a" password=;`, jaas{}, "no value"},
 		{`PlainLoginModule required username="a"; Other required;`, jaas{}, "more than one"},
-		{`"PlainLoginModule" required;`, jaas{}, "login module class name"},
+		{`"PlainLoginModule" required;`, jaas{"PlainLoginModule", map[string]string{}}, ""}, // as Java reads it
+		{`= required;`, jaas{}, "login module class name"},
+		{`PlainLoginModule required password=12;`, jaas{}, "no value"},
+		{`PlainLoginModule required password="\141\b\v";`, jaas{"PlainLoginModule", map[string]string{"password": "a\b\v"}}, ""},
 	} {
 		got, err := parseJAAS(c.text)
 		switch {
