@@ -94,3 +94,50 @@ func TestRefusedAfterThePlan(t *testing.T) {
 		t.Errorf("table output: %v, printed %q; want the error alone", err, w.String())
 	}
 }
+
+// --read-only and a missing --yes off a terminal refuse before the cluster is
+// touched (here there is none), as usage errors, and under -o json with the
+// same refused document as every other refusal.
+func TestRefusedBeforeTheClusterPrintJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		action string
+		target string
+		result string
+	}{
+		{"read-only force-terminate", []string{"force-terminate", "--read-only", "--transactional-id", "orders-0-7", "--yes"},
+			"force-terminate", "orders-0-7", "--read-only forbids it"},
+		{"read-only abort", []string{"abort", "--read-only", "--topic", "orders", "--partition", "2", "--start-offset", "5", "--yes"},
+			"abort-partition", "orders-2", "--read-only forbids it"},
+		{"no --yes off a terminal", []string{"force-terminate", "--transactional-id", "orders-0-7"},
+			"force-terminate", "orders-0-7", "needs --yes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				args := append([]string{tc.args[0], "-b", "127.0.0.1:1", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}, tc.args[1:]...)
+				if asJSON {
+					args = append(args, "-o", "json")
+				}
+				code, out, errs := runArgs(t, args...)
+				if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.result) {
+					t.Errorf("json %v: exit %d, stderr %q; want 2 and one line saying %q", asJSON, code, errs, tc.result)
+				}
+				if !asJSON {
+					if out != "" {
+						t.Errorf("table: stdout %q, want nothing", out)
+					}
+					continue
+				}
+				var doc actionJSON
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatalf("stdout %q: %v", out, err)
+				}
+				if !doc.Refused || doc.Sent || doc.OK || doc.Sends != 0 || doc.Request != "" ||
+					string(doc.Action) != tc.action || doc.Target != tc.target || !strings.Contains(doc.Result, tc.result) {
+					t.Errorf("got %+v; want %s of %s refused, saying %q", doc, tc.action, tc.target, tc.result)
+				}
+			}
+		})
+	}
+}

@@ -16,16 +16,24 @@ import (
 func withClient(run func(context.Context, *kafkaadmin.Client, config, out, Stdio) error) func(context.Context, config, Stdio) error {
 	return func(ctx context.Context, c config, std Stdio) error {
 		warnInsecure(c, std.Err)
-		// Refuse before touching the cluster: nobody is there to confirm.
-		if specOf(c).acts && !c.one.yes && !readsTerminal(std.In) {
-			return usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd)
+		o := out{w: std.Out, json: c.output == "json"}
+		// Refused before touching the cluster, with the -o json document a
+		// script reads from every abort, sent or not.
+		if specOf(c).acts {
+			switch {
+			case c.readOnly:
+				return refused(o, c, nil, c.auditLog, usagef("%s changes the cluster, and --read-only forbids it", c.cmd))
+			case !c.one.yes && !readsTerminal(std.In): // nobody is there to confirm
+				return refused(o, c, nil, c.auditLog,
+					usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd))
+			}
 		}
 		cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
 		if err != nil {
 			return usageError{err.Error()}
 		}
 		defer cl.Close()
-		return run(ctx, cl, c, out{w: std.Out, json: c.output == "json"}, std)
+		return run(ctx, cl, c, o, std)
 	}
 }
 

@@ -81,8 +81,6 @@ func TestParseOneShotErrors(t *testing.T) {
 		{[]string{"abort", "--topic", "t", "--partition", "0", "--start-offset", "x"}, `invalid argument "x" for "--start-offset"`},
 		{[]string{"abort", "--topic", "t", "--partition", "0", "--producer-id", "1", "--producer-epoch", "40000", "--coordinator-epoch", "0"},
 			`invalid argument "40000" for "--producer-epoch"`},
-		{[]string{"--read-only", "abort", "--topic", "t", "--partition", "0", "--start-offset", "3", "--yes"}, "--read-only forbids it"},
-		{[]string{"force-terminate", "--read-only", "--transactional-id", "x"}, "--read-only forbids it"},
 		// Flags of another command are refused, never ignored.
 		{[]string{"list", "--topic", "t"}, "--topic does not apply to list (it goes with describe-producers, find-hanging, abort)"},
 		{[]string{"describe", "--transactional-id", "x", "--yes"}, "--yes does not apply to describe (it goes with abort, force-terminate)"},
