@@ -17,6 +17,9 @@ type Batch struct {
 	// Stopped says why the actions after the last result were not sent
 	// ("" while the batch goes on, or once every one was).
 	Stopped string
+	// AuditFailed: the audit log could not take the last answered action's
+	// record, so the log does not hold every attempt whole.
+	AuditFailed bool
 }
 
 // PlanBatch plans the force-terminate of each of ids as s shows it. An id
@@ -69,6 +72,7 @@ func (b Batch) Over() bool { return b.Stopped != "" || len(b.Results) >= len(b.A
 // next request could not be recorded either.
 func (b *Batch) Add(r Result, auditErr error) {
 	b.Results = append(b.Results, r)
+	b.AuditFailed = b.AuditFailed || auditErr != nil || r.AuditErr != ""
 	switch {
 	case auditErr != nil:
 		b.Stop("the audit log failed (" + auditErr.Error() + "): nothing more is sent unrecorded")

@@ -189,6 +189,7 @@ func (m *Model) dialogData() views.DialogData {
 	}
 	if d.phase == views.DialogDone {
 		dd.Result, dd.ResultOK, dd.Attempt = d.result.Summary(), d.result.OK(), d.result.Attempt
+		dd.AuditFailed = d.result.AuditErr != ""
 		if d.result.ErrorCode != "" && !strings.Contains(dd.Result, d.result.ErrorCode) {
 			dd.Result += " (" + d.result.ErrorCode + ")"
 		}

@@ -334,12 +334,15 @@ func TestUnwritableAuditRefusesTheDialog(t *testing.T) {
 func TestAuditFailureAfterSendingIsShown(t *testing.T) {
 	h := started(t)
 	h.admin.Result = func(a model.Action) model.Result {
-		return model.Result{Action: a, At: uitest.T0, Sent: true, Sends: 1, AuditErr: "audit log: write: no space left on device"}
+		return model.Result{Action: a, At: uitest.T0, Sent: true, Sends: 1, Attempt: "5f1c", AuditErr: "audit log: write: no space left on device"}
 	}
 	h.press("a")
 	h.typeText("abort")
 	h.press("enter")
 	mustContain(t, h.screen(), "the audit log was NOT written")
+	words := dialogWords(h.screen())
+	mustContain(t, words, "its record there is incomplete")
+	mustNotContain(t, words, "recorded as attempt")
 	if h.m.statusKind != statusError {
 		t.Error("an unrecorded abort is shown as a success")
 	}
@@ -367,4 +370,18 @@ func TestWaitForTheResultLine(t *testing.T) {
 		t.Fatal("Wait timed out after the result")
 	}
 	<-done
+}
+
+// dialogWords is the text inside the dialog box on screen s, its lines
+// joined as the wrapping found them, so that a sentence reads whole.
+func dialogWords(s string) string {
+	var words []string
+	for _, l := range strings.Split(s, "\n") {
+		i, j := strings.Index(l, "│"), strings.LastIndex(l, "│")
+		if i < 0 || j <= i {
+			continue
+		}
+		words = append(words, strings.Fields(l[i+len("│"):j])...)
+	}
+	return strings.Join(words, " ")
 }

@@ -225,7 +225,7 @@ func (m *Model) batchData() views.BatchDialogData {
 			dd.Stopped = d.batch.Stopped
 		}
 	case views.DialogDone:
-		dd.Progress, dd.ProgressOK = t.String(), t.OK()
+		dd.Progress, dd.ProgressOK, dd.AuditFailed = t.String(), t.OK(), d.batch.AuditFailed
 		if t.Unsent > 0 {
 			dd.Stopped = d.batch.Stopped
 		}

@@ -263,6 +263,9 @@ func TestBatchStopsWhenTheAuditLogFails(t *testing.T) {
 	}
 	s := h.screen()
 	mustContain(t, s, "1 force-terminated, 1 refused, 1 not sent", "the audit log failed", "nothing more is sent unrecorded")
+	words := dialogWords(s)
+	mustContain(t, words, "NOT every attempt is recorded")
+	mustNotContain(t, words, "each attempt is recorded")
 }
 
 // ctrl+c while an id is in flight: the program waits for its answer, sends

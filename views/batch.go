@@ -43,6 +43,7 @@ type BatchDialogData struct {
 	ProgressOK   bool
 	Stopped      string // why the rest were not sent
 	AuditPath    string
+	AuditFailed  bool // the log could not take an attempt's record: it is not whole
 }
 
 // BatchDialogRoom is the fewest lines inside the box that show what the
@@ -119,8 +120,15 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 				tail = append(tail, st.Warn.Render(l))
 			}
 		}
-		for _, l := range wrap("each attempt is recorded in "+d.AuditPath, 0) {
-			tail = append(tail, st.Dim.Render(l))
+		if d.AuditFailed {
+			for _, l := range wrap("NOT every attempt is recorded: "+d.AuditPath+" holds those before the one the audit log failed on, "+
+				"and that one's record is incomplete", 0) {
+				tail = append(tail, st.Error.Render(l))
+			}
+		} else {
+			for _, l := range wrap("each attempt is recorded in "+d.AuditPath, 0) {
+				tail = append(tail, st.Dim.Render(l))
+			}
 		}
 		tail = append(tail, st.Dim.Render("enter or esc closes"))
 	}

@@ -35,6 +35,7 @@ type DialogData struct {
 	ResultOK     bool
 	Attempt      string // the attempt's id in the audit log, once done
 	AuditPath    string // where the attempt is logged
+	AuditFailed  bool   // the log could not take the attempt's result
 }
 
 // DialogWidth is how wide the dialog box is in a w-wide area.
@@ -90,7 +91,12 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		for _, l := range wrap(d.Result, 0) {
 			tail = append(tail, style.Render(l))
 		}
-		if d.Attempt != "" {
+		switch {
+		case d.Attempt != "" && d.AuditFailed:
+			for _, l := range wrap("attempt "+d.Attempt+" in "+d.AuditPath+": its record there is incomplete", 0) {
+				tail = append(tail, st.Error.Render(l))
+			}
+		case d.Attempt != "":
 			for _, l := range wrap("recorded as attempt "+d.Attempt+" in "+d.AuditPath, 0) {
 				tail = append(tail, st.Dim.Render(l))
 			}
