@@ -10,7 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -162,9 +164,30 @@ func backoff(interval time.Duration, n int) time.Duration {
 // Handler serves /metrics and /healthz.
 func (e *Exporter) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	// ContinueOnError: a series the registry refuses (one collected twice)
+	// is left out of the page, not the whole page replaced by a 500 that
+	// would blind every alert.
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.GathererFunc(e.gather),
+		promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("/healthz", e.healthz)
 	return mux
+}
+
+// gather is the registry's, counting the series it refused in
+// txnscope_scrape_errors_total (served from the next scrape on).
+func (e *Exporter) gather() ([]*dto.MetricFamily, error) {
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		n := 1
+		var m prometheus.MultiError
+		if errors.As(err, &m) {
+			n = len(m)
+		}
+		e.c.mu.Lock()
+		e.c.dropped += float64(n)
+		e.c.mu.Unlock()
+	}
+	return mfs, err
 }
 
 // healthz is ok while a refresh succeeded within 3 intervals.
@@ -185,7 +208,8 @@ func (e *Exporter) unhealthy() string {
 	e.c.mu.Unlock()
 	why := ""
 	if st.lastErr != "" {
-		why = ": " + oneLine(st.lastErr)
+		// The error may quote the cluster's strings: escaped, as on /metrics.
+		why = ": " + escape.Line(oneLine(st.lastErr))
 	}
 	if !st.refreshed {
 		return "no refresh has succeeded yet" + why
