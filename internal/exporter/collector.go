@@ -60,14 +60,18 @@ type collector struct {
 	counters *Counters
 	st       status
 	version  string
+	now      func() time.Time
+	// grace is how long the values of the last good refresh are served
+	// while refreshes fail (valuesGrace).
+	grace time.Duration
 	// dropped counts the series that could not be built, since the start.
 	dropped float64
 	// build makes one series: prometheus.NewConstMetric, but for tests.
 	build func(*prometheus.Desc, prometheus.ValueType, float64, ...string) (prometheus.Metric, error)
 }
 
-func newCollector(version string) *collector {
-	return &collector{counters: NewCounters(), version: version, build: prometheus.NewConstMetric}
+func newCollector(version string, now func() time.Time, grace time.Duration) *collector {
+	return &collector{counters: NewCounters(), version: version, now: now, grace: grace, build: prometheus.NewConstMetric}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -100,7 +104,8 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		c.send(ch, d, prometheus.CounterValue, v, labels...)
 	}
-	gauge(upDesc, b2f(c.st.up))
+	fresh := c.st.refreshed && c.now().Sub(c.st.last) <= c.grace
+	gauge(upDesc, b2f(c.st.up && fresh))
 	counter(errorsDesc, c.st.errors)
 	gauge(buildDesc, 1, c.version, runtime.Version())
 	for k, n := range c.counters.Fences {
@@ -114,6 +119,9 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(durationDesc, c.st.took.Seconds())
 	gauge(lastDesc, float64(c.st.last.UnixMilli())/1000)
+	if !fresh {
+		return // too old to alert on: see valuesGrace
+	}
 	c.collectValues(gauge)
 }
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,7 +18,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := make(chan *prometheus.Desc, 64)
-	newCollector("v").Describe(ch)
+	newCollector("v", time.Now, time.Minute).Describe(ch)
 	close(ch)
 	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	for d := range ch {

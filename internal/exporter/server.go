@@ -56,7 +56,7 @@ func New(o Options) *Exporter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	e := &Exporter{o: o, c: newCollector(o.Version), reg: prometheus.NewRegistry(),
+	e := &Exporter{o: o, c: newCollector(o.Version, o.Now, valuesGrace(o.Refresh)), reg: prometheus.NewRegistry(),
 		hist: model.NewHistory(historySize), track: model.NewPinTracker()}
 	e.reg.MustRegister(e.c)
 	return e
@@ -64,7 +64,7 @@ func New(o Options) *Exporter {
 
 // Refresh reads the cluster once and makes the result current. A failure
 // sets up to 0 and counts an error; the values of the last good refresh
-// stay, with their timestamp telling how old they are.
+// stay for valuesGrace, with their timestamp telling how old they are.
 func (e *Exporter) Refresh(ctx context.Context) error {
 	start := e.o.Now()
 	next, err := e.o.Admin.Poll(ctx, e.prev)
@@ -111,6 +111,21 @@ func openPending(s *model.Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// valuesGrace is how long the values of the last good refresh are served
+// while refreshes fail, after which only up, the error and fence counters,
+// build_info and the last refresh's time and duration are. Long enough
+// that failed refreshes (retried at most 30 s apart, see backoff) do not
+// make the alerts flap, and that TxnscopeDown (up == 0 for 2 minutes, plus
+// up to a default 1-minute rule evaluation) pages that the alerts are
+// blind before they resolve for want of values: 5 minutes, Prometheus'
+// own lookback for a series with no new sample. At least 3
+// intervals, so that one failed refresh never drops them either. Not
+// longer: frozen ages and ratios would keep an alert firing, or keep one
+// from firing, on what the cluster looked like hours ago.
+func valuesGrace(refresh time.Duration) time.Duration {
+	return max(3*refresh, 5*time.Minute)
 }
 
 // logFollower is an Admin following the coordinators' log
