@@ -48,6 +48,7 @@ type Exporter struct {
 	soon bool
 	// failures are the failed refreshes in a row, for the backoff.
 	failures int
+	limits   httpLimits
 }
 
 // New makes an exporter with its own registry: the process's default one
@@ -57,7 +58,7 @@ func New(o Options) *Exporter {
 		o.Now = time.Now
 	}
 	e := &Exporter{o: o, c: newCollector(o.Version, o.Now, valuesGrace(o.Refresh)), reg: prometheus.NewRegistry(),
-		hist: model.NewHistory(historySize), track: model.NewPinTracker()}
+		hist: model.NewHistory(historySize), track: model.NewPinTracker(), limits: defaultHTTPLimits}
 	e.reg.MustRegister(e.c)
 	return e
 }
@@ -245,9 +246,11 @@ func oneLine(s string) string {
 }
 
 // Serve refreshes and serves on ln until ctx ends, then lets the scrapes in
-// flight finish (5 s at most).
+// flight finish (5 s at most). Connections are capped and timed out
+// (httpLimits).
 func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	lim := limitConns(ln, e.limits.conns)
+	srv := e.limits.server(e.Handler(), lim)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -262,7 +265,7 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		defer scancel()
 		stopped <- srv.Shutdown(sctx)
 	}()
-	err := srv.Serve(ln)
+	err := srv.Serve(lim)
 	cancel()
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {
