@@ -1,12 +1,15 @@
 package exporter
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/txnscope/txnscope/internal/escape"
 )
 
 const ns = "txnscope_"
@@ -36,6 +39,7 @@ var (
 	hangingDesc     = desc("partitions_hanging", "Pinned partitions no coordinator will ever release.")
 	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only).", "group")
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
+	droppedDesc     = desc("scrape_errors_total", "Series left out of a scrape because they could not be built: a bug, please report it.")
 )
 
 // status is how the refreshes go, besides their values.
@@ -56,30 +60,52 @@ type collector struct {
 	counters *Counters
 	st       status
 	version  string
+	now      func() time.Time
+	// grace is how long the values of the last good refresh are served
+	// while refreshes fail (valuesGrace).
+	grace time.Duration
+	// dropped counts the series that could not be built, since the start.
+	dropped float64
+	// build makes one series: prometheus.NewConstMetric, but for tests.
+	build func(*prometheus.Desc, prometheus.ValueType, float64, ...string) (prometheus.Metric, error)
 }
 
-func newCollector(version string) *collector {
-	return &collector{counters: NewCounters(), version: version}
+func newCollector(version string, now func() time.Time, grace time.Duration) *collector {
+	return &collector{counters: NewCounters(), version: version, now: now, grace: grace, build: prometheus.NewConstMetric}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
 		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, abortsDesc,
-		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc} {
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, droppedDesc} {
 		ch <- d
 	}
 }
 
+// Collect runs in client_golang's own goroutine, where a panic would end
+// the process: a series that cannot be built is left out and counted, and
+// one bad value costs that series, never the exporter.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.collect(ch)
+	c.send(ch, droppedDesc, prometheus.CounterValue, c.dropped)
+}
+
+func (c *collector) collect(ch chan<- prometheus.Metric) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.dropped++ // the rest of this scrape is lost, not the process
+		}
+	}()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		c.send(ch, d, prometheus.GaugeValue, v, labels...)
 	}
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+		c.send(ch, d, prometheus.CounterValue, v, labels...)
 	}
-	gauge(upDesc, b2f(c.st.up))
+	fresh := c.st.refreshed && c.now().Sub(c.st.last) <= c.grace
+	gauge(upDesc, b2f(c.st.up && fresh))
 	counter(errorsDesc, c.st.errors)
 	gauge(buildDesc, 1, c.version, runtime.Version())
 	for k, n := range c.counters.Fences {
@@ -93,7 +119,36 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(durationDesc, c.st.took.Seconds())
 	gauge(lastDesc, float64(c.st.last.UnixMilli())/1000)
+	if !fresh {
+		return // too old to alert on: see valuesGrace
+	}
 	c.collectValues(gauge)
+}
+
+// send builds one series and sends it, or counts it dropped. Label values
+// come from the cluster (ids, jobs, topics, groups, states): they are
+// escaped as the TUI shows them, so that the page is valid UTF-8 without a
+// raw control byte for `curl | grep` to pass on to a terminal, and two ids
+// never share a series (the escape writes a backslash as \\).
+func (c *collector) send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	for i, l := range labels {
+		labels[i] = escape.Text(l)
+	}
+	m, err := c.safeBuild(d, t, v, labels)
+	if err != nil {
+		c.dropped++
+		return
+	}
+	ch <- m
+}
+
+func (c *collector) safeBuild(d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) (m prometheus.Metric, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("building a series panicked: %v", r)
+		}
+	}()
+	return c.build(d, t, v, labels...)
 }
 
 func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...string)) {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -46,6 +48,7 @@ type Exporter struct {
 	soon bool
 	// failures are the failed refreshes in a row, for the backoff.
 	failures int
+	limits   httpLimits
 }
 
 // New makes an exporter with its own registry: the process's default one
@@ -54,15 +57,15 @@ func New(o Options) *Exporter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	e := &Exporter{o: o, c: newCollector(o.Version), reg: prometheus.NewRegistry(),
-		hist: model.NewHistory(historySize), track: model.NewPinTracker()}
+	e := &Exporter{o: o, c: newCollector(o.Version, o.Now, valuesGrace(o.Refresh)), reg: prometheus.NewRegistry(),
+		hist: model.NewHistory(historySize), track: model.NewPinTracker(), limits: defaultHTTPLimits}
 	e.reg.MustRegister(e.c)
 	return e
 }
 
 // Refresh reads the cluster once and makes the result current. A failure
 // sets up to 0 and counts an error; the values of the last good refresh
-// stay, with their timestamp telling how old they are.
+// stay for valuesGrace, with their timestamp telling how old they are.
 func (e *Exporter) Refresh(ctx context.Context) error {
 	start := e.o.Now()
 	next, err := e.o.Admin.Poll(ctx, e.prev)
@@ -109,6 +112,21 @@ func openPending(s *model.Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// valuesGrace is how long the values of the last good refresh are served
+// while refreshes fail, after which only up, the error and fence counters,
+// build_info and the last refresh's time and duration are. Long enough
+// that failed refreshes (retried at most 30 s apart, see backoff) do not
+// make the alerts flap, and that TxnscopeDown (up == 0 for 2 minutes, plus
+// up to a default 1-minute rule evaluation) pages that the alerts are
+// blind before they resolve for want of values: 5 minutes, Prometheus'
+// own lookback for a series with no new sample. At least 3
+// intervals, so that one failed refresh never drops them either. Not
+// longer: frozen ages and ratios would keep an alert firing, or keep one
+// from firing, on what the cluster looked like hours ago.
+func valuesGrace(refresh time.Duration) time.Duration {
+	return max(3*refresh, 5*time.Minute)
 }
 
 // logFollower is an Admin following the coordinators' log
@@ -162,9 +180,30 @@ func backoff(interval time.Duration, n int) time.Duration {
 // Handler serves /metrics and /healthz.
 func (e *Exporter) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	// ContinueOnError: a series the registry refuses (one collected twice)
+	// is left out of the page, not the whole page replaced by a 500 that
+	// would blind every alert.
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.GathererFunc(e.gather),
+		promhttp.HandlerOpts{EnableOpenMetrics: true, ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("/healthz", e.healthz)
 	return mux
+}
+
+// gather is the registry's, counting the series it refused in
+// txnscope_scrape_errors_total (served from the next scrape on).
+func (e *Exporter) gather() ([]*dto.MetricFamily, error) {
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		n := 1
+		var m prometheus.MultiError
+		if errors.As(err, &m) {
+			n = len(m)
+		}
+		e.c.mu.Lock()
+		e.c.dropped += float64(n)
+		e.c.mu.Unlock()
+	}
+	return mfs, err
 }
 
 // healthz is ok while a refresh succeeded within 3 intervals.
@@ -185,7 +224,8 @@ func (e *Exporter) unhealthy() string {
 	e.c.mu.Unlock()
 	why := ""
 	if st.lastErr != "" {
-		why = ": " + oneLine(st.lastErr)
+		// The error may quote the cluster's strings: escaped, as on /metrics.
+		why = ": " + escape.Line(oneLine(st.lastErr))
 	}
 	if !st.refreshed {
 		return "no refresh has succeeded yet" + why
@@ -206,9 +246,11 @@ func oneLine(s string) string {
 }
 
 // Serve refreshes and serves on ln until ctx ends, then lets the scrapes in
-// flight finish (5 s at most).
+// flight finish (5 s at most). Connections are capped and timed out
+// (httpLimits).
 func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	lim := limitConns(ln, e.limits.conns)
+	srv := e.limits.server(e.Handler(), lim)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -223,7 +265,7 @@ func (e *Exporter) Serve(ctx context.Context, ln net.Listener) error {
 		defer scancel()
 		stopped <- srv.Shutdown(sctx)
 	}()
-	err := srv.Serve(ln)
+	err := srv.Serve(lim)
 	cancel()
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {

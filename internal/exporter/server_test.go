@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,60 @@ func TestBackoff(t *testing.T) {
 		if got := backoff(tc.interval, tc.n); got != tc.want {
 			t.Errorf("backoff(%s, %d) = %s, want %s", tc.interval, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestValuesWithdrawnAfterGrace: while refreshes fail, the last good
+// values are served for 5 minutes (alerts do not flap on a failed refresh,
+// and TxnscopeDown pages first), then only the exporter's own series are:
+// no alert fires, or stays firing, on what the cluster looked like long
+// ago. The next good refresh brings them back. A refresh that never ends
+// withdraws them too, with up 0.
+func TestValuesWithdrawnAfterGrace(t *testing.T) {
+	e, a, c := newTest()
+	refresh(t, e, a, uitest.Snapshot(uitest.T0))
+	last := c.t
+	for i := range 12 { // a failure every 30 s, as the backoff tries
+		c.t = c.t.Add(30 * time.Second)
+		a.Fail(errors.New("broker went away"))
+		if e.Refresh(context.Background()) == nil {
+			t.Fatalf("refresh %d: no error", i)
+		}
+		c.t = c.t.Add(-5 * time.Second) // a scrape in between
+		s := series(t, e)
+		if c.t.Sub(last) <= 5*time.Minute {
+			if s["txnscope_up"] != 0 || s[`txnscope_transactions{state="Ongoing"}`] != 6 || len(named(s, "txnscope_transaction_open_age_seconds")) != 6 {
+				t.Errorf("%s after the last good refresh: the last values should still be served: %v", c.t.Sub(last), s)
+			}
+		}
+		c.t = c.t.Add(5 * time.Second)
+	}
+	c.t = last.Add(5*time.Minute + time.Second)
+	s := series(t, e)
+	kept := []string{"txnscope_up", "txnscope_refresh_errors_total", "txnscope_build_info", "txnscope_last_refresh_timestamp_seconds",
+		"txnscope_refresh_duration_seconds", "txnscope_scrape_errors_total"}
+	var stale []string
+	for k := range s {
+		if !slices.ContainsFunc(kept, func(n string) bool { return k == n || strings.HasPrefix(k, n+"{") }) {
+			stale = append(stale, k)
+		}
+	}
+	if len(stale) > 0 {
+		slices.Sort(stale)
+		t.Errorf("5m1s after the last good refresh, %d series of the cluster are still served, e.g. %s", len(stale), stale[0])
+	}
+	if s["txnscope_up"] != 0 || s["txnscope_refresh_errors_total"] != 12 || s["txnscope_last_refresh_timestamp_seconds"] != float64(last.Unix()) {
+		t.Errorf("5m1s after the last good refresh: %v", s)
+	}
+
+	refresh(t, e, a, uitest.Snapshot(c.t))
+	if s := series(t, e); s["txnscope_up"] != 1 || s[`txnscope_transactions{state="Ongoing"}`] != 6 {
+		t.Errorf("after a good refresh: %v", s)
+	}
+
+	// No refresh at all (one hangs): the values go, and up says so.
+	c.t = c.t.Add(5*time.Minute + time.Second)
+	if s := series(t, e); s["txnscope_up"] != 0 || len(named(s, "txnscope_transactions")) != 0 {
+		t.Errorf("5m1s without a refresh: up %v, %d state series", s["txnscope_up"], len(named(s, "txnscope_transactions")))
 	}
 }
