@@ -80,7 +80,8 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
 			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
 	} else if r.OK() {
-		_, printErr = fmt.Fprintf(o.w, "%s\n", escape.Text(fmt.Sprintf("%s %s: %s: %s", a.Kind, a.Target(), r.Summary(), request)))
+		// The request Go-quotes the id: Requote escapes it once, as the target before it.
+		_, printErr = fmt.Fprintf(o.w, "%s: %s\n", escape.Text(fmt.Sprintf("%s %s: %s", a.Kind, a.Target(), r.Summary())), escape.Requote(request))
 	}
 	switch {
 	case printErr != nil:
@@ -181,7 +182,7 @@ func promptText(a model.Action, now time.Time, auditPath string) string {
 	if a.Kind == model.AbortPartition && a.IdleWaived {
 		add("  The idle rule is set aside (--max-transaction-timeout 0): its transaction may still be live.")
 	}
-	add("Sends %s.", a.Wire())
+	lines = append(lines, "Sends "+escape.Requote(a.Wire())+".") // its id escaped once, as in the facts
 	for _, c := range a.Consequences() {
 		add("  - %s", c)
 	}
