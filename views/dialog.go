@@ -23,7 +23,7 @@ const (
 type DialogData struct {
 	Title        string
 	Facts        []string // what identifies the transaction (model.Action.Facts)
-	Wire         string // model.Action.Wire: its id Go-quoted
+	Wire         string   // model.Action.Wire: its id Go-quoted
 	Consequences []string
 	Notice       string // why this abort takes a longer confirmation
 	Warning      string // the target changed since the dialog opened
