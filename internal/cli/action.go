@@ -29,6 +29,7 @@ var recheckEvery = 2 * time.Second
 type actionJSON struct {
 	Action        model.ActionKind `json:"action"`
 	Target        string           `json:"target"`
+	TargetBase64  string           `json:"target_base64,omitempty"` // the id's exact bytes when it is not UTF-8
 	ProducerID    int64            `json:"producer_id"`
 	ProducerEpoch int16            `json:"producer_epoch"`
 	Request       string           `json:"request"`
@@ -76,7 +77,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	}
 	var printErr error
 	if o.json {
-		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
 			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
 	} else if r.OK() {
@@ -104,7 +105,7 @@ func refused(o out, c config, planned *model.Action, auditPath string, err error
 	if planned != nil {
 		a, request = *planned, planned.Wire()
 	}
-	doc := actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+	doc := actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 		Request: request, Refused: true, Result: err.Error(), AuditLog: auditPath}
 	if perr := o.emit(doc, nil, nil); perr != nil {
 		return errors.Join(err, perr)
