@@ -20,7 +20,7 @@ type (
 	listingJSON struct {
 		TransactionalID string `json:"transactional_id"`
 		// TransactionalIDBase64 is the id's exact bytes when it is not
-		// UTF-8 (model.Base64); the same in every document below.
+		// UTF-8 (model.Base64), as in every -o json document.
 		TransactionalIDBase64 string      `json:"transactional_id_base64,omitempty"`
 		Coordinator           int32       `json:"coordinator"`
 		ProducerID            int64       `json:"producer_id"`
