@@ -24,12 +24,14 @@ func Base64(s string) string {
 func Base64List(ss []string) []*string {
 	var out []*string
 	for i, s := range ss {
-		if b := Base64(s); b != "" {
-			if out == nil {
-				out = make([]*string, len(ss))
-			}
-			out[i] = &b
+		if utf8.ValidString(s) {
+			continue // before b, which escapes: a list of UTF-8 names allocates nothing
 		}
+		if out == nil {
+			out = make([]*string, len(ss))
+		}
+		b := Base64(s)
+		out[i] = &b
 	}
 	return out
 }

@@ -161,3 +161,10 @@ func TestExportExactForIDsThatAreNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestBase64ListOfUTF8AllocatesNothing(t *testing.T) {
+	ids := []string{"orders-0-1", "orders-0-2", "注文-0-3"}
+	if n := testing.AllocsPerRun(100, func() { _ = model.Base64List(ids) }); n != 0 {
+		t.Errorf("%v allocations for UTF-8 names, want 0", n)
+	}
+}
