@@ -27,18 +27,20 @@ type (
 		Hidden string `json:"hidden,omitempty"`
 	}
 	TxnJSON struct {
-		TransactionalID string           `json:"transactional_id"`
-		State           State            `json:"state"`
-		ProducerID      int64            `json:"producer_id"`
-		ProducerEpoch   int16            `json:"producer_epoch"`
-		Coordinator     int32            `json:"coordinator"`
-		TimeoutMs       int32            `json:"timeout_ms"`
-		StartTime       *time.Time       `json:"start_time"`
-		AgeMs           *int64           `json:"age_ms"`
-		TimeoutRatio    *float64         `json:"timeout_ratio"`
-		Partitions      []TopicPartition `json:"partitions"`
-		CommitsSeen     int              `json:"commits_seen"`
-		AbortsSeen      int              `json:"aborts_seen"`
+		TransactionalID string `json:"transactional_id"`
+		// TransactionalIDBase64 is set when the id is not UTF-8 (Base64).
+		TransactionalIDBase64 string           `json:"transactional_id_base64,omitempty"`
+		State                 State            `json:"state"`
+		ProducerID            int64            `json:"producer_id"`
+		ProducerEpoch         int16            `json:"producer_epoch"`
+		Coordinator           int32            `json:"coordinator"`
+		TimeoutMs             int32            `json:"timeout_ms"`
+		StartTime             *time.Time       `json:"start_time"`
+		AgeMs                 *int64           `json:"age_ms"`
+		TimeoutRatio          *float64         `json:"timeout_ratio"`
+		Partitions            []TopicPartition `json:"partitions"`
+		CommitsSeen           int              `json:"commits_seen"`
+		AbortsSeen            int              `json:"aborts_seen"`
 		// The outcomes whose minute is less than 5 (60) minutes old
 		// (IDStats.Window).
 		Commits5m  int `json:"commits_5m"`
@@ -170,7 +172,7 @@ func exportFinished(st IDStats) []FinishedTxnJSON {
 func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON {
 	st := h.Stats(t.ID)
 	j := TxnJSON{
-		TransactionalID: t.ID, State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
+		TransactionalID: t.ID, TransactionalIDBase64: Base64(t.ID), State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 		Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
 		CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
 		Problems:           Problems(*t, st, s, q, now),

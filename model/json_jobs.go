@@ -8,15 +8,20 @@ const SchemaVersion = 2
 
 type (
 	// JobJSON is one job (Jobs): a Flink sink's prefix, a Kafka Streams
-	// application, or the ids of no recognisable family.
+	// application, or the ids of no recognisable family. Each *Base64 field
+	// is the exact form of the field before it, there only when that is not
+	// UTF-8 (Base64, Base64List).
 	JobJSON struct {
-		Family           Family   `json:"family"`
-		Name             string   `json:"name"`
-		IDs              int      `json:"ids"`
-		NewestCheckpoint *int64   `json:"newest_checkpoint"`
-		NewestCommitted  *int64   `json:"newest_committed"`
-		Open             []string `json:"open"`
-		Lingering        []string `json:"lingering"`
+		Family           Family    `json:"family"`
+		Name             string    `json:"name"`
+		NameBase64       string    `json:"name_base64,omitempty"`
+		IDs              int       `json:"ids"`
+		NewestCheckpoint *int64    `json:"newest_checkpoint"`
+		NewestCommitted  *int64    `json:"newest_committed"`
+		Open             []string  `json:"open"`
+		OpenBase64       []*string `json:"open_base64,omitempty"`
+		Lingering        []string  `json:"lingering"`
+		LingeringBase64  []*string `json:"lingering_base64,omitempty"`
 		// LingeringFirstTimeout and LingeringLastTimeout are when the
 		// coordinator aborts the first and the last lingering transaction
 		// (null: none lingers, or a timeout is not known).
@@ -24,14 +29,16 @@ type (
 		LingeringLastTimeout  *time.Time `json:"lingering_last_timeout"`
 		// OldestOpen is the oldest open transaction's id, its age and share
 		// of its timeout (null when none is open).
-		OldestOpen  *string    `json:"oldest_open"`
-		OldestAgeMs *int64     `json:"oldest_age_ms"`
-		OldestRatio *float64   `json:"oldest_timeout_ratio"`
-		LastCommit  *time.Time `json:"last_commit"`
+		OldestOpen       *string    `json:"oldest_open"`
+		OldestOpenBase64 string     `json:"oldest_open_base64,omitempty"`
+		OldestAgeMs      *int64     `json:"oldest_age_ms"`
+		OldestRatio      *float64   `json:"oldest_timeout_ratio"`
+		LastCommit       *time.Time `json:"last_commit"`
 		// SlowestSubtask is the subtask whose last commit is the oldest (null:
 		// no commit seen), SlowestLastCommit that commit.
-		SlowestSubtask    *string    `json:"slowest_subtask"`
-		SlowestLastCommit *time.Time `json:"slowest_last_commit"`
+		SlowestSubtask       *string    `json:"slowest_subtask"`
+		SlowestSubtaskBase64 string     `json:"slowest_subtask_base64,omitempty"`
+		SlowestLastCommit    *time.Time `json:"slowest_last_commit"`
 		// CommitCadenceMs is Job.Cadence (null: not known).
 		CommitCadenceMs *int64 `json:"commit_cadence_ms"`
 		Commits5m       int    `json:"commits_5m"`
@@ -40,18 +47,21 @@ type (
 		PrefixShared    bool   `json:"prefix_shared"`
 		// Pinned are the partitions the job's open transactions pin;
 		// StuckGroups the groups waiting at them.
-		Pinned      []JobPinJSON  `json:"pinned"`
-		StuckGroups []string      `json:"stuck_groups"`
-		Subtasks    []SubtaskJSON `json:"subtasks"`
-		Problems    []ProblemJSON `json:"problems"`
+		Pinned            []JobPinJSON  `json:"pinned"`
+		StuckGroups       []string      `json:"stuck_groups"`
+		StuckGroupsBase64 []*string     `json:"stuck_groups_base64,omitempty"`
+		Subtasks          []SubtaskJSON `json:"subtasks"`
+		Problems          []ProblemJSON `json:"problems"`
 	}
 	// JobPinJSON is a partition whose LSO the job's open transaction
 	// transactional_id holds, and the groups stuck there.
 	JobPinJSON struct {
-		Topic           string   `json:"topic"`
-		Partition       int32    `json:"partition"`
-		TransactionalID string   `json:"transactional_id"`
-		StuckGroups     []string `json:"stuck_groups"`
+		Topic                 string    `json:"topic"`
+		Partition             int32     `json:"partition"`
+		TransactionalID       string    `json:"transactional_id"`
+		TransactionalIDBase64 string    `json:"transactional_id_base64,omitempty"`
+		StuckGroups           []string  `json:"stuck_groups"`
+		StuckGroupsBase64     []*string `json:"stuck_groups_base64,omitempty"`
 	}
 	// ProblemJSON is one of a job's problems (Problem).
 	ProblemJSON struct {
@@ -64,6 +74,7 @@ type (
 	// null).
 	SubtaskJSON struct {
 		Name             string     `json:"name"`
+		NameBase64       string     `json:"name_base64,omitempty"`
 		Subtask          *int       `json:"subtask"`
 		IDs              int        `json:"ids"`
 		NewestCheckpoint *int64     `json:"newest_checkpoint"`
@@ -71,7 +82,9 @@ type (
 		LastCommit       *time.Time `json:"last_commit"`
 		Behind           bool       `json:"behind"`
 		Open             []string   `json:"open"`
+		OpenBase64       []*string  `json:"open_base64,omitempty"`
 		Lingering        []string   `json:"lingering"`
+		LingeringBase64  []*string  `json:"lingering_base64,omitempty"`
 	}
 )
 
@@ -80,16 +93,17 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 	jobs := Jobs(s, h, now)
 	out := make([]JobJSON, 0, len(jobs))
 	for _, j := range jobs {
-		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
-			NewestCommitted: nonNeg(j.NewestCommitted), Open: orEmpty(j.Open), Lingering: orEmpty(j.Lingering),
+		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, NameBase64: Base64(j.ID.Name), IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
+			NewestCommitted: nonNeg(j.NewestCommitted), Open: orEmpty(j.Open), OpenBase64: Base64List(j.Open),
+			Lingering: orEmpty(j.Lingering), LingeringBase64: Base64List(j.Lingering),
 			LingeringFirstTimeout: timeOrNil(j.LingeringFrom), LingeringLastTimeout: timeOrNil(j.LingeringUntil),
 			LastCommit: timeOrNil(j.LastCommit), SlowestLastCommit: timeOrNil(j.SlowestCommit),
 			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, PrefixShared: j.Shared,
-			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups),
+			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
 			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}}
 		if j.SlowestUnit != "" {
 			name := j.SlowestUnit
-			o.SlowestSubtask = &name
+			o.SlowestSubtask, o.SlowestSubtaskBase64 = &name, Base64(name)
 		}
 		if j.Cadence > 0 {
 			c := j.Cadence.Milliseconds()
@@ -97,7 +111,7 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 		}
 		if j.Oldest.ID != "" {
 			id := j.Oldest.ID
-			o.OldestOpen = &id
+			o.OldestOpen, o.OldestOpenBase64 = &id, Base64(id)
 			if a, ok := j.Oldest.Age(now); ok {
 				ms := a.Milliseconds()
 				o.OldestAgeMs = &ms
@@ -107,14 +121,16 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			}
 		}
 		for _, p := range j.Pinned {
-			o.Pinned = append(o.Pinned, JobPinJSON{Topic: p.Topic, Partition: p.Partition, TransactionalID: p.ID, StuckGroups: orEmpty(p.Groups)})
+			o.Pinned = append(o.Pinned, JobPinJSON{Topic: p.Topic, Partition: p.Partition, TransactionalID: p.ID, TransactionalIDBase64: Base64(p.ID),
+				StuckGroups: orEmpty(p.Groups), StuckGroupsBase64: Base64List(p.Groups)})
 		}
 		for _, p := range j.Problems(s, q, now) {
 			o.Problems = append(o.Problems, ProblemJSON(p))
 		}
 		for _, u := range j.Units {
-			su := SubtaskJSON{Name: u.Name, IDs: u.IDs, NewestCheckpoint: nonNeg(u.NewestCheckpoint), NewestCommitted: nonNeg(u.NewestCommitted),
-				LastCommit: timeOrNil(u.LastCommit), Behind: u.Behind, Open: orEmpty(u.Open), Lingering: orEmpty(u.Lingering)}
+			su := SubtaskJSON{Name: u.Name, NameBase64: Base64(u.Name), IDs: u.IDs, NewestCheckpoint: nonNeg(u.NewestCheckpoint),
+				NewestCommitted: nonNeg(u.NewestCommitted), LastCommit: timeOrNil(u.LastCommit), Behind: u.Behind,
+				Open: orEmpty(u.Open), OpenBase64: Base64List(u.Open), Lingering: orEmpty(u.Lingering), LingeringBase64: Base64List(u.Lingering)}
 			if u.Subtask >= 0 {
 				n := u.Subtask
 				su.Subtask = &n

@@ -23,24 +23,32 @@ type (
 		// TransactionalID owns that producer (null: none visible); Blocking:
 		// its open transaction holds the LSO (force-terminating it releases
 		// the partition).
-		TransactionalID *string  `json:"transactional_id"`
-		Blocking        bool     `json:"blocking"`
-		Hanging         bool     `json:"hanging"`
-		MaybeHanging    bool     `json:"maybe_hanging"`
-		Why             []string `json:"why"`
-		StuckGroups     []string `json:"stuck_groups"`
+		TransactionalID *string `json:"transactional_id"`
+		// TransactionalIDBase64 and StuckGroupsBase64 are the exact forms
+		// of the ids and groups that are not UTF-8 (Base64, Base64List).
+		TransactionalIDBase64 string    `json:"transactional_id_base64,omitempty"`
+		Blocking              bool      `json:"blocking"`
+		Hanging               bool      `json:"hanging"`
+		MaybeHanging          bool      `json:"maybe_hanging"`
+		Why                   []string  `json:"why"`
+		StuckGroups           []string  `json:"stuck_groups"`
+		StuckGroupsBase64     []*string `json:"stuck_groups_base64,omitempty"`
 	}
 	// StuckGroupJSON is a read_committed consumer group waiting at pinned
 	// partitions (BlockedGroup).
 	StuckGroupJSON struct {
-		Group      string           `json:"group"`
-		State      string           `json:"state"`
-		Partitions []TopicPartition `json:"partitions"`
-		LagLSO     int64            `json:"lag_lso"`
-		LagHWM     int64            `json:"lag_hwm"`
-		Since      *time.Time       `json:"since"`
-		Hanging    bool             `json:"hanging"`
-		Blockers   []string         `json:"blockers"`
+		Group string `json:"group"`
+		// GroupBase64 and BlockersBase64 are the exact forms of the group
+		// and the ids that are not UTF-8 (Base64, Base64List).
+		GroupBase64    string           `json:"group_base64,omitempty"`
+		State          string           `json:"state"`
+		Partitions     []TopicPartition `json:"partitions"`
+		LagLSO         int64            `json:"lag_lso"`
+		LagHWM         int64            `json:"lag_hwm"`
+		Since          *time.Time       `json:"since"`
+		Hanging        bool             `json:"hanging"`
+		Blockers       []string         `json:"blockers"`
+		BlockersBase64 []*string        `json:"blockers_base64,omitempty"`
 	}
 	// HangingJSON is a partition holding a transaction no coordinator will
 	// end (KIP-664): only WriteTxnMarkers frees it.
@@ -72,11 +80,12 @@ func ExportPins(s *Snapshot, now time.Time) (pinned []PinnedPartitionJSON, stuck
 		}
 		if p.HasOwner {
 			id := p.Owner.ID
-			j.TransactionalID = &id
+			j.TransactionalID, j.TransactionalIDBase64 = &id, Base64(id)
 		}
 		for _, g := range p.Stuck {
 			j.StuckGroups = append(j.StuckGroups, g.Group)
 		}
+		j.StuckGroupsBase64 = Base64List(j.StuckGroups)
 		pinned = append(pinned, j)
 		if p.Hanging {
 			hanging = append(hanging, HangingJSON{Topic: p.Topic, Partition: p.TopicPartition.Partition,
@@ -84,8 +93,8 @@ func ExportPins(s *Snapshot, now time.Time) (pinned []PinnedPartitionJSON, stuck
 		}
 	}
 	for _, g := range BlockedGroups(pins) {
-		stuck = append(stuck, StuckGroupJSON{Group: g.Group, State: g.State, Partitions: append([]TopicPartition{}, g.Partitions...),
-			LagLSO: g.LagLSO, LagHWM: g.LagHWM, Since: timeOrNil(g.Since), Hanging: g.Hanging, Blockers: orEmpty(g.Blockers)})
+		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Partitions: append([]TopicPartition{}, g.Partitions...),
+			LagLSO: g.LagLSO, LagHWM: g.LagHWM, Since: timeOrNil(g.Since), Hanging: g.Hanging, Blockers: orEmpty(g.Blockers), BlockersBase64: Base64List(g.Blockers)})
 	}
 	return pinned, stuck, hanging
 }

@@ -20,9 +20,11 @@ type (
 	EventJSON struct {
 		At              time.Time `json:"at"`
 		TransactionalID string    `json:"transactional_id"`
-		Kind            EventKind `json:"kind"`
-		ProducerID      int64     `json:"producer_id"`
-		ProducerEpoch   int16     `json:"producer_epoch"`
+		// TransactionalIDBase64 is set when the id is not UTF-8 (Base64).
+		TransactionalIDBase64 string    `json:"transactional_id_base64,omitempty"`
+		Kind                  EventKind `json:"kind"`
+		ProducerID            int64     `json:"producer_id"`
+		ProducerEpoch         int16     `json:"producer_epoch"`
 		// Begin, DurationMs and Partitions describe the transaction an
 		// ending event ends; null for the other events.
 		Begin      *time.Time `json:"begin"`
@@ -44,7 +46,7 @@ func ExportReplay(evs []Event, since, complete, oldest time.Time, limit int) *Re
 		out.OldestRecord = &t
 	}
 	for _, e := range evs {
-		j := EventJSON{At: e.At.UTC(), TransactionalID: e.ID, Kind: e.Kind, ProducerID: e.ProducerID,
+		j := EventJSON{At: e.At.UTC(), TransactionalID: e.ID, TransactionalIDBase64: Base64(e.ID), Kind: e.Kind, ProducerID: e.ProducerID,
 			ProducerEpoch: e.ProducerEpoch, Detail: e.Detail}
 		if e.Kind.Ends() && e.Logged {
 			p := e.Parts

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -108,6 +109,13 @@ var hostileScreens = []struct {
 	{"partitions-of-group", func(t *testing.T) *harness {
 		h := hostile(t)
 		h.press("c", "enter")
+		return h
+	}},
+	{"dialog-force-terminate", func(t *testing.T) *harness {
+		h := hostile(t)
+		fixedAuditPath(h)
+		h.selectID(idTitle)
+		h.press("a")
 		return h
 	}},
 	{"status", func(t *testing.T) *harness {
@@ -278,5 +286,29 @@ func TestHostileFramesFit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDialogRequestEscapedOnce: the abort dialog's request line shows a
+// hostile id escaped once, as its title and facts do: ESC as \x1b, BEL as
+// \x07 (not Go's \a), a quote in the id as \", never \\x1b.
+func TestDialogRequestEscapedOnce(t *testing.T) {
+	for _, id := range []string{idTitle, idClear, "q\"uote\x07-\xff-0-1"} {
+		h := hostile(t)
+		h.admin.Push(hostileSnapshot(uitest.T0)) // the next refresh, should one come
+		h.m.data.snap.Txns = append(h.m.data.snap.Txns, model.Txn{ID: "q\"uote\x07-\xff-0-1", State: model.Ongoing, ProducerID: 9920,
+			ProducerEpoch: 1, Coordinator: 1, TimeoutMs: 60000, StartUnixMs: uitest.T0.Add(-time.Second).UnixMilli(), Described: true})
+		h.m.data.snap.Sort()
+		h.send(tea.WindowSizeMsg{Width: 200, Height: 50})
+		h.selectID(id)
+		h.press("a")
+		s := h.screen()
+		want := `InitProducerId(transactional.id "` + strings.ReplaceAll(escape.Text(id), `"`, `\"`) + `", producer id -1`
+		if !strings.Contains(s, want) || strings.Contains(s, `\\x`) {
+			t.Errorf("the request line of %q does not show %s:\n%s", id, want, s)
+		}
+		if !strings.Contains(s, escape.Text(id)) {
+			t.Errorf("the facts do not show %s:\n%s", escape.Text(id), s)
+		}
 	}
 }

@@ -23,7 +23,7 @@ const (
 type DialogData struct {
 	Title        string
 	Facts        []string // what identifies the transaction (model.Action.Facts)
-	Wire         string
+	Wire         string   // model.Action.Wire: its id Go-quoted
 	Consequences []string
 	Notice       string // why this abort takes a longer confirmation
 	Warning      string // the target changed since the dialog opened
@@ -58,7 +58,9 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 		head = append(head, fact(f, iw, st)...)
 	}
 	wire = append(wire, st.Section.Render("will send"))
-	for _, l := range wrap(d.Wire, 0) {
+	// The request Go-quotes the id; Requote shows it escaped once, as the
+	// facts above show it.
+	for _, l := range Wrap(escape.Requote(d.Wire), iw) {
 		wire = append(wire, st.Bold.Render(l))
 	}
 	mid = append(mid, st.Section.Render("what happens"))

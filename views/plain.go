@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -116,13 +117,17 @@ func plainProblems(ps []string) string {
 
 // plainID quotes ids that would break the columns or act on a terminal
 // (Kafka allows any string, control characters included); strconv.Quote
-// writes those characters out. An id that starts with a quote is quoted too,
-// so that no id prints as another's quoted form.
+// writes those characters out, and bytes that are not UTF-8 as \xff. Such a
+// byte decodes to U+FFFD, which is printable: only utf8.ValidString catches
+// it (a lone 0x9b is CSI to a terminal that honours 8-bit controls). An id
+// that starts with a quote is quoted too, so that no id prints as another's
+// quoted form.
 func plainID(id string) string {
 	if plainASCII(id) {
 		return id
 	}
-	if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+	if id == "" || id[0] == '"' || !utf8.ValidString(id) ||
+		strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
 		return strconv.Quote(id)
 	}
 	return id

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -249,15 +250,16 @@ func TestPlainTableStopsOnWriteError(t *testing.T) {
 }
 
 // TestPlainIDQuickPath: the ASCII shortcut quotes exactly what the full rule
-// (spaces, unprintable runes, a leading quote) quotes.
+// (spaces, unprintable runes, bytes that are not UTF-8, a leading quote) quotes.
 func TestPlainIDQuickPath(t *testing.T) {
 	full := func(id string) string {
-		if id == "" || id[0] == '"' || strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
+		if id == "" || id[0] == '"' || !utf8.ValidString(id) ||
+			strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) {
 			return strconv.Quote(id)
 		}
 		return id
 	}
-	ids := []string{"", `"`, `a"`, "orders-enricher-v1-0-17", "注文-0-1", "\u00a0nbsp", "e\u0301"}
+	ids := []string{"", `"`, `a"`, "orders-enricher-v1-0-17", "注文-0-1", "\u00a0nbsp", "e\u0301", "注文-\xff", "\xe6\xb3"}
 	for c := range 256 {
 		ids = append(ids, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
 	}

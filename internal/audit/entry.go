@@ -23,18 +23,23 @@ type Entry struct {
 	Bootstrap string `json:"bootstrap"`
 	Action    string `json:"action"`
 	Target    string `json:"target"`
+	// TargetBase64 and TransactionalIDBase64 are the exact bytes of an id
+	// that is not UTF-8 (model.Base64): encoding/json writes its bad bytes
+	// as U+FFFD, and two ids could read the same.
+	TargetBase64 string `json:"target_base64,omitempty"`
 
 	// What tells the transaction from any other (model.Action).
-	TransactionalID  string                 `json:"transactional_id,omitempty"`
-	State            string                 `json:"state,omitempty"`
-	TxnStart         string                 `json:"txn_start,omitempty"`
-	Partitions       []model.TopicPartition `json:"partitions,omitempty"`
-	CoordinatorEpoch *int32                 `json:"coordinator_epoch,omitempty"`
-	StartOffset      *int64                 `json:"start_offset,omitempty"`
-	IdleRule         string                 `json:"idle_rule,omitempty"`
-	ProducerID       int64                  `json:"producer_id"`
-	ProducerEpoch    int16                  `json:"producer_epoch"`
-	Wire             string                 `json:"request"`
+	TransactionalID       string                 `json:"transactional_id,omitempty"`
+	TransactionalIDBase64 string                 `json:"transactional_id_base64,omitempty"`
+	State                 string                 `json:"state,omitempty"`
+	TxnStart              string                 `json:"txn_start,omitempty"`
+	Partitions            []model.TopicPartition `json:"partitions,omitempty"`
+	CoordinatorEpoch      *int32                 `json:"coordinator_epoch,omitempty"`
+	StartOffset           *int64                 `json:"start_offset,omitempty"`
+	IdleRule              string                 `json:"idle_rule,omitempty"`
+	ProducerID            int64                  `json:"producer_id"`
+	ProducerEpoch         int16                  `json:"producer_epoch"`
+	Wire                  string                 `json:"request"`
 
 	Outcome   string `json:"outcome,omitempty"` // sent, refused, unknown, failed
 	Result    string `json:"result,omitempty"`
@@ -45,10 +50,10 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 	a := at.action
 	e := Entry{
 		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap,
-		Action: string(a.Kind), Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
+		Action: string(a.Kind), Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
 	}
 	if a.Kind == model.ForceTerminate {
-		e.TransactionalID, e.State, e.Partitions = a.TransactionalID, string(a.State), a.Partitions
+		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, model.Base64(a.TransactionalID), string(a.State), a.Partitions
 		if !a.Start.IsZero() {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
 		}

@@ -29,6 +29,7 @@ var recheckEvery = 2 * time.Second
 type actionJSON struct {
 	Action        model.ActionKind `json:"action"`
 	Target        string           `json:"target"`
+	TargetBase64  string           `json:"target_base64,omitempty"` // the id's exact bytes when it is not UTF-8
 	ProducerID    int64            `json:"producer_id"`
 	ProducerEpoch int16            `json:"producer_epoch"`
 	Request       string           `json:"request"`
@@ -76,11 +77,12 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	}
 	var printErr error
 	if o.json {
-		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
 			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
 	} else if r.OK() {
-		_, printErr = fmt.Fprintf(o.w, "%s\n", escape.Text(fmt.Sprintf("%s %s: %s: %s", a.Kind, a.Target(), r.Summary(), request)))
+		// The request Go-quotes the id: Requote escapes it once, as the target before it.
+		_, printErr = fmt.Fprintf(o.w, "%s: %s\n", escape.Text(fmt.Sprintf("%s %s: %s", a.Kind, a.Target(), r.Summary())), escape.Requote(request))
 	}
 	switch {
 	case printErr != nil:
@@ -103,7 +105,7 @@ func refused(o out, c config, planned *model.Action, auditPath string, err error
 	if planned != nil {
 		a, request = *planned, planned.Wire()
 	}
-	doc := actionJSON{Action: a.Kind, Target: a.Target(), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+	doc := actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 		Request: request, Refused: true, Result: err.Error(), AuditLog: auditPath}
 	if perr := o.emit(doc, nil, nil); perr != nil {
 		return errors.Join(err, perr)
@@ -181,7 +183,7 @@ func promptText(a model.Action, now time.Time, auditPath string) string {
 	if a.Kind == model.AbortPartition && a.IdleWaived {
 		add("  The idle rule is set aside (--max-transaction-timeout 0): its transaction may still be live.")
 	}
-	add("Sends %s.", a.Wire())
+	lines = append(lines, "Sends "+escape.Requote(a.Wire())+".") // its id escaped once, as in the facts
 	for _, c := range a.Consequences() {
 		add("  - %s", c)
 	}

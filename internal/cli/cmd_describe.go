@@ -15,15 +15,16 @@ const cmdDescribe command = "describe"
 
 // describeJSON is the -o json schema of describe (docs/cli.md).
 type describeJSON struct {
-	TransactionalID string                 `json:"transactional_id"`
-	Coordinator     int32                  `json:"coordinator"`
-	ProducerID      int64                  `json:"producer_id"`
-	ProducerEpoch   int16                  `json:"producer_epoch"`
-	State           model.State            `json:"state"`
-	TimeoutMs       int32                  `json:"timeout_ms"`
-	StartTimestamp  *int64                 `json:"start_timestamp"`
-	DurationMs      *int64                 `json:"duration_ms"`
-	Partitions      []model.TopicPartition `json:"partitions"`
+	TransactionalID       string                 `json:"transactional_id"`
+	TransactionalIDBase64 string                 `json:"transactional_id_base64,omitempty"`
+	Coordinator           int32                  `json:"coordinator"`
+	ProducerID            int64                  `json:"producer_id"`
+	ProducerEpoch         int16                  `json:"producer_epoch"`
+	State                 model.State            `json:"state"`
+	TimeoutMs             int32                  `json:"timeout_ms"`
+	StartTimestamp        *int64                 `json:"start_timestamp"`
+	DurationMs            *int64                 `json:"duration_ms"`
+	Partitions            []model.TopicPartition `json:"partitions"`
 }
 
 // checkTransactionalID: describe and force-terminate name their transaction.
@@ -41,7 +42,7 @@ func runDescribe(ctx context.Context, cl *kafkaadmin.Client, c config, o out, _ 
 		return err
 	}
 	now := time.Now().UnixMilli()
-	doc := describeJSON{TransactionalID: d.ID, Coordinator: d.Coordinator, ProducerID: d.ProducerID, ProducerEpoch: d.ProducerEpoch,
+	doc := describeJSON{TransactionalID: d.ID, TransactionalIDBase64: model.Base64(d.ID), Coordinator: d.Coordinator, ProducerID: d.ProducerID, ProducerEpoch: d.ProducerEpoch,
 		State: d.State, TimeoutMs: d.TimeoutMs, Partitions: d.Partitions}
 	if doc.Partitions == nil {
 		doc.Partitions = []model.TopicPartition{}

@@ -27,16 +27,17 @@ type (
 		OwnersUnknown *string `json:"owners_unknown"`
 	}
 	hangingJSON struct {
-		Topic            string  `json:"topic"`
-		Partition        int32   `json:"partition"`
-		ProducerID       int64   `json:"producer_id"`
-		ProducerEpoch    int16   `json:"producer_epoch"`
-		CoordinatorEpoch int32   `json:"coordinator_epoch"`
-		StartOffset      int64   `json:"start_offset"`
-		LastTimestamp    int64   `json:"last_timestamp"`
-		DurationMs       int64   `json:"duration_ms"`
-		TransactionalID  *string `json:"transactional_id"`
-		Reason           string  `json:"reason"`
+		Topic                 string  `json:"topic"`
+		Partition             int32   `json:"partition"`
+		ProducerID            int64   `json:"producer_id"`
+		ProducerEpoch         int16   `json:"producer_epoch"`
+		CoordinatorEpoch      int32   `json:"coordinator_epoch"`
+		StartOffset           int64   `json:"start_offset"`
+		LastTimestamp         int64   `json:"last_timestamp"`
+		DurationMs            int64   `json:"duration_ms"`
+		TransactionalID       *string `json:"transactional_id"`
+		TransactionalIDBase64 string  `json:"transactional_id_base64,omitempty"`
+		Reason                string  `json:"reason"`
 	}
 )
 
@@ -88,7 +89,7 @@ func toHangingJSON(h model.Hanging) hangingJSON {
 		DurationMs: h.Duration.Milliseconds(), Reason: string(h.Reason)}
 	if h.TransactionalID != "" {
 		id := h.TransactionalID
-		j.TransactionalID = &id
+		j.TransactionalID, j.TransactionalIDBase64 = &id, model.Base64(id)
 	}
 	return j
 }

@@ -18,10 +18,13 @@ type (
 		Transactions []listingJSON `json:"transactions"`
 	}
 	listingJSON struct {
-		TransactionalID string      `json:"transactional_id"`
-		Coordinator     int32       `json:"coordinator"`
-		ProducerID      int64       `json:"producer_id"`
-		State           model.State `json:"state"`
+		TransactionalID string `json:"transactional_id"`
+		// TransactionalIDBase64 is the id's exact bytes when it is not
+		// UTF-8 (model.Base64), as in every -o json document.
+		TransactionalIDBase64 string      `json:"transactional_id_base64,omitempty"`
+		Coordinator           int32       `json:"coordinator"`
+		ProducerID            int64       `json:"producer_id"`
+		State                 model.State `json:"state"`
 	}
 )
 
@@ -39,7 +42,8 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std St
 	doc := listJSON{Transactions: make([]listingJSON, 0, len(ls))}
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
-		doc.Transactions = append(doc.Transactions, listingJSON{l.TransactionalID, l.Coordinator, l.ProducerID, l.State})
+		doc.Transactions = append(doc.Transactions, listingJSON{TransactionalID: l.TransactionalID, TransactionalIDBase64: model.Base64(l.TransactionalID),
+			Coordinator: l.Coordinator, ProducerID: l.ProducerID, State: l.State})
 		rows = append(rows, []string{l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), string(l.State)})
 	}
 	return afterPartial(o.emit(doc, []string{"TransactionalId", "Coordinator", "ProducerId", "TransactionState"}, rows), err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/testutil"
 )
 
 func defaults(cmd command) config {
@@ -207,5 +208,24 @@ func TestRunBadTimeoutForClient(t *testing.T) {
 	first, _, _ := strings.Cut(errs, "\n")
 	if code != 2 || first != "txnscope: --timeout 3h0m0s is longer than the most allowed, 10m0s" {
 		t.Errorf("exit %d, first line %q", code, first)
+	}
+}
+
+// A bad argument pasted from a listing of hostile ids is written out in the
+// usage error, once, whether the message Go-quotes it or not.
+func TestRunUsageEscapesArguments(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--\x1b[2J\x9b"}, `unknown flag: --\x1b[2J\x9b`},
+		{[]string{"snapshot", "-o", "\x1b]0;t\x07"}, `bad --output "\x1b]0;t\x07"`},
+		{[]string{"list", "extra\r\nline"}, `unexpected argument "extra\r\nline"`},
+	} {
+		code, _, errs := runArgs(t, tc.args...)
+		first, _, _ := strings.Cut(errs, "\n")
+		if code != 2 || !strings.Contains(first, tc.want) || testutil.RawControl(errs, false) != "" {
+			t.Errorf("%q: exit %d, first line %q; want 2 and %s, nothing raw", tc.args, code, first, tc.want)
+		}
 	}
 }

@@ -146,3 +146,17 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// find-hanging's owning id keeps its exact bytes beside the string, as the
+// other documents do, when it is not UTF-8.
+func TestHangingJSONExactID(t *testing.T) {
+	for _, tc := range []struct{ id, b64 string }{{"orders-0-7", ""}, {"orders-\xff-7", "b3JkZXJzLf8tNw=="}} {
+		j := toHangingJSON(model.Hanging{TransactionalID: tc.id})
+		if j.TransactionalID == nil || *j.TransactionalID != tc.id || j.TransactionalIDBase64 != tc.b64 {
+			t.Errorf("toHangingJSON(%q) = %v, %q; want the id and %q", tc.id, j.TransactionalID, j.TransactionalIDBase64, tc.b64)
+		}
+	}
+	if j := toHangingJSON(model.Hanging{}); j.TransactionalID != nil || j.TransactionalIDBase64 != "" {
+		t.Errorf("no owner: %+v", j)
+	}
+}

@@ -31,7 +31,9 @@ type Stdio struct {
 func Run(ctx context.Context, args []string, std Stdio) int {
 	c, err := parse(args)
 	if err != nil {
-		fmt.Fprintf(std.Err, "txnscope: %v\n\n%s", err, usage())
+		// The arguments may be pasted from anywhere (an id from a listing);
+		// the messages Go-quote them (%q) or not (pflag's unknown flag).
+		fmt.Fprintf(std.Err, "txnscope: %s\n\n%s", escape.Requote(err.Error()), usage())
 		return exitUsage
 	}
 	switch {
@@ -44,7 +46,7 @@ func Run(ctx context.Context, args []string, std Stdio) int {
 	}
 
 	for _, w := range c.warnings {
-		fmt.Fprintf(std.Err, "txnscope: warning: %s\n", w)
+		fmt.Fprintf(std.Err, "txnscope: warning: %s\n", escape.Text(w)) // they name files
 	}
 	err = specOf(c).run(ctx, c, std)
 	if err == nil {

@@ -120,3 +120,43 @@ func Line(s string) string {
 	}
 	return b.String()
 }
+
+// Quote is Text between double quotes, a double quote in s written \" too,
+// so that no string can close the quotes early and pass what follows for
+// more of the line (the next field of a request).
+func Quote(s string) string {
+	t := Text(s)
+	if strings.Contains(t, `"`) {
+		t = strings.ReplaceAll(t, `"`, `\"`)
+	}
+	return `"` + t + `"`
+}
+
+// Requote is Text for a line that holds Go-quoted strings, as
+// model.Action.Wire quotes a transactional id with strconv.Quote: each quoted
+// string is unquoted and written as Quote writes it, the rest as Text does.
+// Text alone would escape the quoting's backslashes a second time (an ESC
+// shown as \\x1b), and Go's escapes differ from the rest of the screen's
+// (\a for BEL, where an id elsewhere shows \x07). Whatever s holds, the
+// result is as harmless as Text's.
+func Requote(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			break
+		}
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil { // a lone quote: text like any other
+			b.WriteString(Text(s[:i+1]))
+			s = s[i+1:]
+			continue
+		}
+		u, _ := strconv.Unquote(q) // a valid prefix unquotes
+		b.WriteString(Text(s[:i]))
+		b.WriteString(Quote(u))
+		s = s[i+len(q):]
+	}
+	b.WriteString(Text(s))
+	return b.String()
+}

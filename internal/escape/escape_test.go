@@ -1,6 +1,8 @@
 package escape
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -81,4 +83,56 @@ func TestLine(t *testing.T) {
 		}
 		seen[out] = id
 	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"orders-0-1", `"orders-0-1"`},
+		{"a\x1b]0;t\x07", `"a\x1b]0;t\x07"`},
+		{`a", producer id 5`, `"a\", producer id 5"`},
+		{`a\"`, `"a\\\""`},
+		{"bad\x9b", `"bad\x9b"`},
+	} {
+		if got := Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRequote: a Go-quoted id in a line shows escaped once, as Text shows
+// it elsewhere, and nothing in any line comes out raw.
+func TestRequote(t *testing.T) {
+	wire := func(id string) string {
+		return "InitProducerId(transactional.id " + strconv.Quote(id) + ", producer id -1) to coordinator broker 1"
+	}
+	for _, id := range []string{"orders-0-1", "job-\x1b]0;pwned\x07-0-1", "bad-\xff\x9b", "csi-\u009b", "rtl-\u202e",
+		`q"uote`, `back\slash`, "nbsp\u00a0", "注文-0-1"} {
+		want := "InitProducerId(transactional.id " + Quote(id) + ", producer id -1) to coordinator broker 1"
+		if got := Requote(wire(id)); got != want {
+			t.Errorf("Requote(%q) = %q, want %q", wire(id), got, want)
+		}
+	}
+	for _, s := range []string{`a "b`, `"\x1b"`, "\"\x1b\" \x1b", `""`, `"a" "b"`, `"\q"`, "\"\xff\""} {
+		out := Requote(s)
+		if !utf8.ValidString(out) || strings.ContainsFunc(out, unsafeRune) {
+			t.Errorf("Requote(%q) = %q carries a raw control", s, out)
+		}
+	}
+}
+
+func FuzzRequote(f *testing.F) {
+	for _, s := range []string{`x "a\x1b" y`, `"`, `"\u202e"`, "\"\xff\"", `"\""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Requote(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("Requote(%q) = %q is not UTF-8", s, out)
+		}
+		for _, r := range out {
+			if unsafeRune(r) {
+				t.Fatalf("Requote(%q) = %q keeps %U", s, out, r)
+			}
+		}
+	})
 }

@@ -17,6 +17,10 @@ func TestSnapshotSchemaRefusesWhatTheDocsRuleOut(t *testing.T) {
 	if err := SnapshotSchemaErr([]byte(ok)); err != nil {
 		t.Fatalf("a valid document: %v", err)
 	}
+	notUTF8 := strings.Replace(ok, `"a-0-1",`, `"a-\ufffd-0-1","transactional_id_base64":"YS3/LTAtMQ==",`, 1)
+	if err := SnapshotSchemaErr([]byte(notUTF8)); err != nil {
+		t.Fatalf("an id that is not UTF-8, with its bytes: %v", err)
+	}
 	for name, bad := range map[string]string{
 		"no jobs":          strings.Replace(ok, `"jobs":[],`, ``, 1),
 		"schema 1":         strings.Replace(ok, `"schema":2`, `"schema":1`, 1),
@@ -24,6 +28,8 @@ func TestSnapshotSchemaRefusesWhatTheDocsRuleOut(t *testing.T) {
 		"a bad time":       strings.Replace(ok, `"2026-03-01T11:59:00Z"`, `"yesterday"`, 1),
 		"an extra field":   strings.Replace(ok, `"problems":[]}`, `"problems":[],"x":1}`, 1),
 		"a negative age":   strings.Replace(ok, `"age_ms":60000`, `"age_ms":-1`, 1),
+		"bytes not base64": strings.Replace(notUTF8, `"YS3/LTAtMQ=="`, `"a-\ufffd-0-1"`, 1),
+		"empty bytes":      strings.Replace(notUTF8, `"YS3/LTAtMQ=="`, `""`, 1),
 	} {
 		if SnapshotSchemaErr([]byte(bad)) == nil {
 			t.Errorf("%s: accepted", name)
