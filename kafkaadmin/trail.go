@@ -47,7 +47,8 @@ func newTrail(at tp) trail {
 // reports where the next fetch starts, the batches walked, and whether the
 // log cannot be walked on.
 func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next int64, n int, bad bool) {
-	return eachBatch(raw, from, maxBatches, func(b *kmsg.RecordBatch) bool {
+	unreadable := false
+	next, n, bad = eachBatch(raw, from, maxBatches, func(b *kmsg.RecordBatch) bool {
 		if b.ProducerID != e.pid {
 			return true
 		}
@@ -65,7 +66,7 @@ func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next in
 		}
 		typ := markerType(*b)
 		if typ == "" || b.ProducerEpoch < e.epoch {
-			bad = true // a marker that cannot be read, or from before the mark
+			unreadable = true // a marker that cannot be read, or from before the mark
 			return false
 		}
 		tr.open = false
@@ -81,6 +82,7 @@ func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next in
 		}
 		return true
 	})
+	return next, n, bad || unreadable
 }
 
 // walkTrail reads m's partition from its mark towards the high watermark,
