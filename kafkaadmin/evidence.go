@@ -94,9 +94,20 @@ func (ev evidence) judge(fence bool) verdict {
 		return verdict{text: fmt.Sprintf("%s, and the id is still at epoch %d, which a fence would have bumped: nothing was aborted",
 			shownText(shown), ev.fresh.ProducerEpoch)}
 	case ev.found && model.AbortingNewer(ev.a, ev.fresh):
-		return verdict{unknown: true, text: fmt.Sprintf("a newer transaction of %s (started at %s; the one shown started at %s) is being aborted, now %s at epoch %d: "+
-			"the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-			id, model.ClockMs(ev.fresh.StartTime()), model.ClockMs(ev.a.Start), ev.fresh.State, ev.fresh.ProducerEpoch)}
+		ended := "the one shown ended while the request was on its way"
+		if read {
+			ended = shownText(shown)
+		}
+		marker := ""
+		for _, tr := range ev.trails {
+			if tr.abortAt >= 0 {
+				marker = fmt.Sprintf(" (its ABORT marker is at offset %d of %s)", tr.abortAt, partText(tr.at))
+				break
+			}
+		}
+		return verdict{unknown: true, text: fmt.Sprintf("a newer transaction of %s (started at %s; the one shown started at %s) is being aborted, now %s at epoch %d%s: "+
+			"%s, and this request most likely aborted the newer one and fenced its producer",
+			id, model.ClockMs(ev.fresh.StartTime()), model.ClockMs(ev.a.Start), ev.fresh.State, ev.fresh.ProducerEpoch, marker, ended)}
 	}
 	for _, tr := range ev.trails {
 		if tr.abortAt >= 0 {

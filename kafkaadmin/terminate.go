@@ -92,11 +92,11 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r
 	case fenced && model.AbortingNewer(a, fresh):
 		// The coordinator fences whatever transaction is open when the
 		// request lands: the one shown ended while the request was on its
-		// way, and the next one was fenced.
+		// way, and the next one was fenced. The log tells how the one shown
+		// ended.
+		v := evidence{a: a, trails: c.readTrails(ctx, marks), fresh: fresh, found: true}.judge(true)
 		r.Unknown = true
-		r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
-			"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-			r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.StartTime()), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+		r.Err = fmt.Sprintf("the coordinator answered %s; %s", r.ErrorCode, v.text)
 		return fresh, r, true
 	}
 	if err := model.CheckForceTerminate(a, fresh, found); err != nil {
