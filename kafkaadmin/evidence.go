@@ -111,8 +111,15 @@ func (ev evidence) judge(fence bool) verdict {
 	}
 	for _, tr := range ev.trails {
 		if tr.abortAt >= 0 {
-			return verdict{unknown: true, text: fmt.Sprintf("%s; %s and has an ABORT marker at offset %d: this request most likely aborted it and fenced its producer",
-				orUnread(shown, read), newerText(id, tr), tr.abortAt)}
+			// One request hits one transaction: after one that committed
+			// the newer one is the likely target; after an abort, which
+			// may have been this request's, it may be a later one's own.
+			likely := "most likely"
+			if shown.ended == model.CompleteAbort {
+				likely = "may have"
+			}
+			return verdict{unknown: true, text: fmt.Sprintf("%s; %s and has an ABORT marker at offset %d: this request %s aborted it and fenced its producer",
+				orUnread(shown, read), newerText(id, tr), tr.abortAt, likely)}
 		}
 	}
 	for _, tr := range ev.trails {

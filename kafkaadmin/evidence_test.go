@@ -117,6 +117,11 @@ func TestEvidenceJudge(t *testing.T) {
 			verdict{unknown: true}, "the id could not be re-read at that epoch since"},
 		{"committed, epoch moved after a CONCURRENT_TRANSACTIONS", true, []trail{committed(o0), committed(o1)}, empty, true,
 			verdict{unknown: true}, "the id has moved to epoch 4 since"},
+		{"aborted, then a newer one aborted: this request's or its own", true, []trail{func() trail {
+			tr := newerAborted
+			tr.ended = model.CompleteAbort
+			return tr
+		}()}, empty, true, verdict{unknown: true}, "the one shown was aborted (its ABORT marker is at offset 12 of orders-0); a newer transaction of job-0-1 began after it (at offset 13 of orders-0) and has an ABORT marker at offset 15: this request may have aborted it"},
 		{"aborted, nothing newer", false, []trail{aborted, committed(o1)}, empty, true, verdict{aborted: true}, "its ABORT marker is in the log"},
 		{"the coordinator shows a newer one being aborted", true, []trail{newTrail(o0)}, txn(model.PrepareAbort, 4, later, o0), true,
 			verdict{unknown: true}, "this request most likely aborted the newer one"},
