@@ -358,7 +358,11 @@ func describeState(ctx context.Context, t *testing.T, adm *kadm.Client, id strin
 // without an error: it bumps the epoch of an id with no open transaction,
 // which fences a healthy producer and aborts nothing. Nothing on the client
 // can stop a request already sent; but the result must not say the abort was
-// sent and accepted as if the transaction shown had been aborted.
+// sent and accepted as if the transaction shown had been aborted. Nor may it
+// say that nothing was aborted: kfake answers the same after aborting a
+// newer transaction, which may have written only to partitions the one shown
+// never touched; the result says the request fenced the producer, that the
+// log shows nothing newer, and that the outcome is unknown (issue 19).
 func TestRealKafkaForceTerminateAfterCommit(t *testing.T) {
 	t.Parallel()
 	for _, cv := range clientVersions() {
@@ -391,53 +395,9 @@ func TestRealKafkaForceTerminateAfterCommit(t *testing.T) {
 			if r.OK() || strings.HasPrefix(r.Summary(), "sent; the broker accepted it") {
 				t.Errorf("the transaction shown had committed and the request only fenced its producer, yet the result says %q (OK %v)", r.Summary(), r.OK())
 			}
-			if !strings.Contains(r.Summary(), "fenced") {
-				t.Errorf("the result should say the producer was fenced: %s", r.Summary())
-			}
-			if lines := readAudit(t, path); len(lines) != 2 || lines[1].Outcome == "sent" {
-				t.Errorf("audit log: %+v", lines)
-			}
-		})
-	}
-}
-
-// TestRealKafkaForceTerminateInFlightTurnover: the request was held on the
-// wire while the producer committed the transaction shown and began the next
-// one. Kafka's InitProducerId has no compare-and-set (an Ongoing transaction
-// is fenced whatever the request carries), so the newer transaction is
-// aborted and nothing on the client can prevent it once the request left.
-// What the result can do is say so: the re-read shows an abort of a
-// transaction that started later than the one shown, at a higher epoch,
-// right after this request: the outcome is not "failed, nothing happened".
-func TestRealKafkaForceTerminateInFlightTurnover(t *testing.T) {
-	t.Parallel()
-	for _, cv := range clientVersions() {
-		t.Run(cv.name, func(t *testing.T) {
-			t.Parallel()
-			bootstrap := Bootstrap(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			adm := newAdmin(t, bootstrap)
-			tp := topicOn(ctx, t, adm)
-			waitTopic(ctx, t, adm, tp.Topic, 1)
-			id := name(t, "txn")
-			p := producer(t, bootstrap, id, time.Minute, cv.opts...)
-			openTxn(ctx, t, p, tp, 2, "shown")
-
-			r, px, path := heldForceTerminate(ctx, t, bootstrap, id, func() {
-				endTxn(ctx, t, p, true)
-				openTxn(ctx, t, p, tp, 1, "next")
-			})
-			st, epoch := describeState(ctx, t, adm, id)
-			t.Logf("%s: answers %v: %s; the id is now %s at epoch %d", cv.name, px.codes(kmsg.InitProducerID), r.Summary(), st, epoch)
-			if err := p.EndTransaction(ctx, kgo.TryCommit); err == nil {
-				t.Fatalf("the newer transaction committed: the request did not abort it, not the case under test")
-			}
-			if px.count(kmsg.InitProducerID) != 1 {
-				t.Errorf("%d InitProducerId requests, want 1", px.count(kmsg.InitProducerID))
-			}
-			if r.OK() || !r.Unknown {
-				t.Errorf("the request aborted the newer transaction; the result should say its outcome is not what was confirmed (unknown), not %q (unknown %v)", r.Summary(), r.Unknown)
+			if !r.Unknown || !strings.Contains(r.Summary(), "its COMMIT marker is at offset 2 of "+tp.Topic+"-0), and the request fenced its producer; nothing of a newer transaction") ||
+				strings.Contains(r.Summary(), "nothing was aborted") {
+				t.Errorf("the result should say the producer was fenced, nothing newer is in the log, and the outcome is unknown: %s", r.Summary())
 			}
 			if lines := readAudit(t, path); len(lines) != 2 || lines[1].Outcome != "unknown" {
 				t.Errorf("audit log: %+v", lines)

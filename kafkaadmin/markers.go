@@ -38,8 +38,7 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.R
 					answered(&r, ke)
 					return r
 				}
-				r.After = c.afterMarker(ctx, a)
-				return r
+				return c.afterMarker(ctx, a, r)
 			}
 		}
 	}
@@ -105,14 +104,43 @@ func (c *Client) rereadPartition(ctx context.Context, a model.Action) (model.Par
 	return fresh, owner, nil
 }
 
-// afterMarker says where the partition's last stable offset stands once the
-// leader accepted the marker: what read_committed consumers now see.
-func (c *Client) afterMarker(ctx context.Context, a model.Action) string {
+// afterMarker judges a marker the leader accepted from the partition's log
+// after the transaction's first offset: the producer's first marker there
+// ended it. If that is a COMMIT, the transaction shown had committed while
+// the request was on its way (its coordinator came back, say), and the ABORT
+// landed on whatever the producer wrote there since, a newer transaction of
+// the same epoch under transaction version 1. Then where the last stable
+// offset stands: what read_committed consumers now see.
+func (c *Client) afterMarker(ctx context.Context, a model.Action, r model.Result) model.Result {
 	if ctx.Err() != nil {
-		return ""
+		return r
 	}
+	m := mark{ending: ending{pid: a.ProducerID, epoch: a.ProducerEpoch, at: a.TopicPartition, start: a.StartOffset}, first: true}
+	tr := c.readTrails(ctx, []mark{m})[0]
+	lso := c.stableAfter(ctx, a.TopicPartition)
+	if tr.ended != model.CompleteCommit {
+		r.After = lso
+		return r
+	}
+	committed := fmt.Sprintf("the one shown had committed before the marker arrived (its COMMIT marker is at offset %d of %s)", tr.endedAt, partText(tr.at))
+	switch {
+	case tr.dataAt < 0 && tr.whole:
+		r.Err = fmt.Sprintf("%s, and no records of producer %d follow it there: the marker closed nothing, nothing was aborted; %s", committed, a.ProducerID, lso)
+	case tr.dataAt >= 0 && tr.abortAt > tr.dataAt:
+		r.Unknown = true
+		r.Err = fmt.Sprintf("%s; a newer transaction of producer %d began there at offset %d and an ABORT marker follows at offset %d: "+
+			"this marker most likely aborted its records on %s, which its producer may still commit elsewhere; %s",
+			committed, a.ProducerID, tr.dataAt, tr.abortAt, partText(tr.at), lso)
+	default:
+		r.Unknown = true
+		r.Err = fmt.Sprintf("%s; whether this marker aborted records of producer %d written there since cannot be read from the log; %s", committed, a.ProducerID, lso)
+	}
+	return r
+}
+
+// stableAfter says where the partition's last stable offset stands.
+func (c *Client) stableAfter(ctx context.Context, p tp) string {
 	var errs partErrs
-	p := a.TopicPartition
 	hwm, lso := c.stableOffsets(ctx, []tp{p}, &errs)
 	h, okH := hwm[p]
 	l, okL := lso[p]

@@ -270,47 +270,61 @@ const (
 // per partition when a transaction ends, and a producer has at most one
 // transaction open per partition, so the first marker of the producer at or
 // after the transaction's first offset is its end: under transaction version
-// 2 it carries the bumped epoch, so any epoch from e's on is accepted. A
-// truncated last batch is left for the next fetch.
+// 2 it carries the bumped epoch, so any epoch from e's on is accepted.
 func scanMarker(raw []byte, e ending, from int64, maxBatches int) markerScan {
-	sc := markerScan{next: from}
-	for len(raw) >= batchPrefix && sc.batches < maxBatches {
+	var sc markerScan
+	found := false
+	sc.next, sc.batches, sc.stop = eachBatch(raw, from, maxBatches, func(b *kmsg.RecordBatch) bool {
+		if b.ProducerID != e.pid || b.Attributes&attrControl == 0 {
+			return true
+		}
+		found = true
+		// A marker from before this transaction cannot follow its start.
+		if b.ProducerEpoch >= e.epoch {
+			sc.outcome = markerType(*b)
+		}
+		return false
+	})
+	sc.stop = sc.stop || found
+	return sc
+}
+
+// eachBatch hands fn, in order, each whole record batch of raw (one fetch
+// that started at offset from) that ends at or after from, until fn returns
+// false. next is where the following fetch starts, n the batches walked, bad
+// set when the log cannot be walked on (not a v2 batch: transactions need
+// one, or one that does not decode). A truncated last batch is left for the
+// next fetch.
+func eachBatch(raw []byte, from int64, maxBatches int, fn func(*kmsg.RecordBatch) bool) (next int64, n int, bad bool) {
+	next = from
+	for len(raw) >= batchPrefix && n < maxBatches {
 		length := int64(int32(binary.BigEndian.Uint32(raw[8:])))
 		if length < batchHeader-batchPrefix {
-			sc.stop = true // not a v2 batch: transactions need one
-			return sc
+			return next, n, true
 		}
 		if length > int64(len(raw)-batchPrefix) {
-			return sc // cut off by the fetch size
+			return next, n, false // cut off by the fetch size
 		}
 		one := raw[:batchPrefix+length]
 		raw = raw[batchPrefix+length:]
-		sc.batches++
+		n++
 		if one[batchMagicAt] != 2 {
-			sc.stop = true
-			return sc
+			return next, n, true
 		}
 		var b kmsg.RecordBatch
 		if err := b.ReadFrom(one); err != nil {
-			sc.stop = true
-			return sc
+			return next, n, true
 		}
 		last := b.FirstOffset + int64(b.LastOffsetDelta)
 		if last < from {
 			continue // the fetch began inside an earlier batch
 		}
-		sc.next = last + 1
-		if b.ProducerID != e.pid || b.Attributes&attrControl == 0 {
-			continue
+		next = last + 1
+		if !fn(&b) {
+			return next, n, false
 		}
-		sc.stop = true
-		if b.ProducerEpoch < e.epoch {
-			return sc // a marker from before this transaction cannot follow its start
-		}
-		sc.outcome = markerType(b)
-		return sc
 	}
-	return sc
+	return next, n, false
 }
 
 // markerType reads a control batch's record key: version int16, type int16

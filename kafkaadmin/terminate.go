@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,11 +39,12 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 	}
 	start := time.Now()
 	// Read before the re-check: if the re-check then still shows the
-	// transaction, this is where it began (it cannot have ended and come back).
-	anchor := c.firstOffset(ctx, a)
+	// transaction, it was open there at these offsets (it cannot have ended
+	// and come back), so its marker and anything newer follow them.
+	marks := c.noteMarks(ctx, a)
 	var r model.Result
 	for try := 1; ; try++ {
-		fresh, end, done := c.beforeInit(ctx, a, anchor, r, try, start)
+		fresh, end, done := c.beforeInit(ctx, a, marks, r, try, start)
 		if done {
 			return end
 		}
@@ -60,7 +60,7 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 			return r
 		}
 		ke := kerr.ErrorForCode(resp.(*kmsg.InitProducerIDResponse).ErrorCode)
-		next, again := c.afterInit(ctx, a, anchor, r, ke, try)
+		next, again := c.afterInit(ctx, a, marks, r, ke, try)
 		if !again {
 			return next
 		}
@@ -72,14 +72,14 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 // what the previous one came to) and returns it when the request may go.
 // Otherwise done is set and end is how the force-terminate ends: refused on
 // the first try, and after a request, judged by what the re-read shows.
-func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
+func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
 	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
 	fenced := try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message
 	switch {
 	case err != nil && try == 1:
 		return fresh, refused("refused: %s", err), true
 	case err != nil && fenced:
-		return fresh, c.afterFence(ctx, a, anchor, r, fmt.Sprintf("it could not be re-read afterwards (%s)", err)), true
+		return fresh, c.afterFence(ctx, a, marks, r, fmt.Sprintf("it could not be re-read afterwards (%s)", err), model.Txn{}, false), true
 	case err != nil:
 		r.Err += fmt.Sprintf("; it could not be re-read afterwards (%s), so it was not retried", err)
 		return fresh, r, true
@@ -92,11 +92,11 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending,
 	case fenced && model.AbortingNewer(a, fresh):
 		// The coordinator fences whatever transaction is open when the
 		// request lands: the one shown ended while the request was on its
-		// way, and the next one was fenced.
+		// way, and the next one was fenced. The log tells how the one shown
+		// ended.
+		v := evidence{a: a, trails: c.readTrails(ctx, marks), fresh: fresh, found: true}.judge(true)
 		r.Unknown = true
-		r.Err = fmt.Sprintf("the coordinator answered %s and is aborting a newer transaction of %s (started at %s; the one shown started at %s), "+
-			"now %s at epoch %d: the one shown ended while the request was on its way, and this request most likely aborted the newer one and fenced its producer",
-			r.ErrorCode, a.TransactionalID, model.ClockMs(fresh.StartTime()), model.ClockMs(a.Start), fresh.State, fresh.ProducerEpoch)
+		r.Err = fmt.Sprintf("the coordinator answered %s; %s", r.ErrorCode, v.text)
 		return fresh, r, true
 	}
 	if err := model.CheckForceTerminate(a, fresh, found); err != nil {
@@ -104,7 +104,7 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending,
 		case try == 1:
 			return fresh, model.Result{Refused: true, Err: err.Error()}, true
 		case fenced:
-			return fresh, c.afterFence(ctx, a, anchor, r, "then it was re-read: "+trimRefused(err)), true
+			return fresh, c.afterFence(ctx, a, marks, r, "then it was re-read: "+trimRefused(err), fresh, found), true
 		}
 		r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
 		return fresh, r, true
@@ -120,9 +120,9 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, anchor *ending,
 // again is set when the answer says the coordinator did nothing yet (or is
 // fencing, which the next re-read tells), after a pause; otherwise r is how
 // the force-terminate ends.
-func (c *Client) afterInit(ctx context.Context, a model.Action, anchor *ending, r model.Result, ke error, try int) (_ model.Result, again bool) {
+func (c *Client) afterInit(ctx context.Context, a model.Action, marks []mark, r model.Result, ke error, try int) (_ model.Result, again bool) {
 	if ke == nil {
-		return c.afterTerminate(ctx, a, anchor, r), false
+		return c.afterTerminate(ctx, a, marks, r), false
 	}
 	if answered(&r, ke) {
 		return r, false
@@ -148,23 +148,20 @@ func (c *Client) afterInit(ctx context.Context, a model.Action, anchor *ending, 
 
 // afterFence concludes an attempt whose last request was answered
 // CONCURRENT_TRANSACTIONS — the answer of the fence itself as well as of a
-// transaction already ending — when the re-read no longer shows the
-// transaction open as it was, nor being aborted at the next epoch (a
-// restarted producer initialized the id again, say). Its own marker tells
-// what became of it; without one the outcome is unknown, never a failure
-// that did nothing.
-func (c *Client) afterFence(ctx context.Context, a model.Action, anchor *ending, r model.Result, seen string) model.Result {
+// transaction already ending — when the re-read (fresh, when found) no
+// longer shows the transaction open as it was, nor being aborted at the next
+// epoch (a restarted producer initialized the id again, say). The logs of its
+// partitions tell what became of it and of anything newer (evidence.go);
+// never a failure that did nothing without proof.
+func (c *Client) afterFence(ctx context.Context, a model.Action, marks []mark, r model.Result, seen string, fresh model.Txn, found bool) model.Result {
 	r.Err += "; " + seen
-	switch c.markerOf(ctx, anchor) {
-	case model.CompleteAbort:
+	v := evidence{a: a, trails: c.readTrails(ctx, marks), fresh: fresh, found: found}.judge(true)
+	if v.aborted {
 		return model.Result{Sent: true, Sends: r.Sends, Request: r.Request,
-			After: "the coordinator answered " + r.ErrorCode + "; " + seen + "; its ABORT marker is in the log"}
-	case model.CompleteCommit:
-		r.Err += "; its COMMIT marker is in the log: nothing was aborted; not retried"
-	default:
-		r.Unknown = true
-		r.Err += "; whether this request aborted it could not be read from the log; not retried"
+			After: "the coordinator answered " + r.ErrorCode + "; " + seen + "; " + v.text}
 	}
+	r.Unknown = v.unknown
+	r.Err += "; " + v.text + "; not retried"
 	return r
 }
 
@@ -208,12 +205,13 @@ func (c *Client) initRequest(a model.Action, fresh model.Txn) *kmsg.InitProducer
 // afterTerminate tells what a request answered without an error did. Kafka
 // answers the InitProducerId that fences an open transaction with
 // CONCURRENT_TRANSACTIONS, and without an error only when no transaction was
-// open when it arrived: the one shown had ended on the way, and the request
-// only fenced its producer. Whether it had committed or aborted is read from
-// its marker (kfake, which fences inline and answers without an error, leaves
-// an ABORT there). The very transaction still open means the answer cannot
-// be trusted.
-func (c *Client) afterTerminate(ctx context.Context, a model.Action, anchor *ending, r model.Result) model.Result {
+// open when it arrived; kfake aborts the open one inline and answers without
+// an error. So the answer alone says nothing: the logs of the partitions of
+// the one shown, from the marks noted before the re-check, tell whether it
+// had ended on the way and whether a newer transaction was aborted
+// (evidence.go). The very transaction still open means the answer cannot be
+// trusted.
+func (c *Client) afterTerminate(ctx context.Context, a model.Action, marks []mark, r model.Result) model.Result {
 	if ctx.Err() != nil {
 		r.Unknown, r.Err = true, "interrupted before the outcome could be read"
 		return r
@@ -230,54 +228,15 @@ func (c *Client) afterTerminate(ctx context.Context, a model.Action, anchor *end
 	case found:
 		now = fmt.Sprintf("now %s at epoch %d", fresh.State, fresh.ProducerEpoch)
 	}
-	switch c.markerOf(ctx, anchor) {
-	case model.CompleteAbort:
-		r.After = "its ABORT marker is in the log; the producer is fenced; " + now
-	case model.CompleteCommit:
-		r.Err = "it had committed before the request arrived (its COMMIT marker is in the log): nothing was aborted, " +
-			"but the request fenced its producer; " + now
-	default:
+	v := evidence{a: a, trails: c.readTrails(ctx, marks), fresh: fresh, found: found && err == nil}.judge(false)
+	switch {
+	case v.aborted:
+		r.After = v.text + "; the producer is fenced; " + now
+	case v.unknown:
 		r.Unknown = true
-		r.Err = "the coordinator answered without CONCURRENT_TRANSACTIONS, as Kafka does only when no transaction is open: " +
-			"the one shown may have ended just before, and then only its producer was fenced; its COMMIT or ABORT marker could not be read; " + now
+		r.Err = "the coordinator answered without an error: " + v.text + "; " + now
+	default:
+		r.Err = v.text + "; " + now
 	}
 	return r
-}
-
-// firstOffset finds where a's transaction began on one of its partitions
-// (DescribeProducers), to read its marker once it ended; nil when none can
-// be read.
-func (c *Client) firstOffset(ctx context.Context, a model.Action) *ending {
-	if len(a.Partitions) == 0 {
-		return nil
-	}
-	var errs partErrs
-	rows := c.producers(ctx, a.Partitions, &errs)
-	for _, p := range a.Partitions {
-		for _, pr := range rows[p] {
-			if pr.ProducerID == a.ProducerID && pr.CurrentTxnStartOffset >= 0 {
-				return &ending{id: a.TransactionalID, pid: a.ProducerID, epoch: a.ProducerEpoch, at: p, start: pr.CurrentTxnStartOffset}
-			}
-		}
-	}
-	return nil
-}
-
-// markerOf reads the marker that ended the transaction at e: CompleteCommit,
-// CompleteAbort, or "" when it cannot be told.
-func (c *Client) markerOf(ctx context.Context, e *ending) model.State {
-	if e == nil {
-		return ""
-	}
-	meta, msg := c.topicMetadata(ctx, []string{e.at.Topic})
-	if msg != "" {
-		return ""
-	}
-	leader, msg := meta.leaderOf(e.at)
-	if msg != "" || leader < 0 {
-		return ""
-	}
-	var budget atomic.Int64
-	budget.Store(markerRefreshBytes)
-	return c.readOutcome(ctx, *e, leader, meta[e.at.Topic].id, &budget)
 }

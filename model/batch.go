@@ -96,8 +96,11 @@ const (
 	BatchTerminated BatchOutcome = "force-terminated"
 	BatchRefused    BatchOutcome = "refused"
 	BatchFailed     BatchOutcome = "failed"
-	BatchUnsent     BatchOutcome = "not sent"
-	BatchWaiting    BatchOutcome = "waiting"
+	// BatchUnknown: the request went out and what it did cannot be told
+	// (its answer was lost, or it may have hit a newer transaction).
+	BatchUnknown BatchOutcome = "unknown"
+	BatchUnsent  BatchOutcome = "not sent"
+	BatchWaiting BatchOutcome = "waiting"
 )
 
 // OutcomeOf is how r ended.
@@ -107,6 +110,8 @@ func OutcomeOf(r Result) BatchOutcome {
 		return BatchTerminated
 	case r.Refused:
 		return BatchRefused
+	case r.Unknown:
+		return BatchUnknown
 	}
 	return BatchFailed
 }
@@ -125,7 +130,7 @@ func (b Batch) Outcome(i int) BatchOutcome {
 
 // Tally counts the outcomes so far.
 type Tally struct {
-	Terminated, Refused, Failed, Unsent, Waiting int
+	Terminated, Refused, Unknown, Failed, Unsent, Waiting int
 }
 
 // Tally counts b's outcomes.
@@ -137,6 +142,8 @@ func (b Batch) Tally() Tally {
 			t.Terminated++
 		case BatchRefused:
 			t.Refused++
+		case BatchUnknown:
+			t.Unknown++
 		case BatchFailed:
 			t.Failed++
 		case BatchUnsent:
@@ -155,7 +162,7 @@ func (t Tally) String() string {
 	for _, p := range []struct {
 		n    int
 		word BatchOutcome
-	}{{t.Terminated, BatchTerminated}, {t.Refused, BatchRefused}, {t.Failed, BatchFailed}, {t.Unsent, BatchUnsent}, {t.Waiting, BatchWaiting}} {
+	}{{t.Terminated, BatchTerminated}, {t.Refused, BatchRefused}, {t.Unknown, BatchUnknown}, {t.Failed, BatchFailed}, {t.Unsent, BatchUnsent}, {t.Waiting, BatchWaiting}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
 		}
@@ -174,7 +181,7 @@ func (t Tally) Answered() string {
 
 // OK reports that every action was force-terminated.
 func (t Tally) OK() bool {
-	return t.Terminated > 0 && t.Refused+t.Failed+t.Unsent+t.Waiting == 0
+	return t.Terminated > 0 && t.Refused+t.Unknown+t.Failed+t.Unsent+t.Waiting == 0
 }
 
 // BatchConsequences are what the operator must know before confirming a

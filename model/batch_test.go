@@ -83,7 +83,7 @@ func TestBatchGoesOnPastRefusalsAndStopsAtTheAuditLog(t *testing.T) {
 	}{
 		{"all ok", []Result{ok, ok, ok}, nil, "", "3 force-terminated", true, ""},
 		{"a refusal does not stop the rest", []Result{ok, refused, ok}, nil, "", "2 force-terminated, 1 refused", true, ""},
-		{"an unknown outcome does not stop the rest", []Result{unknown, ok}, nil, "", "1 force-terminated, 1 failed, 1 waiting", false, ""},
+		{"an unknown outcome does not stop the rest", []Result{unknown, ok}, nil, "", "1 force-terminated, 1 unknown, 1 waiting", false, ""},
 		{"a result the log would not take stops it", []Result{ok, unrecorded}, nil, "", "1 force-terminated, 1 failed, 1 not sent", true, "the audit log failed"},
 		{"a record that failed before sending stops it", []Result{ok, auditRefused}, []error{nil, errors.New("audit log: no space")}, "", "1 force-terminated, 1 refused, 1 not sent", true, "nothing more is sent unrecorded"},
 		{"stopped by the operator", []Result{ok}, nil, "stopped by the operator", "1 force-terminated, 2 not sent", true, "stopped by the operator"},
@@ -126,6 +126,7 @@ func TestTallyOK(t *testing.T) {
 		{Tally{Terminated: 3}, true},
 		{Tally{Terminated: 2, Refused: 1}, false},
 		{Tally{Terminated: 2, Unsent: 1}, false},
+		{Tally{Terminated: 2, Unknown: 1}, false},
 		{Tally{}, false},
 	} {
 		if c.t.OK() != c.want {
