@@ -159,8 +159,8 @@ func TestReplayToggleBack(t *testing.T) {
 			scr := h.screen()
 			mustContain(t, scr, "── events · latest first")
 			mustNotContain(t, scr, "replay")
-			if h.m.replay.evs != nil || !h.m.showEvents {
-				t.Errorf("after %s: %d replayed events kept, pane shown %v", back, len(h.m.replay.evs), h.m.showEvents)
+			if h.m.replay.got.Events != nil || !h.m.showEvents {
+				t.Errorf("after %s: %d replayed events kept, pane shown %v", back, len(h.m.replay.got.Events), h.m.showEvents)
 			}
 		})
 	}
