@@ -117,7 +117,8 @@ func (e newerError) Error() string { return e.what }
 // decodeTxnLog reads one record of the coordinators' log. Broken bytes, an
 // unknown state or a key or value version newer than it reads are errors
 // (newerError for the versions); on an error rec holds the id when the key
-// could be read. kmsg checks every length against the bytes left before it
+// could be read. The errors quote the id as it is: each output escapes it
+// once (quoted here, it would show escaped twice). kmsg checks every length against the bytes left before it
 // allocates, so hostile lengths cost at most a few times the record's size.
 func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 	var k kmsg.TxnMetadataKey
@@ -139,16 +140,16 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 	}
 	var v kmsg.TxnMetadataValue
 	if v.ReadFrom(value) != nil {
-		return rec, fmt.Errorf("the value of %q does not decode (%d bytes)", k.TransactionalID, len(value))
+		return rec, fmt.Errorf(`the value of "%s" does not decode (%d bytes)`, k.TransactionalID, len(value))
 	}
 	switch {
 	case v.Version > txnLogValueVersion:
-		return rec, newerError{fmt.Sprintf("the value of %q: version %d, newer than txnscope reads (%d)",
+		return rec, newerError{fmt.Sprintf(`the value of "%s": version %d, newer than txnscope reads (%d)`,
 			k.TransactionalID, v.Version, txnLogValueVersion)}
 	case v.Version < 0:
-		return rec, fmt.Errorf("the value of %q: version %d", k.TransactionalID, v.Version)
+		return rec, fmt.Errorf(`the value of "%s": version %d`, k.TransactionalID, v.Version)
 	case v.State.String() == "Unknown":
-		return rec, fmt.Errorf("the value of %q: unknown state %d", k.TransactionalID, v.State)
+		return rec, fmt.Errorf(`the value of "%s": unknown state %d`, k.TransactionalID, v.State)
 	}
 	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs = v.ProducerID, v.ProducerEpoch, v.TimeoutMillis
 	rec.State = model.StateOf(v.State.String())

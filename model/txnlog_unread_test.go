@@ -13,7 +13,10 @@ func unread(id string, kind UnreadKind, part int32, off, sec int64) TxnLogRecord
 	return TxnLogRecord{ID: id, Unread: kind, Why: "test: " + string(kind), Partition: part, Offset: off, LastUpdateMs: sec * 1000}
 }
 
-func placed(r TxnLogRecord, part int32, off int64) TxnLogRecord { r.Partition, r.Offset = part, off; return r }
+func placed(r TxnLogRecord, part int32, off int64) TxnLogRecord {
+	r.Partition, r.Offset = part, off
+	return r
+}
 
 func millis(t time.Time) int64 {
 	if t.IsZero() {

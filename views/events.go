@@ -171,10 +171,13 @@ func replayTitle(d EventsData, w int) string {
 	}
 	cands := []string{}
 	if r.Oldest.Before(r.Complete) {
-		before := "before: each id's last only, back to " + replayTime(r.Oldest, r.Now, d.Loc)
+		last := "before: each id's last only"
+		if len(r.Unread) > 0 {
+			last = "before: not all"
+		}
 		cands = append(cands,
-			"── replay of the coordinators' log · "+every+" · "+before+" · "+n,
-			"── replay of the coordinators' log · "+every+" · before: each id's last only · "+n)
+			"── replay of the coordinators' log · "+every+" · "+last+", back to "+replayTime(r.Oldest, r.Now, d.Loc)+" · "+n,
+			"── replay of the coordinators' log · "+every+" · "+last+" · "+n)
 	}
 	cands = append(cands,
 		"── replay of the coordinators' log · "+every+" · "+n,
