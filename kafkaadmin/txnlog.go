@@ -118,8 +118,9 @@ func (e newerError) Error() string { return e.what }
 // unknown state or a key or value version newer than it reads are errors
 // (newerError for the versions); on an error rec holds the id when the key
 // could be read. The errors quote the id as it is: each output escapes it
-// once (quoted here, it would show escaped twice). kmsg checks every length against the bytes left before it
-// allocates, so hostile lengths cost at most a few times the record's size.
+// once (quoted here with %q, it showed escaped twice). kmsg checks every
+// length against the bytes left before it allocates, so hostile lengths
+// cost at most a few times the record's size.
 func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 	var k kmsg.TxnMetadataKey
 	// kmsg's only error says "response did not contain enough data": a

@@ -65,8 +65,7 @@ func ExportReplay(r Replayed, since time.Time, limit int) *ReplayJSON {
 		out.OldestRecord = &t
 	}
 	for _, u := range r.Unread {
-		out.Unreadable = append(out.Unreadable, UnreadJSON{Partition: u.Partition, Kind: u.Kind, Count: u.Count,
-			FirstOffset: u.FirstOffset, LastOffset: u.LastOffset, Why: u.Why})
+		out.Unreadable = append(out.Unreadable, UnreadJSON(u))
 	}
 	for _, e := range r.Events {
 		j := EventJSON{At: e.At.UTC(), TransactionalID: e.ID, Kind: e.Kind, ProducerID: e.ProducerID,
