@@ -16,7 +16,8 @@ const (
 	// what it holds.
 	UnreadNewer UnreadKind = "newer version"
 	// UnreadCorrupt is bytes no version of Kafka writes. Kafka's own
-	// coordinator stops loading its partition there too.
+	// coordinator stops loading its partition there too (4.4, seen after a
+	// restart: the ids written after it are not found).
 	UnreadCorrupt UnreadKind = "corrupt"
 )
 
