@@ -142,7 +142,7 @@ func TestReplaySaysWhatItCannotRead(t *testing.T) {
 	h.finish(h.hold("h"))
 	h.send(sizeMsg(160, 48))
 	mustContain(t, h.screen(),
-		"── replay of the coordinators' log · 2 unreadable record(s) · every transition since 23:48:00 (3h12m ago) · before: not all · 8 events ─",
+		"── replay of the coordinators' log · 2 unreadable records · every transition since 23:48:00 (3h12m ago) · before: not all, back to Mar 13 01:00:00 · 8 events ─",
 		"── before 23:48:00: not every transition (compacted, or before a record it cannot read)")
 	h.send(sizeMsg(80, 24))
 	mustContain(t, h.screen(), "── log replay · complete since 23:48:00 (2 unreadable) · 8 events ─")

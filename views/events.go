@@ -157,7 +157,7 @@ func replayTitle(d EventsData, w int) string {
 	if n := unreadCount(r.Unread); n > 0 {
 		// The records it cannot read come first: they are why every
 		// transition is there only since then.
-		every = fmt.Sprintf("%s unreadable record(s) · %s", Count(n), every)
+		every = fmt.Sprintf("%s unreadable %s · %s", Count(n), plural(n, "record", "records"), every)
 		since = fmt.Sprintf("%s (%s unreadable)", since, Count(n))
 	}
 	n := Count(d.Total) + " events"
