@@ -305,18 +305,18 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 		want[e.ID] = append(want[e.ID], string(e.Kind)+" "+e.Detail)
 	}
 	// A replay of the log (snapshot --since, the TUI's replay) tells it too.
-	replayed, complete, _, err := s.c.Replay(ctx, time.Now().Add(-time.Hour), 0)
+	replayed, err := s.c.Replay(ctx, time.Now().Add(-time.Hour), 0)
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
 	again := map[string][]string{}
-	for _, e := range replayed {
+	for _, e := range replayed.Events {
 		if ids[e.ID] {
 			again[e.ID] = append(again[e.ID], string(e.Kind)+" "+e.Detail)
 		}
 	}
-	if time.Since(complete) > time.Hour {
-		t.Errorf("the replay is complete since %s only: nothing of this broker's log was compacted", complete)
+	if time.Since(replayed.Complete) > time.Hour {
+		t.Errorf("the replay is complete since %s only: nothing of this broker's log was compacted", replayed.Complete)
 	}
 	followed := func(id string) []string {
 		var got []string

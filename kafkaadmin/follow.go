@@ -29,6 +29,10 @@ type follower struct {
 	moved chan struct{}
 	// onLive is called each time the follower becomes live.
 	onLive func()
+	// unread counts the records read that could not be; while one of them
+	// stands between an id and its row (model.TxnLog.Sure), the log is not
+	// the source.
+	unread model.Unreads
 
 	done chan struct{} // closed when the goroutine is gone
 }
@@ -93,7 +97,7 @@ func (f *follower) run(c *Client) error {
 		want[p] = kgo.NewOffset().At(s)
 	}
 	f.mu.Lock()
-	f.log, f.pos, f.since = lg, pos, time.Time{}
+	f.log, f.pos, f.since, f.unread = lg, pos, time.Time{}, model.Unreads{}
 	f.mu.Unlock()
 	f.check(ends)
 
@@ -116,27 +120,22 @@ func (f *follower) run(c *Client) error {
 			return err
 		}
 		now := time.Now()
-		var bad error
 		f.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
-			rec, ok, err := recordOf(r)
-			if err != nil && bad == nil {
-				bad = err
+			// A record it cannot read (a newer Kafka's, or broken) is
+			// counted and skipped: the log reads on, and polls hold the
+			// rows while it leaves an id's state unknown (source).
+			rec := recordOf(r)
+			if rec.Unread != "" {
+				f.unread.Add(rec)
 			}
-			if err == nil && ok {
-				lg.Apply(rec, r.Offset >= ends[r.Partition], now)
-			}
+			lg.Apply(rec, r.Offset >= ends[r.Partition], now)
 			if r.Offset < ends[r.Partition] && (f.since.IsZero() || r.Timestamp.Before(f.since)) {
 				f.since = r.Timestamp
 			}
 			pos[r.Partition] = r.Offset + 1
 		})
 		f.mu.Unlock()
-		if bad != nil {
-			// A record it cannot read (a newer Kafka's) leaves an id's
-			// state unknown: polls are right where the log would be wrong.
-			return bad
-		}
 		f.check(ends)
 	}
 }
@@ -181,7 +180,7 @@ func (f *follower) fail(err error) {
 func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader func(int32) int32) (snap *model.Snapshot, evs []model.Event, ok bool) {
 	for {
 		f.mu.Lock()
-		if !f.live {
+		if !f.live || !f.log.Sure() {
 			f.mu.Unlock()
 			return nil, nil, false
 		}
@@ -203,7 +202,13 @@ func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader fun
 func (f *follower) source() model.Source {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return model.Source{Log: f.live, Why: f.why, Since: f.since}
+	s := model.Source{Log: f.live, Why: f.why, Since: f.since, Unread: model.UnreadLine(f.unread.List())}
+	if f.live && !f.log.Sure() {
+		// Polls are right where the log's row would be the state before
+		// a record it could not read.
+		s.Log, s.Why = false, s.Unread
+	}
+	return s
 }
 
 // drop throws away the events the log has for a refresh that did not use

@@ -2,12 +2,12 @@ package kafkaadmin_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
@@ -72,41 +72,20 @@ func TestFollowerGoneAfterClose(t *testing.T) {
 	}
 }
 
-// A cluster whose __transaction_state the follower can read, then one
-// record it cannot: kfake has no coordinators' log, so this test writes one
-// (a topic of that name, records encoded as Kafka's coordinators write
-// them). The follower's rows and events become the snapshot's; the record
-// of an unknown value version hands the history back to the polls, with why.
-func TestFollowerTakesTheLogAndLetsGoOfWhatItCannotRead(t *testing.T) {
+// A cluster whose __transaction_state the follower can read, then records
+// it cannot: kfake has no coordinators' log, so this test writes one (a
+// topic of that name, records encoded as Kafka's coordinators write them).
+// The follower's rows and events become the snapshot's. A record of an
+// unknown value version is skipped and counted, and hands the rows to the
+// polls, the header saying which record, until its id's next record makes
+// the log exact again; a record whose key cannot be read (so any id of its
+// partition may be stale) hands them to the polls for good.
+func TestFollowerTakesTheLogAndSkipsWhatItCannotRead(t *testing.T) {
 	_, boot := kafkatest.NewCluster(t)
-	w, err := kgo.NewClient(kgo.SeedBrokers(boot...), kgo.DefaultProduceTopic("__transaction_state"),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	lw := kafkatest.NewTxnLog(t, boot)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	now := time.Now().UnixMilli()
-	write := func(id string, state int8, version int16) {
-		t.Helper()
-		k := kmsg.NewTxnMetadataKey()
-		k.TransactionalID = id
-		v := kmsg.NewTxnMetadataValue()
-		v.Version, v.ProducerID, v.ProducerEpoch, v.TimeoutMillis = version, 7, 1, 60000
-		v.State, v.StartTimestamp, v.LastUpdateTimestamp = kmsg.TransactionState(state), now-1000, now
-		if state == 1 { // Ongoing
-			v.Topics = []kmsg.TxnMetadataValueTopic{{Topic: "orders", Partitions: []int32{0}}}
-		}
-		val := v.AppendTo(nil)
-		if version > 1 {
-			val[1] = byte(version) // a version kmsg does not know
-		}
-		if err := w.ProduceSync(ctx, &kgo.Record{Key: k.AppendTo(nil), Value: val}).FirstErr(); err != nil {
-			t.Fatalf("writing the log: %v", err)
-		}
-	}
-	write("log-job-0-1", 4, 1) // CompleteCommit: the past
+	lw.State(0, "log-job-0-1", 4) // CompleteCommit: the past
 	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, FollowLog: true})
 	if err != nil {
 		t.Fatal(err)
@@ -145,16 +124,96 @@ func TestFollowerTakesTheLogAndLetsGoOfWhatItCannotRead(t *testing.T) {
 	if tx, ok := s.Txn("log-job-0-1"); !ok || tx.State != model.CompleteCommit || !tx.Described {
 		t.Fatalf("the log's row: %+v (%v)", tx, ok)
 	}
-	write("log-job-0-2", 1, 1) // Ongoing, now
+	lw.State(0, "log-job-0-2", 1) // Ongoing, now
 	var evs []model.Event
 	s = poll(func(s *model.Snapshot) bool { evs = append(evs, s.Events...); return len(evs) > 0 })
 	if tx, ok := s.Txn("log-job-0-2"); !ok || tx.State != model.Ongoing || len(tx.Partitions) != 1 ||
 		evs[0].Kind != model.Began || !evs[0].Logged || evs[0].ID != "log-job-0-2" {
 		t.Fatalf("after a begin: row %+v (%v), events %+v", tx, ok, evs)
 	}
-	write("log-job-0-3", 1, 2)
+
+	off := lw.Raw(0, kafkatest.TxnLogKey(0, "log-job-0-3"), kafkatest.NewerTxnLogValue(2))
 	s = poll(func(s *model.Snapshot) bool { return !s.Source.Log })
-	if !strings.Contains(s.Source.Why, "cannot read __transaction_state") || !strings.Contains(s.Source.Why, "log-job-0-3") || s.Events != nil {
-		t.Fatalf("after a record of an unknown version: source %+v", s.Source)
+	want := fmt.Sprintf("1 record of __transaction_state txnscope cannot read: partition 0 offset %d (newer version: "+
+		`the value of "log-job-0-3": version 2, newer than txnscope reads (1))`, off)
+	if s.Source.Why != want || s.Events != nil {
+		t.Fatalf("after a record of an unknown version: source %+v\nwant why %q", s.Source, want)
+	}
+	// Its id's next record holds its whole state: the log is exact again,
+	// and still says what it skipped.
+	lw.State(0, "log-job-0-3", 4)
+	s = poll(func(s *model.Snapshot) bool { return s.Source.Log })
+	if tx, ok := s.Txn("log-job-0-3"); !ok || tx.State != model.CompleteCommit || s.Source.Unread != want {
+		t.Fatalf("after the id's next record: row %+v (%v), source %+v", tx, ok, s.Source)
+	}
+
+	bad := lw.Raw(1, []byte{0xde, 0xad}, []byte{0xbe, 0xef})
+	s = poll(func(s *model.Snapshot) bool { return !s.Source.Log })
+	for _, part := range []string{"2 records of __transaction_state txnscope cannot read, in 2 partitions",
+		fmt.Sprintf("partition 1 offset %d (corrupt: the key does not decode (2 bytes))", bad)} {
+		if !strings.Contains(s.Source.Why, part) {
+			t.Fatalf("after a broken key: source %+v, want why with %q", s.Source, part)
+		}
+	}
+	// A readable record in that partition, then one more broken one: once
+	// the follower counts the second, it has read the first, and still
+	// leaves the rows to the polls.
+	lw.State(1, "log-job-1-1", 4)
+	lw.Raw(1, []byte{0xde, 0xad}, nil)
+	s = poll(func(s *model.Snapshot) bool { return strings.HasPrefix(s.Source.Unread, "3 records") })
+	if s.Source.Log || !strings.HasPrefix(s.Source.Why, "3 records") {
+		t.Fatalf("after a readable record behind a record of unknown id: %+v", s.Source)
+	}
+}
+
+// snapshot --since and the TUI's replay read on past the records they
+// cannot read, list them by partition, and say the log is complete only
+// after them; a log never compacted is complete since its first record.
+func TestReplaySkipsAndCountsWhatItCannotRead(t *testing.T) {
+	t.Parallel()
+	_, boot := kafkatest.NewCluster(t)
+	lw := kafkatest.NewTxnLog(t, boot)
+	a := newAdmin(t, boot)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lw.State(0, "replay-0-1", 1)
+	lw.State(0, "replay-0-1", 4)
+	lw.State(1, "replay-1-1", 4)
+	r, err := a.Replay(ctx, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Whole || !r.Complete.Equal(r.Oldest) || len(r.Unread) != 0 || len(r.Events) != 3 {
+		t.Fatalf("a log never compacted: %+v", r)
+	}
+
+	before := time.Now().Truncate(time.Millisecond) // records are dated in ms
+	newer := lw.Raw(0, kafkatest.TxnLogKey(0, "replay-0-1"), kafkatest.NewerTxnLogValue(7))
+	lw.Raw(0, kafkatest.TxnLogKey(3, "replay-0-1"), kafkatest.NewerTxnLogValue(1))
+	corrupt := lw.Raw(2, kafkatest.TxnLogKey(0, "replay-2-1"), []byte{0, 1, 0})
+	lw.State(0, "replay-0-2", 1)
+	r, err = a.Replay(ctx, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []model.Unread{
+		{Partition: 0, Kind: model.UnreadNewer, Count: 2, FirstOffset: newer, LastOffset: newer + 1,
+			Why: `the value of "replay-0-1": version 7, newer than txnscope reads (1)`},
+		{Partition: 2, Kind: model.UnreadCorrupt, Count: 1, FirstOffset: corrupt, LastOffset: corrupt,
+			Why: `the value of "replay-2-1" does not decode (3 bytes)`},
+	}
+	if !reflect.DeepEqual(r.Unread, want) {
+		t.Fatalf("unread %+v\nwant %+v", r.Unread, want)
+	}
+	if r.Whole || !r.Complete.After(before) || len(r.Events) != 4 {
+		t.Fatalf("complete since %s (whole %v), %d events; want after %s, not whole, 4 events", r.Complete, r.Whole, len(r.Events), before)
+	}
+	n := 0
+	if err := a.ReadTxnLog(ctx, func(rec model.TxnLogRecord) {
+		if rec.Unread != "" {
+			n++
+		}
+	}); err != nil || n != 3 {
+		t.Fatalf("ReadTxnLog handed %d unread records (%v), want 3 in their place", n, err)
 	}
 }

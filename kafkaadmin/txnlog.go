@@ -15,15 +15,25 @@ import (
 
 // ReadTxnLog reads the coordinators' log from the start of every partition
 // up to its end as of the call, and calls fn with each record, partition by
-// partition in offset order. It needs READ on the internal topic, which
-// managed clusters usually refuse; kfake has no such topic. Either is an
-// error, and the caller falls back to polling.
+// partition in offset order; a record it cannot read comes with Unread set,
+// in its place. It needs READ on the internal topic, which managed clusters
+// usually refuse; kfake has no such topic. Either is an error, and the
+// caller falls back to polling.
 func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) error {
+	return c.readTxnLog(ctx, nil, fn)
+}
+
+// readTxnLog is ReadTxnLog, telling bounds every partition's end offset and
+// when it was read before the first record.
+func (c *Client) readTxnLog(ctx context.Context, bounds func(map[int32]int64, time.Time), fn func(model.TxnLogRecord)) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 	starts, ends, err := c.txnLogBounds(ctx)
 	if err != nil {
 		return errors.New(logWhy(err))
+	}
+	if bounds != nil {
+		bounds(ends, time.Now())
 	}
 	want := map[int32]kgo.Offset{}
 	left := map[int32]int64{} // the end offset of each partition still to read
@@ -58,9 +68,7 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 			if !reading || r.Offset >= end {
 				return
 			}
-			if rec, ok, err := recordOf(r); err == nil && ok {
-				fn(rec)
-			}
+			fn(recordOf(r))
 			if r.Offset+1 >= end {
 				delete(left, r.Partition)
 			}
@@ -75,50 +83,74 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 // is an error rather than a guess.
 const txnLogValueVersion = 1
 
+// txnLogKeyVersion is the only key version Kafka writes for a
+// transactional id's state. Kafka's own coordinator skips a newer one as
+// "a left over from an aborted upgrade"; txnscope cannot tell that from a
+// record a newer Kafka still means, so it counts it as unread.
+const txnLogKeyVersion = 0
+
 // recordOf is one record of the log as read: decoded, with its place, and
-// a tombstone dated by the record's own timestamp (its value has none).
-func recordOf(r *kgo.Record) (model.TxnLogRecord, bool, error) {
-	rec, ok, err := decodeTxnLog(r.Key, r.Value)
-	if err != nil || !ok {
-		return rec, ok, err
+// a tombstone dated by the record's own timestamp (its value has none); or,
+// when it cannot be decoded, marked unread and dated the same way.
+func recordOf(r *kgo.Record) model.TxnLogRecord {
+	rec, err := decodeTxnLog(r.Key, r.Value)
+	if err != nil {
+		rec.Unread, rec.Why = model.UnreadCorrupt, err.Error()
+		var newer newerError
+		if errors.As(err, &newer) {
+			rec.Unread = model.UnreadNewer
+		}
 	}
 	rec.Partition, rec.Offset = r.Partition, r.Offset
-	if rec.Tombstone {
+	if rec.Tombstone || rec.Unread != "" {
 		rec.LastUpdateMs = r.Timestamp.UnixMilli()
 	}
-	return rec, true, nil
+	return rec
 }
 
-// decodeTxnLog reads one record of the coordinators' log; ok is false for a
-// record that is not a transactional id's state (another key version). Broken
-// bytes, an unknown state or a value version newer than txnLogValueVersion
-// are errors. kmsg checks every length against the bytes left before it
-// allocates, so hostile lengths cost at most a few times the record's size.
-func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error) {
+// newerError is a record of a version newer than txnscope reads: a newer
+// Kafka's, not a broken one.
+type newerError struct{ what string }
+
+func (e newerError) Error() string { return e.what }
+
+// decodeTxnLog reads one record of the coordinators' log. Broken bytes, an
+// unknown state or a key or value version newer than it reads are errors
+// (newerError for the versions); on an error rec holds the id when the key
+// could be read. The errors quote the id as it is: each output escapes it
+// once (quoted here with %q, it showed escaped twice). kmsg checks every
+// length against the bytes left before it allocates, so hostile lengths
+// cost at most a few times the record's size.
+func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 	var k kmsg.TxnMetadataKey
 	// kmsg's only error says "response did not contain enough data": a
 	// record is no response, so the error says what failed in our words.
 	if k.ReadFrom(key) != nil {
-		return rec, false, fmt.Errorf("a %s key does not decode (%d bytes)", txnStateTopic, len(key))
+		return rec, fmt.Errorf("the key does not decode (%d bytes)", len(key))
 	}
-	if k.Version != 0 {
-		return rec, false, nil
+	switch {
+	case k.Version > txnLogKeyVersion:
+		return rec, newerError{fmt.Sprintf("key version %d, newer than txnscope reads (%d)", k.Version, txnLogKeyVersion)}
+	case k.Version < 0:
+		return rec, fmt.Errorf("key version %d", k.Version)
 	}
 	rec.ID = k.TransactionalID
 	if value == nil {
 		rec.Tombstone = true
-		return rec, true, nil
+		return rec, nil
 	}
 	var v kmsg.TxnMetadataValue
 	if v.ReadFrom(value) != nil {
-		return rec, false, fmt.Errorf("the %s value of %q does not decode (%d bytes)", txnStateTopic, k.TransactionalID, len(value))
+		return rec, fmt.Errorf(`the value of "%s" does not decode (%d bytes)`, k.TransactionalID, len(value))
 	}
-	if v.Version < 0 || v.Version > txnLogValueVersion {
-		return rec, false, fmt.Errorf("the %s value of %q: version %d, newer than txnscope reads (%d)",
-			txnStateTopic, k.TransactionalID, v.Version, txnLogValueVersion)
-	}
-	if v.State.String() == "Unknown" {
-		return rec, false, fmt.Errorf("the %s value of %q: unknown state %d", txnStateTopic, k.TransactionalID, v.State)
+	switch {
+	case v.Version > txnLogValueVersion:
+		return rec, newerError{fmt.Sprintf(`the value of "%s": version %d, newer than txnscope reads (%d)`,
+			k.TransactionalID, v.Version, txnLogValueVersion)}
+	case v.Version < 0:
+		return rec, fmt.Errorf(`the value of "%s": version %d`, k.TransactionalID, v.Version)
+	case v.State.String() == "Unknown":
+		return rec, fmt.Errorf(`the value of "%s": unknown state %d`, k.TransactionalID, v.State)
 	}
 	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs = v.ProducerID, v.ProducerEpoch, v.TimeoutMillis
 	rec.State = model.StateOf(v.State.String())
@@ -132,18 +164,17 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, ok bool, err error
 		}
 	}
 	model.SortPartitions(rec.Partitions)
-	return rec, true, nil
+	return rec, nil
 }
 
 // Replay reads the coordinators' log from its start to its end and returns
 // the newest limit (0: all) of the events it still holds at or after since
-// (model.Replay): complete is the time from which they are all there, oldest
-// the time of the oldest record.
-func (c *Client) Replay(ctx context.Context, since time.Time, limit int) (evs []model.Event, complete, oldest time.Time, err error) {
+// (model.Replay), from when they are all there, and the records it could
+// not read.
+func (c *Client) Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error) {
 	r := model.NewReplay(since, limit)
-	if err := c.ReadTxnLog(ctx, r.Add); err != nil {
-		return nil, time.Time{}, time.Time{}, err
+	if err := c.readTxnLog(ctx, r.Bounds, r.Add); err != nil {
+		return model.Replayed{}, err
 	}
-	evs, complete, oldest = r.Events()
-	return evs, complete, oldest, nil
+	return r.Result(), nil
 }

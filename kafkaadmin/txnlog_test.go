@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -53,12 +54,13 @@ type decodeCase struct {
 	name       string
 	key, value []byte
 	want       model.TxnLogRecord
-	ok         bool
 	err        string // a part of the error; "" for none
+	newer      bool   // the error is a version newer than txnscope reads
+	id         string // the id an error still names (its key was read)
 }
 
 // decodeCases covers every key and value version kmsg knows, every state,
-// tombstones, records that are not a transaction's state, and broken bytes.
+// tombstones, versions newer than txnscope reads, and broken bytes.
 func decodeCases() []decodeCase {
 	var cs []decodeCase
 	states := []model.State{model.Empty, model.Ongoing, model.PrepareCommit, model.PrepareAbort,
@@ -71,49 +73,54 @@ func decodeCases() []decodeCase {
 			cs = append(cs, decodeCase{
 				name: fmt.Sprintf("v%d %s tags %v", c.version, state, c.tagged), key: txnLogKey(0, "orders-0-7"),
 				value: encode(txnLogValue(c.version, kmsg.TransactionState(s), c.tagged)),
-				want:  txnLogRecord("orders-0-7", state, c.tagged), ok: true,
+				want:  txnLogRecord("orders-0-7", state, c.tagged),
 			})
 		}
 	}
 	// v0 has no tags: what v1 would carry in them is not written at all.
 	cs = append(cs, decodeCase{name: "v0 drops the tags", key: txnLogKey(0, "x"),
-		value: encode(txnLogValue(0, 1, true)), want: txnLogRecord("x", model.Ongoing, false), ok: true})
+		value: encode(txnLogValue(0, 1, true)), want: txnLogRecord("x", model.Ongoing, false)})
 	for _, version := range []int16{0, 1} {
 		none := txnLogValue(version, 0, false)
 		none.Topics, none.StartTimestamp = nil, -1
 		want := txnLogRecord("x", model.Empty, false)
 		want.Partitions, want.StartMs = nil, -1
 		cs = append(cs, decodeCase{name: fmt.Sprintf("v%d without partitions", version), key: txnLogKey(0, "x"),
-			value: encode(none), want: want, ok: true})
+			value: encode(none), want: want})
 	}
 	unknownTag := txnLogValue(1, 4, true)
 	unknownTag.UnknownTags.Set(9, []byte{1, 2, 3})
 	unknownTag.Topics[0].UnknownTags.Set(5, []byte{7})
 	cs = append(cs,
 		decodeCase{name: "v1 with tags from a newer Kafka", key: txnLogKey(0, "x"), value: encode(unknownTag),
-			want: txnLogRecord("x", model.CompleteCommit, true), ok: true},
+			want: txnLogRecord("x", model.CompleteCommit, true)},
 		decodeCase{name: "tombstone", key: txnLogKey(0, "gone"), value: nil,
-			want: model.TxnLogRecord{ID: "gone", Tombstone: true}, ok: true},
-		decodeCase{name: "an empty value is not a tombstone", key: txnLogKey(0, "x"), value: []byte{}, err: "does not decode"},
+			want: model.TxnLogRecord{ID: "gone", Tombstone: true}},
+		decodeCase{name: "an empty value is not a tombstone", key: txnLogKey(0, "x"), value: []byte{}, err: "does not decode", id: "x"},
 	)
-	for _, version := range []int16{1, 2, -1} {
-		cs = append(cs, decodeCase{name: fmt.Sprintf("key v%d is not a state", version),
-			key: txnLogKey(version, "x"), value: encode(txnLogValue(1, 1, false))})
+	// Another key version is another kind of record, which a newer Kafka
+	// may mean as an id's state: not read, and said so.
+	for _, version := range []int16{1, 2} {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("key v%d", version), key: txnLogKey(version, "x"),
+			value: encode(txnLogValue(1, 1, false)), err: fmt.Sprintf("key version %d, newer than txnscope reads (0)", version), newer: true})
 	}
+	cs = append(cs, decodeCase{name: "key v-1", key: txnLogKey(-1, "x"), value: encode(txnLogValue(1, 1, false)), err: "key version -1"})
 	for _, state := range []kmsg.TransactionState{8, 127, -1} {
 		cs = append(cs, decodeCase{name: fmt.Sprintf("state %d", state), key: txnLogKey(0, "x"),
-			value: encode(txnLogValue(1, state, false)), err: fmt.Sprintf("unknown state %d", state)})
+			value: encode(txnLogValue(1, state, false)), err: fmt.Sprintf("unknown state %d", state), id: "x"})
 	}
 	// A newer version may add fields that are not tagged: not guessed at.
-	for _, version := range []int16{2, -1} {
-		cs = append(cs, decodeCase{name: fmt.Sprintf("value v%d", version), key: txnLogKey(0, "x"),
-			value: encode(txnLogValue(version, 1, true)), err: fmt.Sprintf("version %d, newer than txnscope reads", version)})
+	for _, version := range []int16{2, 300} {
+		cs = append(cs, decodeCase{name: fmt.Sprintf("value v%d", version), key: txnLogKey(0, "x"), value: encode(txnLogValue(version, 1, true)),
+			err: fmt.Sprintf("version %d, newer than txnscope reads (1)", version), newer: true, id: "x"})
 	}
+	cs = append(cs, decodeCase{name: "value v-1", key: txnLogKey(0, "x"), value: encode(txnLogValue(-1, 1, true)),
+		err: `the value of "x": version -1`, id: "x"})
 	for _, version := range []int16{0, 1} {
 		full := encode(txnLogValue(version, 1, true))
 		for n := range len(full) {
 			cs = append(cs, decodeCase{name: fmt.Sprintf("v%d value cut at %d", version, n), key: txnLogKey(0, "x"),
-				value: full[:n], err: "does not decode"})
+				value: full[:n], err: "does not decode", id: "x"})
 		}
 	}
 	key := txnLogKey(0, "orders-0-7")
@@ -125,16 +132,23 @@ func decodeCases() []decodeCase {
 }
 
 // decodeTxnLog reads what a coordinator writes, field by field, at every
-// version; it skips other keys and refuses broken or unknown values with an
-// error naming the id, never a panic or a half-read record.
+// version; it refuses newer versions as such, and broken or unknown values
+// with an error naming the id, never a panic or a half-read record.
 func TestDecodeTxnLog(t *testing.T) {
 	for _, c := range decodeCases() {
-		rec, ok, err := decodeTxnLog(c.key, c.value)
-		if ok != c.ok || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
-			t.Errorf("%s: ok %v err %v, want ok %v err %q", c.name, ok, err, c.ok, c.err)
+		rec, err := decodeTxnLog(c.key, c.value)
+		if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: err %v, want err %q", c.name, err, c.err)
 			continue
 		}
-		if ok && !reflect.DeepEqual(rec, c.want) {
+		if err != nil {
+			var newer newerError
+			if errors.As(err, &newer) != c.newer || rec.ID != c.id {
+				t.Errorf("%s: err %v (newer %v), id %q; want newer %v, id %q", c.name, err, errors.As(err, &newer), rec.ID, c.newer, c.id)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(rec, c.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.name, rec, c.want)
 		}
 	}
@@ -162,17 +176,17 @@ func TestDecodeTxnLogHostileLengths(t *testing.T) {
 	}
 	for name, value := range cases {
 		before := allocated()
-		_, ok, err := decodeTxnLog(txnLogKey(0, "x"), value)
+		_, err := decodeTxnLog(txnLogKey(0, "x"), value)
 		if grew := allocated() - before; grew > 1<<20 {
 			t.Errorf("%s: decoding %d bytes allocated %d bytes", name, len(value), grew)
 		}
-		if ok || err == nil {
-			t.Errorf("%s: ok %v err %v, want an error", name, ok, err)
+		if err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), 0x7fff)
-	if _, ok, err := decodeTxnLog(key, nil); ok || err == nil {
-		t.Errorf("a key claiming a 32 KiB id in 4 bytes: ok %v err %v", ok, err)
+	if _, err := decodeTxnLog(key, nil); err == nil {
+		t.Errorf("a key claiming a 32 KiB id in 4 bytes: no error")
 	}
 }
 

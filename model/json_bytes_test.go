@@ -122,8 +122,8 @@ func TestExportExactForIDsThatAreNotUTF8(t *testing.T) {
 	h.Add([]model.Event{{At: now.Add(-2 * time.Minute), ID: ids[0][:len(ids[0])-1] + "6", Kind: model.Committed},
 		{At: now.Add(-2 * time.Minute), ID: ids[1][:len(ids[1])-1] + "6", Kind: model.Committed}})
 	doc := model.Export(s, h, now)
-	doc.Replay = model.ExportReplay([]model.Event{{At: now, ID: ids[0], Kind: model.Aborted}, {At: now, ID: ids[1], Kind: model.Aborted}},
-		now.Add(-time.Hour), time.Time{}, time.Time{}, 10)
+	doc.Replay = model.ExportReplay(model.Replayed{Events: []model.Event{{At: now, ID: ids[0], Kind: model.Aborted}, {At: now, ID: ids[1], Kind: model.Aborted}}},
+		now.Add(-time.Hour), 10)
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)

@@ -359,6 +359,10 @@ type Source struct {
 	// Since is the time of the oldest record the log still holds (the zero
 	// time when unknown): how far back a replay reaches.
 	Since time.Time
+	// Unread says in one line which records of the log could not be read
+	// (model.UnreadLine; "" when none). While one of them leaves an id's
+	// state unknown the log is not the source, and Why says so too.
+	Unread string
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one

@@ -30,4 +30,10 @@ type TxnLogRecord struct {
 	// Partition and Offset are where the record sits in the log.
 	Partition int32
 	Offset    int64
+	// Unread, when set, says the record could not be read, and Why says
+	// how: then only Partition, Offset, LastUpdateMs (the record's own
+	// timestamp) and ID are set, ID only when the key could be read (""
+	// otherwise: Kafka refuses an empty transactional id).
+	Unread UnreadKind
+	Why    string
 }

@@ -10,7 +10,8 @@ import (
 // cleaner has been, only the latest record of each id is left, so the events
 // there are some, not all. The cleaner leaves gaps in the offsets; the part it
 // has not reached yet is a run of consecutive offsets that holds every
-// transition. Complete says from when every partition has such a run.
+// transition. Complete says from when every partition has such a run. A
+// record that cannot be read is a gap too: nothing is claimed across it.
 type Replay struct {
 	log   *TxnLog
 	since time.Time
@@ -19,12 +20,37 @@ type Replay struct {
 	runs  map[int32]logRun
 	// oldest is the time of the oldest record read.
 	oldest time.Time
+	unread Unreads
+	// ends are the partitions' end offsets as the read began, at endsAt
+	// (nil when not told: Bounds).
+	ends   map[int32]int64
+	endsAt time.Time
 }
 
 // logRun is the last run of consecutive offsets of one partition.
 type logRun struct {
-	next int64     // the offset after the last record read
-	from time.Time // the time of the run's first record
+	first int64     // the offset of the run's first record
+	next  int64     // the offset after the last record read
+	from  time.Time // the time from which the run holds every transition
+	last  time.Time // the time of the last record read
+}
+
+// Replayed is what a replay of the log found.
+type Replayed struct {
+	// Events are the events kept, oldest first.
+	Events []Event
+	// Complete is the time from which the log holds every transition;
+	// before it only the last transition of each id is left. Zero when the
+	// log holds no record.
+	Complete time.Time
+	// Whole: no partition ever lost a record (never compacted, nothing
+	// unread): every transition since the first one, and Complete is
+	// Oldest.
+	Whole bool
+	// Oldest is the time of the oldest record read.
+	Oldest time.Time
+	// Unread are the records that could not be read, by partition.
+	Unread []Unread
 }
 
 // NewReplay keeps the events at or after since, the newest limit of them
@@ -33,24 +59,55 @@ func NewReplay(since time.Time, limit int) *Replay {
 	return &Replay{log: NewTxnLog(), since: since, limit: limit, runs: map[int32]logRun{}}
 }
 
+// Bounds tells the replay every partition's end offset when the read began,
+// at: a partition whose run starts at offset 0 and reaches its end has lost
+// nothing, and one that held records but has none left is complete only
+// from then.
+func (r *Replay) Bounds(ends map[int32]int64, at time.Time) {
+	r.ends, r.endsAt = ends, at
+}
+
 // Add takes the next record of its partition in, in offset order.
 func (r *Replay) Add(rec TxnLogRecord) {
+	run, seen := r.runs[rec.Partition]
 	at := time.UnixMilli(rec.LastUpdateMs)
 	if rec.LastUpdateMs <= 0 {
-		at = r.runs[rec.Partition].from // a tombstone without a time
+		at = run.from // a tombstone without a time
 	}
-	if run, ok := r.runs[rec.Partition]; !ok || rec.Offset != run.next {
-		r.runs[rec.Partition] = logRun{next: rec.Offset + 1, from: at}
-	} else {
-		run.next = rec.Offset + 1
-		r.runs[rec.Partition] = run
+	if rec.Unread != "" {
+		// Nothing is claimed across it: its partition holds every
+		// transition only after it (dated by its own timestamp, never
+		// before the record ahead of it).
+		r.unread.Add(rec)
+		last := maxTime(at, run.last)
+		r.runs[rec.Partition] = logRun{first: rec.Offset + 1, next: rec.Offset + 1, from: last.Add(time.Millisecond), last: last}
+		r.log.Apply(rec, true, last)
+		return
 	}
+	if !seen || rec.Offset != run.next {
+		// A gap: the cleaner's. Right after a record that could not be
+		// read, the run still starts no earlier than that record.
+		var floor time.Time
+		if seen && run.first == run.next {
+			floor = run.from
+		}
+		run = logRun{first: rec.Offset, from: maxTime(at, floor)}
+	}
+	run.next, run.last = rec.Offset+1, at
+	r.runs[rec.Partition] = run
 	if !at.IsZero() && (r.oldest.IsZero() || at.Before(r.oldest)) {
 		r.oldest = at
 	}
 	// The coordinator's own clock measures the grace of a held abort.
 	r.log.Apply(rec, true, at)
 	r.keep(r.log.Take(at))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (r *Replay) keep(evs []Event) {
@@ -73,16 +130,31 @@ func (r *Replay) trim() {
 	}
 }
 
-// Events are the events kept, oldest first, and the time from which they are
-// all there (complete); before it only the last transition of each id is
-// left. oldest is the time of the oldest record read.
-func (r *Replay) Events() (evs []Event, complete, oldest time.Time) {
+// Result is what the replay found, once every record is in.
+func (r *Replay) Result() Replayed {
 	r.keep(r.log.Take(time.Unix(1<<40, 0)))
-	for _, run := range r.runs {
-		if run.from.After(complete) {
-			complete = run.from
+	r.trim()
+	out := Replayed{Events: r.evs, Oldest: r.oldest, Unread: r.unread.List()}
+	whole := r.ends != nil
+	for p, run := range r.runs {
+		// Without the end offsets, a run from offset 0 may still have
+		// lost its newest records: it says from when, no more.
+		if r.ends != nil && run.first == 0 && run.next == r.ends[p] {
+			continue // this partition never lost a record
+		}
+		whole = false
+		out.Complete = maxTime(out.Complete, run.from)
+	}
+	for p, end := range r.ends {
+		if _, read := r.runs[p]; !read && end > 0 {
+			// It held records and none is left to read: whenever they
+			// were written, every one of them is gone.
+			whole = false
+			out.Complete = maxTime(out.Complete, r.endsAt)
 		}
 	}
-	r.trim()
-	return r.evs, complete, r.oldest
+	if whole {
+		out.Whole, out.Complete = true, r.oldest
+	}
+	return out
 }

@@ -51,6 +51,11 @@ type TxnLog struct {
 	own      map[string]ownInit
 	out      []Event
 	leaders  map[int32]int32 // the last Snapshot's, by log partition
+	// unsure are the ids whose latest record could not be read: their row
+	// is the state before it. blind counts, by log partition, the records
+	// whose key could not be read: any id of that partition may be stale.
+	unsure map[string]struct{}
+	blind  map[int32]int
 	// unmapped: cur was rebuilt without the leaders (Apply's merges), so
 	// the next Snapshot maps every row.
 	unmapped bool
@@ -74,6 +79,9 @@ type abortHint struct {
 	fence  bool // PrepareEpochFence
 	// openEpoch is the epoch while the transaction was open.
 	openEpoch int16
+	// unknown: the record before the abort could not be read, so none of
+	// the above is known.
+	unknown bool
 }
 
 // heldAbort is an abort waiting for what comes next.
@@ -82,7 +90,10 @@ type heldAbort struct {
 	timeoutMs int32
 	openEpoch int16 // the epoch of the transaction while it was open
 	fence     bool  // bound to be a fence or a force-terminate
-	since     time.Time
+	// unsure: a record around it could not be read, so nothing says its
+	// producer ended it.
+	unsure bool
+	since  time.Time
 }
 
 type ownInit struct {
@@ -93,8 +104,16 @@ type ownInit struct {
 // NewTxnLog starts with no id.
 func NewTxnLog() *TxnLog {
 	return &TxnLog{edits: map[int32]Txn{}, fresh: map[string]Txn{}, cv: map[string]int16{},
-		aborting: map[string]abortHint{}, held: map[string]heldAbort{}, own: map[string]ownInit{}}
+		aborting: map[string]abortHint{}, held: map[string]heldAbort{}, own: map[string]ownInit{},
+		unsure: map[string]struct{}{}, blind: map[int32]int{}}
 }
+
+// Sure reports whether every row is what the log last said of its id: no
+// record that could not be read stands between an id and its row. Each
+// record holds an id's whole state, so an id is sure again with its next
+// record that can be read; a record whose key could not be read leaves its
+// partition unsure for good.
+func (l *TxnLog) Sure() bool { return len(l.unsure) == 0 && len(l.blind) == 0 }
 
 // Len is how many ids the log holds.
 func (l *TxnLog) Len() int { return l.n }
@@ -157,6 +176,14 @@ func (l *TxnLog) Terminated(id string, pid int64, epoch int16) {
 // start-up read of the log's past, which is state, not news. now is the
 // wall clock, for Grace.
 func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
+	if r.Unread != "" {
+		l.unread(r, emit)
+		return
+	}
+	// After a record that could not be read, the row is no evidence of
+	// what this record changed: the transition is told from r alone.
+	_, unsure := l.unsure[r.ID]
+	delete(l.unsure, r.ID)
 	p, pos, exists := l.row(r.ID)
 	cv := l.cv[r.ID]
 	h, afterAbort := l.held[r.ID]
@@ -174,9 +201,9 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 		return
 	}
 	if emit {
-		l.step(p, cv, exists && !afterAbort, r, now)
+		l.step(p, cv, exists && !afterAbort && !unsure, r, now)
 	} else if r.State == PrepareAbort || r.State == PrepareEpochFence {
-		l.aborting[r.ID] = hintOf(p, cv, exists, r)
+		l.aborting[r.ID] = hintOf(p, cv, exists && !unsure, r)
 	} else {
 		delete(l.aborting, r.ID)
 	}
@@ -265,7 +292,7 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 		}
 		e = ending(e, p, exists, r)
 		openEpoch := r.ProducerEpoch
-		if hinted {
+		if hinted && !h.unknown {
 			openEpoch = h.openEpoch
 		}
 		if o, ok := l.own[r.ID]; ok && o.pid == r.ProducerID && o.epoch == openEpoch {
@@ -281,7 +308,8 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 			return
 		}
 		e.Kind = Aborted
-		l.held[r.ID] = heldAbort{ev: e, timeoutMs: r.TimeoutMs, openEpoch: openEpoch, fence: h.bumped || h.fence, since: now}
+		l.held[r.ID] = heldAbort{ev: e, timeoutMs: r.TimeoutMs, openEpoch: openEpoch, fence: h.bumped || h.fence,
+			unsure: h.unknown, since: now}
 	case Dead:
 		delete(l.aborting, r.ID)
 		e.Kind = Expired
@@ -310,10 +338,35 @@ func (l *TxnLog) settle(h heldAbort, r *TxnLogRecord, emit bool) {
 		// Someone else's InitProducerId aborted it and was not sent again
 		// to take the id (as txnscope's force-terminate does).
 		e.Kind, e.Detail = Fenced, "another client's InitProducerId; nobody took the id after"
+	case h.unsure:
+		e.Detail = unsureAbort
 	}
 	if emit {
 		l.out = append(l.out, e)
 	}
+}
+
+// unsureAbort is the detail of an abort that a record around it, which
+// could not be read, may have told more of: it is not its producer's for sure.
+const unsureAbort = "who ended it is not known: a record of it could not be read"
+
+// unread takes in a record that could not be read: its id's row stays as it
+// was, unsure until its next record, and what was known of its open
+// transaction is gone (an abort held for its next record is settled as one
+// nobody is known to have made).
+func (l *TxnLog) unread(r TxnLogRecord, emit bool) {
+	if r.ID == "" {
+		l.blind[r.Partition]++
+		return
+	}
+	l.unsure[r.ID] = struct{}{}
+	if h, ok := l.held[r.ID]; ok {
+		delete(l.held, r.ID)
+		h.unsure = true
+		l.settle(h, nil, emit)
+	}
+	delete(l.cv, r.ID)
+	l.aborting[r.ID] = abortHint{unknown: true}
 }
 
 // Take returns the events since the last Take, oldest first, with the held

@@ -251,9 +251,10 @@ func TestReplayKeepsTheWindowAndSaysWhereItIsComplete(t *testing.T) {
 	} {
 		rp.Add(r)
 	}
-	evs, complete, oldest := rp.Events()
+	res := rp.Result()
+	complete, oldest := res.Complete, res.Oldest
 	var got []string
-	for _, e := range evs {
+	for _, e := range res.Events {
 		got = append(got, e.ID+" "+string(e.Kind))
 	}
 	want := []string{"a prepare-abort", "a aborted", "a began", "b began", "b prepare-commit", "b committed"}
@@ -274,9 +275,8 @@ func TestReplayKeepsTheNewest(t *testing.T) {
 		r.ID, r.Partition = fmt.Sprint(i), int32(i%2)
 		rp.Add(r)
 	}
-	evs, _, _ := rp.Events()
 	var got []int64
-	for _, e := range evs {
+	for _, e := range rp.Result().Events {
 		got = append(got, e.At.Unix())
 	}
 	if !slices.Equal(got, []int64{60, 70, 80}) {

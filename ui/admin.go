@@ -25,8 +25,8 @@ type Admin interface {
 	Ping(ctx context.Context) error
 	// Replay reads the coordinators' log (__transaction_state) through and
 	// returns the newest limit events it still holds at or after since,
-	// oldest first (kafkaadmin.Client.Replay): every transition from complete
-	// on, before it only each id's last; oldest is the oldest record's time.
-	// It fails in one line where the log cannot be read (no READ, no topic).
-	Replay(ctx context.Context, since time.Time, limit int) (evs []model.Event, complete, oldest time.Time, err error)
+	// oldest first (kafkaadmin.Client.Replay), from when every transition is
+	// there, and the records it could not read. It fails in one line where
+	// the log cannot be read (no READ, no topic).
+	Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error)
 }

@@ -36,8 +36,8 @@ func (d *demoAdmin) Describe(ctx context.Context, ids []model.TxnRef) (model.Des
 
 func (d *demoAdmin) Ping(ctx context.Context) error { return nil }
 
-func (d *demoAdmin) Replay(ctx context.Context, since time.Time, limit int) ([]model.Event, time.Time, time.Time, error) {
-	return nil, time.Time{}, time.Time{}, errors.New("the cluster has no __transaction_state")
+func (d *demoAdmin) Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error) {
+	return model.Replayed{}, errors.New("the cluster has no __transaction_state")
 }
 
 func (d *demoAdmin) Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result {

@@ -42,7 +42,7 @@ func (m *Model) eventsView(w, h int) string {
 // eventsTotal is how many events the pane can page through.
 func (m *Model) eventsTotal() int {
 	if m.replay.on {
-		return len(m.replay.evs)
+		return len(m.replay.got.Events)
 	}
 	return m.hist.Len()
 }
@@ -75,8 +75,8 @@ func (m *Model) lastSkip(n int) int {
 // compacted is how many of the replay's oldest events come before the point
 // from which it has every transition.
 func (m *Model) compacted() int {
-	r := m.replay
-	return sort.Search(len(r.evs), func(i int) bool { return !r.evs[i].At.Before(r.complete) })
+	r := m.replay.got
+	return sort.Search(len(r.Events), func(i int) bool { return !r.Events[i].At.Before(r.Complete) })
 }
 
 // shows is how many events the page from skip shows in n rows.
@@ -90,7 +90,7 @@ func (m *Model) shows(skip, n int) int {
 // replayShows is how many events the replay's page from skip shows in n
 // rows: one less when the mark is among them, so that none is cut.
 func (m *Model) replayShows(skip, n int) int {
-	if c := m.compacted(); c > 0 && skip+n-1 >= len(m.replay.evs)-c {
+	if c := m.compacted(); c > 0 && skip+n-1 >= len(m.replay.got.Events)-c {
 		return max(n-1, 0)
 	}
 	return n

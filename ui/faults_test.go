@@ -197,8 +197,8 @@ func (a *flakyAdmin) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (a *flakyAdmin) Replay(ctx context.Context, _ time.Time, _ int) ([]model.Event, time.Time, time.Time, error) {
-	return nil, time.Time{}, time.Time{}, errors.New("no READ on __transaction_state")
+func (a *flakyAdmin) Replay(ctx context.Context, _ time.Time, _ int) (model.Replayed, error) {
+	return model.Replayed{}, errors.New("no READ on __transaction_state")
 }
 
 func (a *flakyAdmin) Execute(_ context.Context, act model.Action, rec model.Recorder) model.Result {

@@ -25,19 +25,18 @@ type replayState struct {
 	gen     uint64
 	running bool
 	cancel  context.CancelFunc // the running replay's
-	evs     []model.Event      // oldest first
 	err     string
-	// complete: every transition since then is there; before it, back to
-	// oldest, each id's last only (model.Replay).
-	complete, oldest time.Time
+	// got is the answer: events oldest first; every transition since
+	// Complete is there; before it, back to Oldest, each id's last only
+	// (model.Replay).
+	got model.Replayed
 }
 
 // replayedMsg is a Replay's answer.
 type replayedMsg struct {
-	gen              uint64
-	evs              []model.Event
-	complete, oldest time.Time
-	err              error
+	gen uint64
+	got model.Replayed
+	err error
 }
 
 // replayShown reports that the replay is what the pane shows on screen.
@@ -82,8 +81,8 @@ func (m *Model) startReplay() tea.Cmd {
 	m.replay.on, m.replay.running, m.replay.cancel = true, true, cancel
 	gen, admin := m.replay.gen, m.o.Admin
 	return func() tea.Msg {
-		evs, complete, oldest, err := admin.Replay(ctx, time.Time{}, replayLimit)
-		return replayedMsg{gen: gen, evs: evs, complete: complete, oldest: oldest, err: err}
+		got, err := admin.Replay(ctx, time.Time{}, replayLimit)
+		return replayedMsg{gen: gen, got: got, err: err}
 	}
 }
 
@@ -101,7 +100,7 @@ func (m *Model) replayed(msg replayedMsg) tea.Cmd {
 	case msg.err != nil:
 		m.replay.err, _, _ = strings.Cut(msg.err.Error(), "\n")
 	default:
-		m.replay.evs, m.replay.complete, m.replay.oldest = msg.evs, msg.complete, msg.oldest
+		m.replay.got = msg.got
 	}
 	return nil
 }
@@ -110,7 +109,7 @@ func (m *Model) replayed(msg replayedMsg) tea.Cmd {
 // the newest skip.
 func (m *Model) replayData(skip, n int) views.EventsData {
 	r := m.replay
-	return views.EventsData{Events: views.ReplayNewest(r.evs, skip, n), Skipped: skip, Total: len(r.evs), Loc: m.loc,
-		Replay: &views.ReplayData{Running: r.running, Err: r.err, Complete: r.complete, Oldest: r.oldest,
-			Limit: replayLimit, Now: m.now}}
+	return views.EventsData{Events: views.ReplayNewest(r.got.Events, skip, n), Skipped: skip, Total: len(r.got.Events), Loc: m.loc,
+		Replay: &views.ReplayData{Running: r.running, Err: r.err, Complete: r.got.Complete, Oldest: r.got.Oldest,
+			Unread: r.got.Unread, Limit: replayLimit, Now: m.now}}
 }

@@ -132,6 +132,22 @@ func TestReplayTitleSaysTheLimit(t *testing.T) {
 	mustNotContain(t, h.screen(), "before:", "compacted")
 }
 
+// TestReplaySaysWhatItCannotRead: records of the log the replay could not
+// read come first in its title, and the line where it stops being complete
+// says it may be them.
+func TestReplaySaysWhatItCannotRead(t *testing.T) {
+	h := started(t)
+	h.admin.SetReplay(uitest.ReplayReply{Events: replayEvents(), Complete: replayComplete, Oldest: replayOldest,
+		Unread: []model.Unread{{Partition: 3, Kind: model.UnreadCorrupt, Count: 2, FirstOffset: 17, LastOffset: 40, Why: "x"}}})
+	h.finish(h.hold("h"))
+	h.send(sizeMsg(160, 48))
+	mustContain(t, h.screen(),
+		"── replay of the coordinators' log · 2 unreadable records · every transition since 23:48:00 (3h12m ago) · before: not all, back to Mar 13 01:00:00 · 8 events ─",
+		"── before 23:48:00: not every transition (compacted, or before a record it cannot read)")
+	h.send(sizeMsg(80, 24))
+	mustContain(t, h.screen(), "── log replay · complete since 23:48:00 (2 unreadable) · 8 events ─")
+}
+
 // TestReplayErrorIsOneLine: a log that cannot be read says why in the pane
 // and what the replay needs; nothing else changes.
 func TestReplayErrorIsOneLine(t *testing.T) {
@@ -159,8 +175,8 @@ func TestReplayToggleBack(t *testing.T) {
 			scr := h.screen()
 			mustContain(t, scr, "── events · latest first")
 			mustNotContain(t, scr, "replay")
-			if h.m.replay.evs != nil || !h.m.showEvents {
-				t.Errorf("after %s: %d replayed events kept, pane shown %v", back, len(h.m.replay.evs), h.m.showEvents)
+			if h.m.replay.got.Events != nil || !h.m.showEvents {
+				t.Errorf("after %s: %d replayed events kept, pane shown %v", back, len(h.m.replay.got.Events), h.m.showEvents)
 			}
 		})
 	}

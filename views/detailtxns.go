@@ -18,6 +18,8 @@ const unknown = "?"
 func txnsSection(d DetailData, w int, st Styles) []string {
 	title := " TRANSACTIONS"
 	switch {
+	case d.Source.Log && d.Source.Unread != "":
+		title += " · from the coordinator log · " + oneLine(d.Source.Unread)
 	case d.Source.Log:
 		title += " · from the coordinator log"
 	case d.Source.Why != "":

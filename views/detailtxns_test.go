@@ -48,6 +48,10 @@ func TestHistoryText(t *testing.T) {
 		{"polls, none", denied, 7, ""},
 		{"polls without reason", model.Source{}, 60, " · history: polls"},
 		{"a reason is one line", model.Source{Why: "a\nb"}, 60, ` · history: polls · a\nb`},
+		// Records of the log it skipped are named while the log is the source.
+		{"log, skipped records", model.Source{Log: true, Unread: "1 record of __transaction_state txnscope cannot read: partition 3 offset 17"}, 60,
+			" · history: coordinator log · 1 record of __transaction_sta…"},
+		{"log, no room for the skipped records", model.Source{Log: true, Unread: "1 record"}, 35, " · history: coordinator log"},
 	} {
 		got := ansi.Strip(historyText(c.src, c.room, PlainStyles()))
 		if got != c.want {

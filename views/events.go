@@ -94,8 +94,11 @@ type ReplayData struct {
 	// Complete is the time from which the log holds every transition;
 	// before it, back to Oldest, only each id's last one is left.
 	Complete, Oldest time.Time
-	Limit            int // the newest this many at most were kept
-	Now              time.Time
+	// Unread are the records of the log it could not read: Complete is
+	// after them.
+	Unread []model.Unread
+	Limit  int // the newest this many at most were kept
+	Now    time.Time
 }
 
 // replayNeeds is what a failed replay says under its error.
@@ -128,8 +131,11 @@ func replayPane(d EventsData, w, h int, st Styles) string {
 		}
 		if !marked && e.At.Before(r.Complete) {
 			marked = true
-			lines = append(lines, st.Dim.Render(Fit("  ── before "+replayTime(r.Complete, r.Now, d.Loc)+
-				": compacted, each id's last transition only", w)))
+			why := ": compacted, each id's last transition only"
+			if len(r.Unread) > 0 {
+				why = ": not every transition (compacted, or before a record it cannot read)"
+			}
+			lines = append(lines, st.Dim.Render(Fit("  ── before "+replayTime(r.Complete, r.Now, d.Loc)+why, w)))
 			if len(lines) >= h {
 				break
 			}
@@ -148,6 +154,12 @@ func replayTitle(d EventsData, w int) string {
 	}
 	since := replayTime(r.Complete, r.Now, d.Loc)
 	every := fmt.Sprintf("every transition since %s (%s ago)", since, Dur(r.Now.Sub(r.Complete)))
+	if n := unreadCount(r.Unread); n > 0 {
+		// The records it cannot read come first: they are why every
+		// transition is there only since then.
+		every = fmt.Sprintf("%s unreadable %s · %s", Count(n), plural(n, "record", "records"), every)
+		since = fmt.Sprintf("%s (%s unreadable)", since, Count(n))
+	}
 	n := Count(d.Total) + " events"
 	if r.Limit > 0 && d.Total >= r.Limit {
 		n = Count(d.Total) + " newest"
@@ -159,10 +171,13 @@ func replayTitle(d EventsData, w int) string {
 	}
 	cands := []string{}
 	if r.Oldest.Before(r.Complete) {
-		before := "before: each id's last only, back to " + replayTime(r.Oldest, r.Now, d.Loc)
+		last := "before: each id's last only"
+		if len(r.Unread) > 0 {
+			last = "before: not all"
+		}
 		cands = append(cands,
-			"── replay of the coordinators' log · "+every+" · "+before+" · "+n,
-			"── replay of the coordinators' log · "+every+" · before: each id's last only · "+n)
+			"── replay of the coordinators' log · "+every+" · "+last+", back to "+replayTime(r.Oldest, r.Now, d.Loc)+" · "+n,
+			"── replay of the coordinators' log · "+every+" · "+last+" · "+n)
 	}
 	cands = append(cands,
 		"── replay of the coordinators' log · "+every+" · "+n,
@@ -170,6 +185,14 @@ func replayTitle(d EventsData, w int) string {
 		"── log replay · complete since "+since+" · "+n,
 		"── log replay · since "+since)
 	return fitTitle(w, cands...)
+}
+
+func unreadCount(us []model.Unread) int {
+	n := 0
+	for _, u := range us {
+		n += u.Count
+	}
+	return n
 }
 
 // fitTitle is the first of titles that leaves room for a dash or two in w.

@@ -151,6 +151,7 @@ func Header(d HeaderData, w int, st Styles) string {
 // historyText says where the history comes from, in the longest form that
 // fits in room cells (none when even the shortest does not): the reason the
 // log is not read goes first, the detail's TRANSACTIONS says it in full.
+// Records of the log it skipped are named even while the log is the source.
 func historyText(src model.Source, room int, st Styles) string {
 	const sep = " · "
 	forms := []string{"coordinator log", "log"}
@@ -161,6 +162,9 @@ func historyText(src model.Source, room int, st Styles) string {
 	long := cells(sep + "history: " + forms[0])
 	if why := oneLine(src.Why); why != "" && !src.Log && room >= long+cells(sep)+12 {
 		return label + st.Dim.Render(sep+Clip(why, room-long-cells(sep)))
+	}
+	if skipped := oneLine(src.Unread); skipped != "" && src.Log && room >= long+cells(sep)+12 {
+		return label + st.Warn.Render(sep+Clip(skipped, room-long-cells(sep)))
 	}
 	switch {
 	case room >= long:

@@ -31,7 +31,7 @@ func TestPlainHostileIDs(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs := []model.Event{{At: now, ID: id, Kind: model.Aborted, ProducerID: 7, Logged: true, Parts: 1, Begun: now.Add(-time.Second), Detail: "fenced by " + id}}
-			if err := PlainReplay(&b, evs, now.Add(-time.Hour), time.Time{}, 10); err != nil {
+			if err := PlainReplay(&b, model.Replayed{Events: evs}, now.Add(-time.Hour), 10); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()

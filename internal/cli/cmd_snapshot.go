@@ -49,8 +49,13 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		if rp, err = replayLog(ctx, cl, now.Add(-c.since)); err != nil {
 			return err
 		}
-		s.Source = model.Source{Log: true, Since: rp.oldest}
-		h.Add(rp.evs)
+		s.Source = model.Source{Log: true, Since: rp.Oldest, Unread: model.UnreadLine(rp.Unread)}
+		h.Add(rp.Events)
+		if s.Source.Unread != "" {
+			// Exit status 0: what could be read is printed, and says from
+			// when it is complete; -o json lists the records (unreadable).
+			fmt.Fprintf(stderr, "txnscope: note: %s; the replay is complete only after them\n", escape.Line(s.Source.Unread))
+		}
 	} else {
 		// One poll sees no events; the baseline counts each id's latest
 		// outcome, the only one the coordinator keeps.
@@ -70,16 +75,16 @@ const replayLimit = 100000
 
 // replay is what the coordinators' log holds of a window.
 type replay struct {
-	since, complete, oldest time.Time
-	evs                     []model.Event
+	model.Replayed
+	since time.Time
 }
 
 func replayLog(ctx context.Context, cl *kafkaadmin.Client, since time.Time) (*replay, error) {
-	evs, complete, oldest, err := cl.Replay(ctx, since, replayLimit)
+	r, err := cl.Replay(ctx, since, replayLimit)
 	if err != nil {
 		return nil, fmt.Errorf("--since: cannot replay the coordinators' log: %w", err)
 	}
-	return &replay{since: since, complete: complete, oldest: oldest, evs: evs}, nil
+	return &replay{Replayed: r, since: since}, nil
 }
 
 // writeSnapshot prints s as output ("json" or the table), and the replay
@@ -88,14 +93,14 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 	if output == "json" {
 		var r *model.ReplayJSON
 		if rp != nil {
-			r = model.ExportReplay(rp.evs, rp.since, rp.complete, rp.oldest, replayLimit)
+			r = model.ExportReplay(rp.Replayed, rp.since, replayLimit)
 		}
 		return streamJSON(w, s, h, q, now, r)
 	}
 	if err := views.PlainTableQuery(w, s, h, q, now); err != nil || rp == nil {
 		return err
 	}
-	return views.PlainReplay(w, rp.evs, rp.since, rp.complete, replayLimit)
+	return views.PlainReplay(w, rp.Replayed, rp.since, replayLimit)
 }
 
 // streamJSON writes what writeJSON writes for model.ExportQuery, byte for

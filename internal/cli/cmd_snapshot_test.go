@@ -187,7 +187,7 @@ func TestStreamJSONWithReplay(t *testing.T) {
 		evs = append(evs, model.Event{At: benchAt.Add(time.Duration(i) * time.Second), ID: id, Kind: model.Committed,
 			Logged: true, Begun: benchAt, Parts: 2, Detail: id})
 	}
-	r := model.ExportReplay(evs, benchAt.Add(-time.Hour), benchAt, benchAt.Add(-2*time.Hour), 100)
+	r := model.ExportReplay(model.Replayed{Events: evs, Complete: benchAt, Oldest: benchAt.Add(-2 * time.Hour)}, benchAt.Add(-time.Hour), 100)
 	var got bytes.Buffer
 	if err := streamJSON(&got, s, model.NewHistory(1), model.Query{}, benchAt, r); err != nil {
 		t.Fatal(err)

@@ -317,10 +317,13 @@ func (a *Admin) Executed() []model.Action {
 }
 
 // ReplayReply is what the fake's Replay answers: the events (oldest first,
-// as kafkaadmin returns them), the times of the log's reach, or an error.
+// as kafkaadmin returns them), the times of the log's reach, the records it
+// could not read, or an error.
 type ReplayReply struct {
 	Events           []model.Event
 	Complete, Oldest time.Time
+	Whole            bool
+	Unread           []model.Unread
 	Err              error
 }
 
@@ -339,7 +342,7 @@ func (a *Admin) SetReplay(r ReplayReply) {
 
 // Replay implements ui.Admin: it answers what SetReplay last said (nothing
 // at first), after ReplayBlock, when set, is closed or sends (or ctx ends).
-func (a *Admin) Replay(ctx context.Context, since time.Time, limit int) ([]model.Event, time.Time, time.Time, error) {
+func (a *Admin) Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error) {
 	a.mu.Lock()
 	a.replays = append(a.replays, ReplayCall{Since: since, Limit: limit})
 	block := a.ReplayBlock
@@ -348,16 +351,17 @@ func (a *Admin) Replay(ctx context.Context, since time.Time, limit int) ([]model
 		select {
 		case <-block:
 		case <-ctx.Done():
-			return nil, time.Time{}, time.Time{}, ctx.Err()
+			return model.Replayed{}, ctx.Err()
 		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	r := a.replay
 	if r.Err != nil {
-		return nil, time.Time{}, time.Time{}, r.Err
+		return model.Replayed{}, r.Err
 	}
-	return append([]model.Event(nil), r.Events...), r.Complete, r.Oldest, nil
+	return model.Replayed{Events: append([]model.Event(nil), r.Events...), Complete: r.Complete, Oldest: r.Oldest,
+		Whole: r.Whole, Unread: append([]model.Unread(nil), r.Unread...)}, nil
 }
 
 // Replays are the calls of Replay, in order.
