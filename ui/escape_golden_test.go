@@ -312,3 +312,43 @@ func TestDialogRequestEscapedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeIDsFit: Kafka takes ids of any length; ids of 16 and 32 KB, full
+// of escape sequences, still make one row each and frames of exactly the
+// terminal's size, in the list, the detail and the abort dialog, whose
+// confirmation stays on screen.
+func TestHugeIDsFit(t *testing.T) {
+	huge16 := "h16-" + strings.Repeat("\x1b[2J\xff-", 16<<10/7)
+	huge32 := "h32-" + strings.Repeat("\r\n\u202e", 32<<10/6)
+	setup := func(t *testing.T) *harness {
+		h := newHarness(t)
+		s := hostileSnapshot(uitest.T0)
+		for i, id := range []string{huge16, huge32} {
+			s.Txns = append(s.Txns, model.Txn{ID: id, State: model.Ongoing, ProducerID: int64(9950 + i), ProducerEpoch: 1, Coordinator: 1,
+				TimeoutMs: 60000, StartUnixMs: uitest.T0.Add(-time.Minute).UnixMilli(), Described: true,
+				Partitions: []model.TopicPartition{{Topic: "orders", Partition: 7}}})
+		}
+		s.Sort()
+		h.admin.Push(s)
+		h.run(h.m.Init())
+		return h
+	}
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		h := setup(t)
+		h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		checkFrame(t, h.m.View().Content, size[0], size[1])
+		if got := len(h.list().win.rows); got != 11 {
+			t.Errorf("%dx%d: %d rows, want 11 (one per id)", size[0], size[1], got)
+		}
+		for _, id := range []string{huge16, huge32} {
+			h.selectID(id)
+			h.press("enter")
+			checkFrame(t, h.m.View().Content, size[0], size[1])
+			h.press("esc", "a")
+			frame := h.m.View().Content
+			checkFrame(t, frame, size[0], size[1])
+			mustContain(t, ansi.Strip(frame), "Type abort")
+			h.press("esc")
+		}
+	}
+}

@@ -120,12 +120,13 @@ func Wrap(s string, w int) []string {
 	var out []string
 	line := ""
 	for _, word := range strings.Fields(s) {
-		for ansi.StringWidth(word) > w {
+		if ansi.StringWidth(word) > w {
 			if line != "" {
 				out, line = append(out, line), ""
 			}
-			out = append(out, ansi.Truncate(word, w, ""))
-			word = ansi.TruncateLeft(word, w, "")
+			pieces := cut(word, w)
+			out = append(out, pieces[:len(pieces)-1]...)
+			word = pieces[len(pieces)-1]
 		}
 		switch {
 		case line == "":
@@ -140,4 +141,23 @@ func Wrap(s string, w int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// cut breaks a word of plain text into pieces of at most w cells, in one
+// pass: an id may be tens of kilobytes, and measuring what is left of it
+// after every piece made a frame of the abort dialog take a second. A
+// character wider than w gets a piece of its own.
+func cut(word string, w int) []string {
+	var out []string
+	start, width := 0, 0
+	for i := 0; i < len(word); {
+		cluster, cw := ansi.FirstGraphemeCluster(word[i:], ansi.GraphemeWidth)
+		if width+cw > w && i > start {
+			out = append(out, word[start:i])
+			start, width = i, 0
+		}
+		width += cw
+		i += len(cluster)
+	}
+	return append(out, word[start:])
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -282,6 +283,33 @@ func TestCellsInDisplayWidth(t *testing.T) {
 				if cw := ansi.StringWidth(pad(got, w, false)); cw != w {
 					t.Errorf("pad(clip(%q, %d)) is %d cells", s, w, cw)
 				}
+			}
+		}
+	}
+}
+
+// A word longer than a line is cut into pieces the width of the line, the
+// same as cutting it again and again with ansi.Truncate, in one pass.
+func TestWrapCutsLongWords(t *testing.T) {
+	truncating := func(word string, w int) []string {
+		var out []string
+		for ansi.StringWidth(word) > w {
+			out = append(out, ansi.Truncate(word, w, ""))
+			word = ansi.TruncateLeft(word, w, "")
+		}
+		return append(out, word)
+	}
+	for _, word := range []string{
+		"orders-enricher-v1-0-41", strings.Repeat(`\x1b[2J\xff`, 40), "注文処理-決済-注文処理-決済-0-1",
+		strings.Repeat("e\u0301", 30), "a注b注c注d注e注f", strings.Repeat("🇫🇷-", 12),
+	} {
+		for _, w := range []int{2, 3, 5, 8, 13, 80} {
+			got := Wrap(word, w)
+			if want := truncating(word, w); !slices.Equal(got, want) {
+				t.Errorf("Wrap(%q, %d) = %q, want %q", word, w, got, want)
+			}
+			if strings.Join(got, "") != word {
+				t.Errorf("Wrap(%q, %d) lost text: %q", word, w, got)
 			}
 		}
 	}
