@@ -193,3 +193,40 @@ func TestAnchor(t *testing.T) {
 		t.Error("a comment in a code block was taken for a heading")
 	}
 }
+
+// TestNamedTestsExist: the docs name the tests that prove what they promise
+// (security.md's hostile-input matrix, testing.md); a test renamed or
+// deleted must take its name out of them too.
+func TestNamedTestsExist(t *testing.T) {
+	named := regexp.MustCompile("`((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)")
+	defined := map[string]bool{}
+	funcRE := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark)[A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, "_test.go") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range funcRE.FindAllStringSubmatch(string(b), -1) {
+				defined[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range markdownFiles(t) {
+		for _, m := range named.FindAllStringSubmatch(read(t, f), -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s names %s, which no _test.go defines", f, m[1])
+			}
+		}
+	}
+}
