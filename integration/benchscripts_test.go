@@ -17,7 +17,7 @@ import (
 // scripts/bench-cli without --bootstrap used to lose the shared broker: kafka-up reused it, and
 // bench-cli stopped it at the end.
 func TestBenchCLILeavesTheSharedBrokerAlone(t *testing.T) {
-	bootstrap := Bootstrap(t)
+	bootstrap, noverify := Bootstrap(t), NoVerifyBootstrap(t)
 	if os.Getenv("TXNSCOPE_KAFKA_STATE") == "" {
 		t.Setenv("TXNSCOPE_KAFKA_STATE", stateDir()) // as `source $TXNSCOPE_KAFKA_STATE/env` leaves it
 	}
@@ -31,6 +31,7 @@ func TestBenchCLILeavesTheSharedBrokerAlone(t *testing.T) {
 			t.Errorf("bench-cli with the shared state dir: %v, want exit 2 and a refusal\n%s", err, out)
 		}
 		brokerAnswers(t, bootstrap)
+		brokerAnswers(t, noverify)
 	})
 
 	t.Run("runs on a broker of its own", func(t *testing.T) {
@@ -47,7 +48,35 @@ func TestBenchCLILeavesTheSharedBrokerAlone(t *testing.T) {
 			t.Errorf("bench-cli printed no row for 10 ids:\n%s", out)
 		}
 		brokerAnswers(t, bootstrap)
+		brokerAnswers(t, noverify)
 	})
+}
+
+// kafka-down run for a state dir of one broker, from a shell that sourced the shared brokers' env
+// (as CI's is), read the shared noverify broker's pid from that env and stopped it: bench-cli's
+// broker of its own took the shared noverify broker down with it.
+func TestKafkaDownStopsOnlyItsOwnBrokers(t *testing.T) {
+	bootstrap, noverify := Bootstrap(t), NoVerifyBootstrap(t)
+	if os.Getenv("TXNSCOPE_KAFKA_NOVERIFY_PID") == "" || os.Getenv("TXNSCOPE_KAFKA_NOVERIFY_CONFIG") == "" {
+		missing(t, "the shared brokers' env is not in the environment: source $TXNSCOPE_KAFKA_STATE/env before go test")
+	}
+	own := t.TempDir()
+	// A state dir whose one broker is gone (a pid no process has, a config no process names).
+	env := "export TXNSCOPE_KAFKA_PID=999999999\nexport TXNSCOPE_KAFKA_CONFIG=" + filepath.Join(own, "server.properties") + "\n"
+	if err := os.WriteFile(filepath.Join(own, "env"), []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "kafka-down"), "--grace", "1")
+	cmd.Env = append(os.Environ(), "TXNSCOPE_KAFKA_STATE="+own)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kafka-down: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "stopping") {
+		t.Errorf("kafka-down of a dead broker's state stopped something:\n%s", out)
+	}
+	brokerAnswers(t, bootstrap)
+	brokerAnswers(t, noverify)
 }
 
 func brokerAnswers(t *testing.T, bootstrap string) {

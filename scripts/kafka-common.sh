@@ -17,6 +17,17 @@ KAFKA_ENV_FILE="$KAFKA_STATE_DIR/env"
 KAFKA_CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/txnscope"
 
 kafka_log() { printf 'kafka: %s\n' "$*" >&2; }
+
+# kafka_source_env sources this state dir's env file and nothing else: run it in a subshell. A shell
+# that sourced another state dir's env still carries its TXNSCOPE_KAFKA_* variables, and what this file
+# does not set (a noverify broker it never started) must not be read from those: kafka-down stopped
+# the other dir's broker so.
+kafka_source_env() {
+  local v
+  for v in $(compgen -v TXNSCOPE_KAFKA_); do unset "$v"; done
+  # shellcheck disable=SC1090
+  source "$KAFKA_ENV_FILE"
+}
 kafka_die() { printf 'kafka: error: %s\n' "$*" >&2; exit 1; }
 
 kafka_require() {
