@@ -95,7 +95,7 @@ type jobsWatch struct {
 	healthyFrom   time.Time            // when every subtask of the healthy job had caught up
 	healthyOK     int                  // polls since then with the healthy job free of problems
 	behindSince   time.Time            // since when a subtask of the healthy job is behind, on a stalled machine
-	healthyBehind int                  // polls where it was, for less than two checkpoints
+	healthyBehind int                  // polls where it was behind or not committing, for less than two checkpoints
 	lingering     map[string]time.Time // id -> when its transaction began
 	cleared       bool                 // a lingering id was seen aborted at its timeout
 	behind        int                  // polls with subtask 2 of behindJob behind
@@ -160,11 +160,12 @@ func (w *jobsWatch) checkHealthy(j *model.Job, snap *model.Snapshot, now time.Ti
 		return
 	}
 	ps := j.Problems(snap, w.q, now)
-	if onlyBehind(ps) && len(j.Lingering) == 0 {
+	if onlyStalled(ps) && len(j.Lingering) == 0 {
 		// A commit held up past the next checkpoint by a stalled machine (the
-		// race detector, a JVM broker beside it) is rightly shown behind; a
-		// healthy subtask catches up at its next commit. Behind for longer
-		// than two checkpoints is a problem of the job.
+		// race detector, a JVM broker beside it) is rightly shown behind, and
+		// a second without any commit rightly as not committing (CI saw 1s of
+		// 400ms checkpoints); a healthy job catches up at its next commits.
+		// Stalled for two checkpoints longer is a problem of the job.
 		if w.behindSince.IsZero() {
 			w.behindSince = now
 		}
@@ -181,9 +182,12 @@ func (w *jobsWatch) checkHealthy(j *model.Job, snap *model.Snapshot, now time.Ti
 	w.healthyOK++
 }
 
-// onlyBehind reports that ps are subtasks behind, and nothing else.
-func onlyBehind(ps []model.Problem) bool {
-	return len(ps) > 0 && !slices.ContainsFunc(ps, func(p model.Problem) bool { return p.Kind != model.ProblemBehind })
+// onlyStalled reports that ps are subtasks behind or the job not
+// committing, and nothing else: what a machine that stalls shows.
+func onlyStalled(ps []model.Problem) bool {
+	return len(ps) > 0 && !slices.ContainsFunc(ps, func(p model.Problem) bool {
+		return p.Kind != model.ProblemBehind && p.Kind != model.ProblemNotCommitting
+	})
 }
 
 // checkCrashing expects the crashing job's lingering transactions to be
@@ -276,7 +280,7 @@ func (w *jobsWatch) missing() string {
 // time, and the ids bounded by what the jobs write within the expiration.
 func (w *jobsWatch) report() {
 	t := w.t
-	t.Logf("%d polls in %s (the healthy job briefly behind in %d); lingering %v; subtask 2 behind in %d of %d; at most %d ids",
+	t.Logf("%d polls in %s (the healthy job briefly stalled in %d); lingering %v; subtask 2 behind in %d of %d; at most %d ids",
 		w.polls, time.Since(w.start).Round(time.Millisecond), w.healthyBehind, w.lingering, w.behind, w.behindOf, w.maxIDs)
 	if w.behind*10 < w.behindOf*9 {
 		t.Errorf("%s: subtask 2 behind in only %d of %d polls", behindJob, w.behind, w.behindOf)
