@@ -180,10 +180,8 @@ func topics(o Options) []topic {
 	}
 }
 
-// Start brings up a three-broker cluster on free 127.0.0.1 ports and starts the
-// workloads. They stop when ctx is cancelled or Close is called; Close must be
-// called either way to stop the cluster.
-func Start(ctx context.Context, o Options) (*Demo, error) {
+// withDefaults fills in what o leaves zero.
+func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -196,6 +194,14 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	if o.LongTimeout <= 0 {
 		o.LongTimeout = defaultLong
 	}
+	return o
+}
+
+// Start brings up a three-broker cluster on free 127.0.0.1 ports and starts the
+// workloads. They stop when ctx is cancelled or Close is called; Close must be
+// called either way to stop the cluster.
+func Start(ctx context.Context, o Options) (*Demo, error) {
+	o = o.withDefaults()
 	if o.LongTimeout > maxTxnTimeout || o.CrashTimeout > maxTxnTimeout {
 		return nil, fmt.Errorf("demo: transaction timeouts must not exceed %s", maxTxnTimeout)
 	}

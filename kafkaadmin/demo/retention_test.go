@@ -88,3 +88,30 @@ func checkNothingOpenTrimmed(t *testing.T, d *Demo, o Options) {
 		}
 	}
 }
+
+// TestDefaultLimits pins what the demo keeps at its default pace, which
+// docs/performance.md's 30-minute run measured: the ids and the busy topics'
+// records level off within two minutes, the topics of the long transactions
+// keep theirs for twice those transactions' timeouts.
+func TestDefaultLimits(t *testing.T) {
+	o := Options{}.withDefaults()
+	lim := limitsFor(o)
+	// 13 new ids a checkpoint, each about 2 KB of heap in the cluster and
+	// the UI until it expires.
+	if ids := 13 * int(lim.idExpiration/o.CheckpointInterval); ids > 1000 {
+		t.Errorf("ids expire after %s: about %d ids, want at most 1,000", lim.idExpiration, ids)
+	}
+	want := map[string]time.Duration{
+		"orders":          2 * time.Minute,
+		"orders-enriched": 2 * time.Minute,
+		"sessions":        2 * time.Minute,
+		"payments":        2 * time.Minute,
+		"inventory":       6 * time.Minute,  // inventory-sync-v7's crashes linger for 3 min
+		"reports":         30 * time.Minute, // the backfill stays open for 15 min
+	}
+	for _, tp := range topics(o) {
+		if got := lim.retention[tp.name]; got != want[tp.name] {
+			t.Errorf("%s keeps its records for %s, want %s", tp.name, got, want[tp.name])
+		}
+	}
+}
