@@ -39,8 +39,10 @@
 // inventory-projector (inventory) waits behind inventory-sync-v7's lingering
 // transactions until the coordinator aborts them.
 //
-// Ids expire 300 checkpoint intervals after their last use (10 min by
-// default): about 13 new ids a checkpoint, so the cluster holds about 4,000.
+// Ids expire 60 checkpoint intervals after their last use (2 min by
+// default): about 13 new ids a checkpoint, so the cluster holds about 800.
+// Each topic keeps its records for twice the timeout of the transactions
+// that write it (2 min for the busy ones, 30 min for reports).
 package demo
 
 import (
@@ -48,6 +50,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -67,7 +71,7 @@ type Options struct {
 	CrashTimeout       time.Duration // default 3m (the crashing job's transaction.timeout.ms); at least 10 checkpoint intervals
 	LongTimeout        time.Duration // default 15m (the long open transaction)
 
-	// idExpiration overrides transactional.id.expiration.ms (zero: 300
+	// idExpiration overrides transactional.id.expiration.ms (zero: 60
 	// checkpoint intervals), for tests that watch ids expire.
 	idExpiration time.Duration
 }
@@ -120,53 +124,64 @@ const (
 // so a sped-up demo reaches its steady state just as much sooner.
 type limits struct {
 	// idExpiration keeps the INCREMENTING ids from piling up (every kfake
-	// request walks all ids): 10 min, about 4000 ids, at the default pace.
+	// request walks all ids): 2 min, about 800 ids, at the default pace.
+	// It was 10 min (about 3,900 ids): at about 2 KB of heap an id, in the
+	// cluster and the UI, the demo's memory rose for its first 10 minutes.
 	idExpiration time.Duration
-	// retention outlasts the longest transaction, so no open transaction
-	// loses its first records to it.
-	retention      time.Duration
+	// retention is each topic's: twice the longest transaction that writes
+	// there, so that no open transaction loses its first records to it,
+	// and no longer, because kfake holds every record in memory. With one
+	// retention for all, the backfill's 30 min, the demo grew by about
+	// 2 MB a minute for its first half hour.
+	retention      map[string]time.Duration
 	retentionCheck time.Duration
 	// segmentBytes is small because kfake frees a log only a whole segment
-	// at a time, and a quiet partition would take days to fill its default
-	// 100 MiB.
+	// at a time: a busy partition fills 16 KiB in under a minute, a quiet
+	// one would take days to fill the default 100 MiB.
 	segmentBytes int64
 }
 
 func limitsFor(o Options) limits {
-	retention := 2 * max(o.LongTimeout, o.CrashTimeout)
 	expiration := o.idExpiration
 	if expiration <= 0 {
-		expiration = 300 * o.CheckpointInterval
+		expiration = 60 * o.CheckpointInterval
 	}
-	return limits{
+	lim := limits{
 		idExpiration:   expiration,
-		retention:      retention,
-		retentionCheck: min(time.Minute, retention/10),
-		segmentBytes:   64 << 10,
+		retention:      map[string]time.Duration{},
+		retentionCheck: time.Minute,
+		segmentBytes:   16 << 10,
 	}
+	for _, t := range topics(o) {
+		r := 2 * t.longestTxn
+		lim.retention[t.name] = r
+		lim.retentionCheck = min(lim.retentionCheck, r/10)
+	}
+	return lim
 }
 
 // topic is one topic the demo creates.
 type topic struct {
 	name       string
 	partitions int32
+	// longestTxn is the timeout of the transactions that write there.
+	longestTxn time.Duration
 }
 
-func topics() []topic {
+func topics(o Options) []topic {
+	healthy := healthyTimeout(o)
 	return []topic{
-		{"orders", 6},
-		{"orders-enriched", 6},
-		{"sessions", 4},
-		{"payments", 3},
-		{"inventory", 3},
-		{"reports", 3},
+		{"orders", 6, healthy}, // the enricher's input, left empty
+		{"orders-enriched", 6, healthy},
+		{"sessions", 4, healthy},
+		{"payments", 3, healthy},
+		{"inventory", 3, o.CrashTimeout},
+		{"reports", 3, o.LongTimeout},
 	}
 }
 
-// Start brings up a three-broker cluster on free 127.0.0.1 ports and starts the
-// workloads. They stop when ctx is cancelled or Close is called; Close must be
-// called either way to stop the cluster.
-func Start(ctx context.Context, o Options) (*Demo, error) {
+// withDefaults fills in what o leaves zero.
+func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -179,6 +194,14 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	if o.LongTimeout <= 0 {
 		o.LongTimeout = defaultLong
 	}
+	return o
+}
+
+// Start brings up a three-broker cluster on free 127.0.0.1 ports and starts the
+// workloads. They stop when ctx is cancelled or Close is called; Close must be
+// called either way to stop the cluster.
+func Start(ctx context.Context, o Options) (*Demo, error) {
+	o = o.withDefaults()
 	if o.LongTimeout > maxTxnTimeout || o.CrashTimeout > maxTxnTimeout {
 		return nil, fmt.Errorf("demo: transaction timeouts must not exceed %s", maxTxnTimeout)
 	}
@@ -192,6 +215,7 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 	}
 
 	lim := limitsFor(o)
+	longest := slices.Max(slices.Collect(maps.Values(lim.retention)))
 	logger := log.New(o.Log, "demo: ", log.LstdFlags|log.Lmicroseconds)
 	opts := []kfake.Opt{
 		kfake.NumBrokers(3),
@@ -201,17 +225,22 @@ func Start(ctx context.Context, o Options) (*Demo, error) {
 		kfake.BrokerConfigs(map[string]string{
 			"transaction.max.timeout.ms":     strconv.FormatInt(maxTxnTimeout.Milliseconds(), 10),
 			"transactional.id.expiration.ms": strconv.FormatInt(lim.idExpiration.Milliseconds(), 10),
-			"log.retention.ms":               strconv.FormatInt(lim.retention.Milliseconds(), 10),
-			"log.segment.bytes":              strconv.FormatInt(lim.segmentBytes, 10),
+			// A topic someone adds to the demo keeps as much as the longest.
+			"log.retention.ms":  strconv.FormatInt(longest.Milliseconds(), 10),
+			"log.segment.bytes": strconv.FormatInt(lim.segmentBytes, 10),
 		}),
 		kfake.WithLogger(kfakeLogger{logger}),
-	}
-	for _, t := range topics() {
-		opts = append(opts, kfake.SeedTopics(t.partitions, t.name))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("demo: starting cluster: %w", err)
+	}
+	for _, t := range topics(o) {
+		cfg := map[string]string{"retention.ms": strconv.FormatInt(lim.retention[t.name].Milliseconds(), 10)}
+		if err := c.CreateTopic(t.name, t.partitions, cfg); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("demo: creating topic %s: %w", t.name, err)
+		}
 	}
 
 	wctx, cancel := context.WithCancel(ctx)
@@ -260,8 +289,8 @@ func (d *Demo) Close() {
 	})
 }
 
-// trimLogs applies retention now and then: kfake only does so by itself for
-// topics created with retention settings, and the demo runs for days.
+// trimLogs applies retention now and then: kfake does so by itself only every
+// log.cleaner.backoff.ms (an hour), and the busy topics keep two minutes.
 func (d *Demo) trimLogs(ctx context.Context) {
 	for sleep(ctx, d.limits.retentionCheck) {
 		d.cluster.ApplyRetention()

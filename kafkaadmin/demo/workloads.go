@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"time"
 )
 
 // startWorkloads starts the scenarios txnscope is meant to explain, the
@@ -9,10 +10,7 @@ import (
 // them.
 func (d *Demo) startWorkloads(ctx context.Context) {
 	o := d.opts
-	interval := o.CheckpointInterval
-	// Flink's rule of thumb: transaction.timeout.ms well above the
-	// checkpoint interval, so healthy jobs sit far from their gauge's end.
-	healthy := 30 * interval
+	healthy := healthyTimeout(o)
 
 	// A healthy job, committing every checkpoint.
 	d.startJob(ctx, job{
@@ -73,6 +71,11 @@ func (d *Demo) startWorkloads(ctx context.Context) {
 	d.startConsumers(ctx)
 	d.goRun(ctx, d.trimLogs)
 }
+
+// healthyTimeout is the transaction timeout of the jobs that do not crash.
+// Flink's rule of thumb: transaction.timeout.ms well above the checkpoint
+// interval, so healthy jobs sit far from their gauge's end.
+func healthyTimeout(o Options) time.Duration { return 30 * o.CheckpointInterval }
 
 // crashPlanFor crashes inventory-sync-v7 on checkpoint 3, then every 4/3 of
 // its timeout, so that the lingering transactions of one crash are aborted
