@@ -17,26 +17,37 @@ import (
 // (kfake lists every id on every broker) were described through kgo, whose
 // cache of their coordinators is never emptied: 80 to 170 bytes an id, and the
 // demo's TUI grew by 0.1 MB a minute. Not parallel: it weighs the heap.
+//
+// The ids live 10 s: with 3 s, a loaded CI machine took long enough to make
+// 4000 of them that the first had expired before the refresh described them.
 func TestDescribedIDsLeaveNothingBehind(t *testing.T) {
 	const ids = 4000
-	_, boot := kafkatest.NewCluster(t, kfake.BrokerConfigs(map[string]string{"transactional.id.expiration.ms": "3000"}))
+	_, boot := kafkatest.NewCluster(t, kfake.BrokerConfigs(map[string]string{"transactional.id.expiration.ms": "10000"}))
 	a := newAdmin(t, boot)
 	// round makes ids new ids, describes them all, and waits until they have
 	// expired and a refresh lists none.
 	round := func(r int) {
 		t.Helper()
+		start := time.Now()
 		kafkatest.InitIDs(t, boot, time.Minute, someIDs(fmt.Sprintf("round%d", r), ids)...)
 		s := refresh(t, a, nil)
+		t.Logf("round %d: made and described %d ids in %v", r, ids, time.Since(start).Round(time.Millisecond))
 		described := 0
+		why := map[string]int{}
 		for _, tx := range s.Txns {
-			if tx.Described && tx.Err == "" {
+			switch {
+			case tx.Described && tx.Err == "":
 				described++
+			case tx.Err != "":
+				why[tx.Err]++
+			default:
+				why["not described"]++
 			}
 		}
 		if described != ids {
-			t.Fatalf("round %d: %d of %d ids described", r, described, ids)
+			t.Fatalf("round %d: %d of %d ids described (%d listed; the others: %v)", r, described, ids, len(s.Txns), why)
 		}
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(40 * time.Second)
 		for len(refresh(t, a, nil).Txns) > 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("round %d: the ids did not expire", r)
@@ -45,14 +56,20 @@ func TestDescribedIDsLeaveNothingBehind(t *testing.T) {
 		}
 	}
 	// The first rounds size what is reused (kfake's maps, the client's
-	// buffers); the last must leave the heap where they did.
+	// buffers). A map can still double in any later round (41 bytes an id,
+	// seen once in three runs on a loaded machine), while what is kept for
+	// every id grows in every round: the smaller of two rounds' growths is the
+	// one that tells.
 	round(1)
 	round(2)
-	before := liveHeap()
+	h2 := liveHeap()
 	round(3)
-	grew := int64(liveHeap()) - int64(before)
-	t.Logf("the heap grew by %d bytes", grew)
-	if grew > ids*20 {
+	h3 := liveHeap()
+	round(4)
+	h4 := liveHeap()
+	grew := min(int64(h3)-int64(h2), int64(h4)-int64(h3))
+	t.Logf("the heap grew by %d then %d bytes", int64(h3)-int64(h2), int64(h4)-int64(h3))
+	if grew > ids*40 {
 		t.Errorf("describing %d ids that are gone since left %d bytes behind (%d an id)", ids, grew, grew/ids)
 	}
 }
