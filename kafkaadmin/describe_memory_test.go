@@ -31,6 +31,13 @@ func TestDescribedIDsLeaveNothingBehind(t *testing.T) {
 		start := time.Now()
 		kafkatest.InitIDs(t, boot, time.Minute, someIDs(fmt.Sprintf("round%d", r), ids)...)
 		s := refresh(t, a, nil)
+		// A broker that did not answer in time (a loaded machine: CI saw
+		// a 14s refresh) says so, and half the ids are not listed: what
+		// is weighed here needs them all.
+		for try := 0; s.Hidden != "" && try < 5; try++ {
+			t.Logf("round %d: %s; again", r, s.Hidden)
+			s = refresh(t, a, nil)
+		}
 		t.Logf("round %d: made and described %d ids in %v", r, ids, time.Since(start).Round(time.Millisecond))
 		described := 0
 		why := map[string]int{}

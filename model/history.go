@@ -400,6 +400,9 @@ type History struct {
 	since time.Time
 	// jobs are the outcomes per job (jobs_history.go).
 	jobs jobLog
+	// baseAts are the times of the snapshots Baseline was given: an
+	// outcome stamped with one was seen there, not when it happened.
+	baseAts []time.Time
 }
 
 // baseline is what one Baseline call saw: the ids whose latest outcome was
@@ -471,6 +474,7 @@ func (h *History) Baseline(s *Snapshot) {
 	if h.since.IsZero() {
 		h.since = s.TakenAt
 	}
+	h.baseAts = append(h.baseAts, s.TakenAt)
 	b := baseline{at: s.TakenAt}
 	var nc, na int
 	for _, t := range s.Txns {

@@ -106,6 +106,14 @@ type Job struct {
 	ID    JobID
 	IDs   int
 	Units []Unit // by subtask (Flink), or by task or thread name
+	// Tasks is how many of Units run now: Flink's probe ids and the
+	// subtasks a rescale retired are not counted (Unit.Probe, Unit.Retired).
+	Tasks int
+	// Pooling: the job names its ids <prefix>-<subtask>-<slot> (Flink's
+	// POOLING strategy, connector 4.0 and later), so their last number is a
+	// slot the job reuses, not a checkpoint. Seen from a slot 0:
+	// INCREMENTING numbers from checkpoint 1.
+	Pooling bool
 	// Open are the job's open transactions; Lingering those of them open
 	// on a checkpoint older than the newest committed one of their subtask:
 	// what a crashed attempt left behind (Flink only).
@@ -127,10 +135,14 @@ type Job struct {
 	// Cadence is the job's recent commit cadence: the median of its
 	// subtasks' Cadence (0: not known).
 	Cadence time.Duration
-	// Commits5m, Aborts5m: the outcomes of the last 5 minutes; Fences5m
-	// those of the aborts its producers did not make: fenced, force-
-	// terminated or aborted at the timeout.
-	Commits5m, Aborts5m, Fences5m int
+	// Commits5m, Aborts5m: the outcomes of the last 5 minutes; of the
+	// aborts its producers did not make, Fences5m are those another
+	// producer made (fenced, force-terminated) and Timeouts5m those the
+	// coordinator made at transaction.timeout.ms.
+	Commits5m, Aborts5m, Fences5m, Timeouts5m int
+	// LossMinutes is how many of the last 5 minutes saw a fence or a
+	// timeout: a restart makes one, a crash loop one after another.
+	LossMinutes int
 	// MinTimeoutMs and MaxTimeoutMs span the described ids' timeouts (0:
 	// none described).
 	MinTimeoutMs, MaxTimeoutMs int32
@@ -155,6 +167,9 @@ type JobPin struct {
 	TopicPartition
 	ID     string
 	Groups []string
+	// LastWriteMs is when the pinning producer last wrote to the partition,
+	// as the broker says (Unix ms, 0: not known).
+	LastWriteMs int64
 }
 
 // Unit is one subtask of a Flink job, or one task or thread of a Streams
@@ -169,9 +184,18 @@ type Unit struct {
 	Open, Lingering  []string
 	// Oldest is the unit's oldest open transaction (zero when none).
 	Oldest Txn
-	// Behind: the subtask's newest committed checkpoint trails the job's by
-	// behindBy or more (Flink only).
+	// Behind: the subtask has a transaction open and its newest committed
+	// checkpoint trails the job's by behindBy or more (Flink only).
 	Behind bool
+	// Probe: none of the unit's ids ever held a transaction (all Empty at
+	// epoch 0). On restore Flink initializes <prefix>-<subtask+parallelism>-
+	// <checkpoint> and beyond to abort what a wider run may have left open
+	// (PROBING): those ids are not subtasks.
+	Probe bool
+	// Retired: nothing open and its commits trail the job's by behindBy or
+	// more: a subtask a rescale to a lower parallelism left behind, or one of
+	// a run that no longer writes (Flink only).
+	Retired bool
 	// Cadence is the median gap between the subtask's last commits History
 	// saw (0: fewer than minCadenceGaps gaps seen).
 	Cadence time.Duration
@@ -183,6 +207,12 @@ type Unit struct {
 	// newestCommittedAt is when History saw NewestCommitted commit (zero:
 	// unknown, or only the snapshot says it is committed).
 	newestCommittedAt time.Time
+	// held: one of its ids held a transaction (see Probe); zeroSlot: one of
+	// them is numbered 0 (see Job.Pooling).
+	held, zeroSlot bool
+	// committedStart is the latest start of its committed transactions, as
+	// the coordinator reports it (0: none known).
+	committedStart int64
 }
 
 // openTxn is an open transaction of a unit, for the lingering rule.
@@ -191,6 +221,12 @@ type openTxn struct {
 	checkpoint int64
 	start      time.Time // zero when unknown
 	deadline   time.Time // start + timeout, zero when either is unknown
+	// ending: the coordinator is ending it already (PrepareCommit,
+	// PrepareAbort, PrepareEpochFence: a new producer fences it).
+	ending bool
+	// predCommitted: the id of the checkpoint before it is committed: it
+	// goes on from a sequence that commits (twoSequences).
+	predCommitted bool
 }
 
 // Jobs groups s's ids into jobs, most urgent first: lingering

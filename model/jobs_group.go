@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -61,6 +62,11 @@ func Group(s *Snapshot, pins []Pin) *Grouping {
 		}
 		u.add(t, m.Checkpoint, open, committed)
 	}
+	for _, a := range byJob {
+		if a.job.ID.Family == FlinkSink {
+			a.predecessors(s)
+		}
+	}
 	for _, p := range pins {
 		if !p.HasOwner || !p.Blocking {
 			continue
@@ -99,7 +105,12 @@ func (a *jobAcc) add(t *Txn, open, committed bool) {
 func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 	u.IDs++
 	u.NewestCheckpoint = max(u.NewestCheckpoint, checkpoint)
+	if t.State != Empty || t.ProducerEpoch > 0 || committed || t.Outcome() != "" {
+		u.held = true
+		u.zeroSlot = u.zeroSlot || checkpoint == 0
+	}
 	if committed {
+		u.committedStart = max(u.committedStart, t.StartUnixMs)
 		if u.committedID == "" || checkpoint > u.NewestCommitted {
 			u.committedID = t.ID
 		}
@@ -110,7 +121,7 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 		if u.Oldest.ID == "" || t.StartUnixMs < u.Oldest.StartUnixMs {
 			u.Oldest = *t
 		}
-		o := openTxn{id: t.ID, checkpoint: checkpoint}
+		o := openTxn{id: t.ID, checkpoint: checkpoint, ending: t.State != Ongoing}
 		if t.HasStart() {
 			o.start = t.StartTime()
 			if t.TimeoutMs > 0 {
@@ -121,8 +132,25 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 	}
 }
 
+// predecessors marks the open transactions whose previous checkpoint's id
+// is committed: one look-up per open transaction, not per id.
+func (a *jobAcc) predecessors(s *Snapshot) {
+	for _, u := range a.units {
+		for i := range u.open {
+			o := &u.open[i]
+			if o.checkpoint < 1 {
+				continue
+			}
+			id := o.id[:strings.LastIndexByte(o.id, '-')+1] + strconv.FormatInt(o.checkpoint-1, 10)
+			if t, ok := s.Txn(id); ok {
+				o.predCommitted = t.State == CompleteCommit || (!t.State.Open() && t.Outcome() == CompleteCommit)
+			}
+		}
+	}
+}
+
 func (a *jobAcc) pin(p Pin) {
-	jp := JobPin{TopicPartition: p.TopicPartition, ID: p.Owner.ID}
+	jp := JobPin{TopicPartition: p.TopicPartition, ID: p.Owner.ID, LastWriteMs: p.Pinner.LastWriteMs}
 	for _, g := range p.Stuck {
 		jp.Groups = append(jp.Groups, g.Group)
 		if !slices.Contains(a.job.StuckGroups, g.Group) {
@@ -136,6 +164,10 @@ func (a *jobAcc) pin(p Pin) {
 func (a *jobAcc) done() Job {
 	j := a.job
 	for _, u := range a.units {
+		if j.ID.Family == FlinkSink {
+			u.Probe = !u.held
+			j.Pooling = j.Pooling || u.zeroSlot
+		}
 		slices.Sort(u.Open)
 		slices.SortFunc(u.open, func(a, b openTxn) int { return strings.Compare(a.id, b.id) })
 		j.NewestCheckpoint = max(j.NewestCheckpoint, u.NewestCheckpoint)
@@ -197,7 +229,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	if jl != nil {
 		j.LastCommit = jl.lastCommit
 		w := jl.window(now)
-		j.Commits5m, j.Aborts5m, j.Fences5m = w.commits, w.aborts, w.fences
+		j.Commits5m, j.Aborts5m, j.Fences5m, j.Timeouts5m, j.LossMinutes = w.commits, w.aborts, w.fences, w.timeouts, w.lossMinutes
 	}
 	j.LastCommit = latest(j.LastCommit, h.baselineCommit(j.committedID))
 	if j.ID.Family == FlinkSink && h != nil {
@@ -210,7 +242,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		if ul := jl.unit(u.Name); ul != nil {
 			u.LastCommit = ul.lastCommit
 			u.Cadence = ul.cadence
-			if j.ID.Family == FlinkSink {
+			if j.ID.Family == FlinkSink && !j.Pooling {
 				if ul.newestCommitted >= u.NewestCommitted {
 					u.newestCommittedAt = ul.newestCommittedAt
 				}
@@ -219,7 +251,9 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		}
 		u.LastCommit = latest(u.LastCommit, h.baselineCommit(u.committedID))
 		j.LastCommit = latest(j.LastCommit, u.LastCommit)
-		j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
+		if !j.Pooling {
+			j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
+		}
 		if u.Cadence > 0 {
 			cadences = append(cadences, u.Cadence)
 		}
@@ -228,28 +262,33 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		}
 	}
 	j.Cadence = median(cadences)
+	j.Tasks = 0
 	for i := range j.Units {
-		j.lingerAndBehind(&j.Units[i])
+		u := &j.Units[i]
+		j.lingerAndBehind(u, now)
+		if !u.Probe && !u.Retired {
+			j.Tasks++
+		}
 	}
 	slices.Sort(j.Lingering)
 	return j
 }
 
-// lingerAndBehind applies the lingering and the behind rules to u, once
-// the job's newest committed checkpoint is known.
-func (j *Job) lingerAndBehind(u *Unit) {
-	if j.ID.Family != FlinkSink {
+// lingerAndBehind applies the lingering, the behind and the retired rules
+// to u, once the job's newest committed checkpoint is known. Under POOLING
+// the numbers are slots, which say nothing of order: only the lingering
+// rule's evidence from start times applies.
+func (j *Job) lingerAndBehind(u *Unit, now time.Time) {
+	if j.ID.Family != FlinkSink || u.Probe {
 		return
 	}
-	u.Behind = u.NewestCommitted >= 0 && j.NewestCommitted-u.NewestCommitted >= behindBy
+	if !j.Pooling && u.NewestCommitted >= 0 && j.NewestCommitted-u.NewestCommitted >= behindBy {
+		u.Behind = len(u.open) > 0
+		u.Retired = len(u.open) == 0
+	}
+	two := j.twoSequences(u)
 	for _, o := range u.open {
-		if o.checkpoint >= u.NewestCommitted {
-			continue
-		}
-		// Begun after the newest checkpoint committed: a run restored from
-		// an earlier checkpoint (a savepoint) reusing its ids, not what a
-		// crashed attempt left open, which began before that commit.
-		if !u.newestCommittedAt.IsZero() && !o.start.IsZero() && o.start.After(u.newestCommittedAt) {
+		if !j.nobodyDrives(u, o, now) || two && o.predCommitted && !j.silent(o.id, now) {
 			continue
 		}
 		u.Lingering = append(u.Lingering, o.id)
@@ -262,6 +301,76 @@ func (j *Job) lingerAndBehind(u *Unit) {
 		}
 		j.LingeringUntil = latest(j.LingeringUntil, o.deadline)
 	}
+}
+
+// nobodyDrives reports whether the evidence says no producer drives o any
+// more (the lingering rule). A subtask commits its transactions in order,
+// so one that began after o and committed means o was left behind; and o
+// must be older than a live transaction of the job gets (liveFor).
+func (j *Job) nobodyDrives(u *Unit, o openTxn, now time.Time) bool {
+	if o.start.IsZero() || now.Sub(o.start) < j.liveFor() {
+		return false
+	}
+	if u.committedStart > 0 {
+		return o.start.UnixMilli() < u.committedStart
+	}
+	if j.Pooling || o.checkpoint >= u.NewestCommitted {
+		return false
+	}
+	// Begun after the newest checkpoint committed: a run restored from
+	// an earlier checkpoint (a savepoint) reusing its ids, not what a
+	// crashed attempt left open, which began before that commit.
+	return u.newestCommittedAt.IsZero() || o.start.Before(u.newestCommittedAt)
+}
+
+// liveFor is how old a transaction of the job gets while a producer drives
+// it: it commits when the next checkpoint completes, so a few times the
+// job's commit cadence (a slow checkpoint stretches one), and never less
+// than minLive; with no cadence known, minNotCommitting. The age itself is
+// the coordinator's, to the millisecond, not a poll's.
+func (j *Job) liveFor() time.Duration {
+	if j.Cadence > 0 {
+		return max(3*j.Cadence, minLive)
+	}
+	return minNotCommitting
+}
+
+// minLive is the least liveFor with a cadence known.
+const minLive = 10 * time.Second
+
+// silent reports whether the producer of id's open transaction has written
+// nothing for longer than liveFor, where it pins a partition (the brokers
+// say when a producer last wrote only there).
+func (j *Job) silent(id string, now time.Time) bool {
+	seen := false
+	for _, p := range j.Pinned {
+		if p.ID != id {
+			continue
+		}
+		if p.LastWriteMs <= 0 || now.Sub(time.UnixMilli(p.LastWriteMs)) < j.liveFor() {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// twoSequences reports whether u has transactions open on checkpoints too
+// far apart for one job: the same subtask of two jobs on one prefix, each
+// of which commits side by side with the other (real Flink: about 11
+// checkpoints apart), or transactions a crashed run left. An old one that
+// goes on from a committed checkpoint (predCommitted) may then be the other
+// job's live transaction, when its checkpoints are far apart: only its
+// producer's silence says it is not.
+func (j *Job) twoSequences(u *Unit) bool {
+	if j.Pooling || len(u.open) < 2 {
+		return false
+	}
+	lo, hi := u.open[0].checkpoint, u.open[0].checkpoint
+	for _, o := range u.open[1:] {
+		lo, hi = min(lo, o.checkpoint), max(hi, o.checkpoint)
+	}
+	return hi-lo > behindBy
 }
 
 // LingeringPins are the job's pinned partitions held by its lingering

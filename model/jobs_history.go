@@ -20,8 +20,8 @@ type jobOutcomes struct {
 
 // jobMinute is one minute of a job's outcomes; min is Unix minutes.
 type jobMinute struct {
-	min                     int32
-	commits, aborts, fences int32
+	min                               int32
+	commits, aborts, fences, timeouts int32
 }
 
 type unitOutcomes struct {
@@ -47,8 +47,10 @@ const (
 	minCadenceGaps = 2
 )
 
-// fence reports whether k is an abort its producer did not make.
-func fence(k EventKind) bool { return k == Fenced || k == ForceTerminated || k == TimedOut }
+// fence reports whether k is an abort another producer made; a timeout,
+// the coordinator's own abort, is counted apart: a SIGTERM-stopped job's
+// transactions time out, and nobody fenced them.
+func fence(k EventKind) bool { return k == Fenced || k == ForceTerminated }
 
 // add records e, an event that ends a transaction.
 func (l *jobLog) add(e Event) {
@@ -62,7 +64,7 @@ func (l *jobLog) add(e Event) {
 		(*l)[m.Job] = jo
 	}
 	commit := e.Kind == Committed
-	jo.count(minuteOf(e.At), commit, fence(e.Kind))
+	jo.count(minuteOf(e.At), e.Kind)
 	if !commit {
 		return
 	}
@@ -86,13 +88,13 @@ func (l jobLog) fenced(id string, at time.Time) {
 		return
 	}
 	for i := range jo.mins {
-		if c := &jo.mins[i]; c.min == minuteOf(at) && c.fences < c.aborts {
+		if c := &jo.mins[i]; c.min == minuteOf(at) && c.fences+c.timeouts < c.aborts {
 			c.fences++
 		}
 	}
 }
 
-func (jo *jobOutcomes) count(m int32, commit, fence bool) {
+func (jo *jobOutcomes) count(m int32, k EventKind) {
 	newest := m
 	if n := len(jo.mins); n > 0 {
 		newest = max(newest, jo.mins[n-1].min)
@@ -106,11 +108,14 @@ func (jo *jobOutcomes) count(m int32, commit, fence bool) {
 		jo.mins = slices.Insert(jo.mins, i, jobMinute{min: m})
 	}
 	switch {
-	case commit:
+	case k == Committed:
 		jo.mins[i].commits++
-	case fence:
+	case fence(k):
 		jo.mins[i].aborts++
 		jo.mins[i].fences++
+	case k == TimedOut:
+		jo.mins[i].aborts++
+		jo.mins[i].timeouts++
 	default:
 		jo.mins[i].aborts++
 	}
@@ -121,7 +126,9 @@ func (jo *jobOutcomes) count(m int32, commit, fence bool) {
 	jo.mins = slices.Delete(jo.mins, 0, cut)
 }
 
-type jobWindow struct{ commits, aborts, fences int }
+// jobWindow is a job's last 5 minutes; lossMinutes counts those of them
+// with a fence or a timeout (the crash-loop rule).
+type jobWindow struct{ commits, aborts, fences, timeouts, lossMinutes int }
 
 // window counts the outcomes whose minute is less than 5 minutes before
 // now's, as IDStats.Window does per id.
@@ -133,6 +140,10 @@ func (jo *jobOutcomes) window(now time.Time) jobWindow {
 			w.commits += int(c.commits)
 			w.aborts += int(c.aborts)
 			w.fences += int(c.fences)
+			w.timeouts += int(c.timeouts)
+			if c.fences+c.timeouts > 0 {
+				w.lossMinutes++
+			}
 		}
 	}
 	return w
@@ -215,15 +226,17 @@ func (jo *jobOutcomes) unit(name string) *unitOutcomes {
 	return jo.units[name]
 }
 
-// baselineCommit is when h last saw id commit, for the ids whose only
-// commit is in a baseline (the first snapshot): the zero time when id is
-// "", or h saw no commit of it last.
+// baselineCommit is when h saw id commit, for the ids whose only commit is
+// in a baseline (the first snapshot): the zero time when id is "", h saw no
+// commit of it last, or saw it only in a snapshot, which says that it
+// committed but not when (a job stopped for an hour is not "6s" ago).
 func (h *History) baselineCommit(id string) time.Time {
 	if h == nil || id == "" {
 		return time.Time{}
 	}
-	if st := h.stats(id); st.Last == Committed {
-		return st.LastAt
+	st := h.stats(id)
+	if st.Last != Committed || slices.ContainsFunc(h.baseAts, st.LastAt.Equal) {
+		return time.Time{}
 	}
-	return time.Time{}
+	return st.LastAt
 }

@@ -21,11 +21,11 @@ func jobNamed(t *testing.T, jobs []Job, name string) Job {
 	return Job{}
 }
 
-// What History saw joins the grouping: each subtask's last commit (a
-// baseline's commit at the baseline's time), the slowest subtask, and the
-// last 5 minutes' commits, aborts and fences (aborts its producer did not
-// make: fenced, force-terminated, timed out), of ids gone from the cluster
-// too; older outcomes are left out.
+// What History saw joins the grouping: each subtask's last commit (not a
+// baseline's: it says what committed, not when), the slowest subtask, and the
+// last 5 minutes' commits, aborts, fences (aborts another producer made:
+// fenced, force-terminated) and timeouts apart, of ids gone from the
+// cluster too; older outcomes are left out.
 func TestJobsAddWhatHistorySaw(t *testing.T) {
 	now := time.Unix(100_020, 0)
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
@@ -35,8 +35,13 @@ func TestJobsAddWhatHistorySaw(t *testing.T) {
 		return tx
 	}
 	done := func(id string) Txn { return Txn{ID: id, State: CompleteCommit, Described: true} }
+	// A crashed attempt's transaction, older than a live one gets (three
+	// times the job's cadence, 4m30s).
+	left := open("orders-1-9")
+	left.SetStart(ago(5 * time.Minute))
+	left.TimeoutMs = 600000
 	s := &Snapshot{TakenAt: now, Txns: []Txn{done("orders-0-10"), done("orders-0-11"), open("orders-0-12"),
-		open("orders-1-9"), done("orders-1-10"), open("orders-1-11")}}
+		left, done("orders-1-10"), open("orders-1-11")}}
 	s.Sort()
 	h := NewHistory(100)
 	h.Baseline(&Snapshot{TakenAt: ago(10 * time.Minute), Txns: []Txn{done("orders-1-10")}})
@@ -47,16 +52,18 @@ func TestJobsAddWhatHistorySaw(t *testing.T) {
 		jobEv(ago(time.Minute), "orders-0-7", Fenced), jobEv(ago(30*time.Second), "orders-0-11", Committed),
 	})
 	j := jobNamed(t, Jobs(s, h, now), "orders")
-	if j.Commits5m != 2 || j.Aborts5m != 4 || j.Fences5m != 3 {
-		t.Errorf("5m: %d commits, %d aborts, %d fences; want 2, 4, 3", j.Commits5m, j.Aborts5m, j.Fences5m)
+	if j.Commits5m != 2 || j.Aborts5m != 4 || j.Fences5m != 2 || j.Timeouts5m != 1 {
+		t.Errorf("5m: %d commits, %d aborts, %d fences, %d timeouts; want 2, 4, 2, 1", j.Commits5m, j.Aborts5m, j.Fences5m, j.Timeouts5m)
 	}
 	if !j.LastCommit.Equal(ago(30*time.Second)) || !j.Units[0].LastCommit.Equal(ago(30*time.Second)) {
 		t.Errorf("last commit %v, subtask 0's %v; want 30s ago", now.Sub(j.LastCommit), now.Sub(j.Units[0].LastCommit))
 	}
-	if j.SlowestUnit != "1" || !j.SlowestCommit.Equal(ago(10*time.Minute)) || !j.Units[1].LastCommit.Equal(j.SlowestCommit) {
-		t.Errorf("slowest %q at %v ago, want subtask 1 at its baseline, 10m ago", j.SlowestUnit, now.Sub(j.SlowestCommit))
+	// A baseline says a checkpoint committed, not when: subtask 1's last
+	// commit is unknown, not the moment txnscope looked.
+	if j.SlowestUnit != "0" || !j.Units[1].LastCommit.IsZero() {
+		t.Errorf("slowest %q at %v ago, subtask 1's last commit %v; want subtask 0, and 1's unknown", j.SlowestUnit, now.Sub(j.SlowestCommit), j.Units[1].LastCommit)
 	}
-	if !slices.Equal(j.Lingering, []string{"orders-1-9"}) || !j.LingeringFrom.Equal(ago(5*time.Second).Add(time.Minute)) ||
+	if !slices.Equal(j.Lingering, []string{"orders-1-9"}) || !j.LingeringFrom.Equal(ago(5*time.Minute).Add(10*time.Minute)) ||
 		!j.LingeringUntil.Equal(j.LingeringFrom) {
 		t.Errorf("lingering %v from %v until %v", j.Lingering, j.LingeringFrom, j.LingeringUntil)
 	}
@@ -64,8 +71,8 @@ func TestJobsAddWhatHistorySaw(t *testing.T) {
 	// An abort the next poll finds was a fence (Event.Revises).
 	h.Add([]Event{jobEv(ago(10*time.Second), "orders-0-13", Aborted)})
 	h.Add([]Event{{At: now, ID: "orders-0-13", Kind: Fenced, Revises: true}})
-	if j := jobNamed(t, Jobs(s, h, now), "orders"); j.Aborts5m != 5 || j.Fences5m != 4 {
-		t.Errorf("after a revised abort: %d aborts, %d fences; want 5, 4", j.Aborts5m, j.Fences5m)
+	if j := jobNamed(t, Jobs(s, h, now), "orders"); j.Aborts5m != 5 || j.Fences5m != 3 {
+		t.Errorf("after a revised abort: %d aborts, %d fences; want 5, 3", j.Aborts5m, j.Fences5m)
 	}
 	// Five minutes on, the window is empty but the last commits stay.
 	later := now.Add(6 * time.Minute)
@@ -79,7 +86,8 @@ func TestJobsAddWhatHistorySaw(t *testing.T) {
 // commit, with no log read); with no history at all nothing lingers.
 func TestJobsLingeringTakesHistorysCommits(t *testing.T) {
 	now := time.Unix(100_000, 0)
-	s := &Snapshot{Txns: []Txn{{ID: "orders-0-10", State: Ongoing, Described: true}, {ID: "orders-0-11", State: Empty, Described: true}}}
+	s := &Snapshot{Txns: []Txn{{ID: "orders-0-10", State: Ongoing, Described: true, StartUnixMs: now.Add(-2 * time.Minute).UnixMilli()},
+		{ID: "orders-0-11", State: Empty, Described: true}}}
 	if j := jobNamed(t, Jobs(s, nil, now), "orders"); len(j.Lingering) != 0 || j.NewestCommitted != -1 {
 		t.Fatalf("no history: lingering %v, newest committed %d", j.Lingering, j.NewestCommitted)
 	}
@@ -94,7 +102,8 @@ func TestJobsLingeringTakesHistorysCommits(t *testing.T) {
 // the lingering problem names those its lingering transactions pin, and
 // says until when the coordinator leaves them.
 func TestJobsPinsAndStuckGroups(t *testing.T) {
-	now := pinT0
+	// 35s after the transactions began: older than a live one gets.
+	now := pinT0.Add(25 * time.Second)
 	s := &Snapshot{TakenAt: now, Txns: []Txn{
 		otxn("orders-0-9", Ongoing, 11, 1, tpOf("orders", 0)),
 		{ID: "orders-0-10", State: CompleteCommit, Described: true},
@@ -128,7 +137,7 @@ func TestJobsPinsAndStuckGroups(t *testing.T) {
 		t.Fatalf("lingering %v, their pins %v", j.Lingering, j.LingeringPins())
 	}
 	p := j.Problems(s, Query{}, now)[0]
-	deadline := now.Add(-10 * time.Second).Add(time.Minute)
+	deadline := pinT0.Add(-10 * time.Second).Add(time.Minute)
 	for _, want := range []string{"2 lingering after a restart"} {
 		if p.What != want {
 			t.Errorf("what %q, want %q", p.What, want)
@@ -137,12 +146,12 @@ func TestJobsPinsAndStuckGroups(t *testing.T) {
 	if !strings.Contains(p.Why, "pin 2 partitions (hold the LSO of orders-0, orders-2)") || !strings.Contains(p.Why, "audit, billing") {
 		t.Errorf("why %q: want the partitions and the groups", p.Why)
 	}
-	if want := "wait until " + deadline.UTC().Format("15:04:05") + " UTC (in 50s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"; p.WayOut != want {
+	if want := "wait until " + deadline.UTC().Format("15:04:05") + " UTC (in 25s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"; p.WayOut != want {
 		t.Errorf("way out %q, want %q", p.WayOut, want)
 	}
 	// On screen, the times are the screen clock's.
 	tokyo := time.FixedZone("JST", 9*3600)
-	if p := j.Problems(s, Query{Loc: tokyo}, now)[0]; !strings.Contains(p.WayOut, "wait until "+deadline.In(tokyo).Format("15:04:05")+" JST (in 50s)") {
+	if p := j.Problems(s, Query{Loc: tokyo}, now)[0]; !strings.Contains(p.WayOut, "wait until "+deadline.In(tokyo).Format("15:04:05")+" JST (in 25s)") {
 		t.Errorf("way out in JST %q", p.WayOut)
 	}
 	if other := jobNamed(t, Jobs(s, nil, now), "other-app"); len(other.Pinned) != 1 || !slices.Equal(other.StuckGroups, []string{"clicks-reader"}) {
@@ -234,7 +243,7 @@ func TestJobCadenceFromHistory(t *testing.T) {
 // figures never writes into it.
 func TestGroupingIsNotWritten(t *testing.T) {
 	now := time.Unix(100_000, 0)
-	s := &Snapshot{Txns: []Txn{{ID: "orders-0-9", State: Ongoing}, {ID: "orders-0-10", State: CompleteCommit}}}
+	s := &Snapshot{Txns: []Txn{{ID: "orders-0-9", State: Ongoing, StartUnixMs: now.Add(-time.Minute).UnixMilli()}, {ID: "orders-0-10", State: CompleteCommit}}}
 	g := Group(s, nil)
 	h := NewHistory(10)
 	h.Add([]Event{jobEv(now, "orders-0-10", Committed)})

@@ -17,7 +17,15 @@ const (
 	ProblemPrefixShared  ProblemKind = "prefix_shared"
 	ProblemTimeoutShort  ProblemKind = "timeout_below_interval"
 	ProblemTimeoutLong   ProblemKind = "timeout_above_max"
+	ProblemCrashed       ProblemKind = "crashed_not_restarted"
+	ProblemCrashLoop     ProblemKind = "crash_loop"
 )
+
+// crashLoopMinutes is how many of the last 5 minutes with a fence or a
+// timeout make a crash loop: one restart fences its predecessor's
+// transactions within a second, a job that stops has its transactions time
+// out at once.
+const crashLoopMinutes = 3
 
 // Problem is one thing wrong with a job: What in a line, Why it matters
 // and WayOut, what to do about it.
@@ -45,7 +53,11 @@ const (
 // timeouts against the checkpoint interval (q) and the brokers' maximum (s).
 func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	var out []Problem
-	if len(j.Lingering) > 0 {
+	crashed, isCrashed := j.crashed(now, q.Loc)
+	switch {
+	case isCrashed:
+		out = append(out, crashed)
+	case len(j.Lingering) > 0:
 		out = append(out, j.lingeringProblem(now, q.Loc))
 	}
 	for _, u := range j.Units {
@@ -57,8 +69,17 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				WayOut: fmt.Sprintf("look at subtask %d's open transaction (enter on the job) and at the subtask in Flink's checkpoint history and task manager log", u.Subtask)})
 		}
 	}
-	if p, ok := j.notCommitting(q, now); ok {
+	if p, ok := j.notCommitting(q, now); ok && !isCrashed {
 		out = append(out, p)
+	}
+	if j.LossMinutes >= crashLoopMinutes {
+		out = append(out, Problem{Kind: ProblemCrashLoop,
+			What: fmt.Sprintf("restarting again and again: %d %s and %d %s in %d of the last 5 minutes",
+				j.Fences5m, plural(j.Fences5m, "fence", "fences"), j.Timeouts5m, plural(j.Timeouts5m, "timeout", "timeouts"), j.LossMinutes),
+			Why: "aborts its producers did not make, minute after minute: each restart fences the transactions of the run before, " +
+				"and a job whose checkpoints take longer than transaction.timeout.ms fails each time one times out; its output stalls at every restart",
+			WayOut: "look at the job's exceptions in Flink (ProducerFencedException, a transaction timeout, a failing checkpoint): " +
+				"raise transaction.timeout.ms above the longest checkpoint, or give a second job on the same prefix a prefix of its own"})
 	}
 	if j.Shared {
 		out = append(out, Problem{Kind: ProblemPrefixShared,
@@ -67,9 +88,9 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"use one transactional-id prefix and fence each other's transactions", fmtWindow(CollisionWindow)),
 			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed"})
 	}
-	if q.CheckpointInterval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*q.CheckpointInterval {
+	if interval, said := j.interval(q); interval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*interval {
 		out = append(out, Problem{Kind: ProblemTimeoutShort,
-			What: fmt.Sprintf("timeout %s below 2× the checkpoint interval %s", ms(j.MinTimeoutMs), short(q.CheckpointInterval)),
+			What: fmt.Sprintf("timeout %s below 2× the checkpoint interval %s", ms(j.MinTimeoutMs), said),
 			Why: "a checkpoint's transaction stays open for an interval and the checkpoint's own time: the coordinator may abort it " +
 				"at its timeout before the checkpoint completes, and its records are lost to read_committed consumers",
 			WayOut: "raise the sink's transaction.timeout.ms well above the checkpoint interval (and the longest checkpoint), " +
@@ -83,6 +104,20 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"or raise that maximum on every broker"})
 	}
 	return out
+}
+
+// interval is the job's checkpoint interval: --checkpoint-interval when
+// given, else its commit cadence (a sink commits once per checkpoint), and
+// how to say it.
+func (j Job) interval(q Query) (time.Duration, string) {
+	if q.CheckpointInterval > 0 {
+		return q.CheckpointInterval, short(q.CheckpointInterval)
+	}
+	if j.ID.Family == FlinkSink && j.Cadence > 0 {
+		c := j.Cadence.Round(100 * time.Millisecond)
+		return c, short(c) + " (its commit cadence)"
+	}
+	return 0, ""
 }
 
 func ms(v int32) string { return short(time.Duration(v) * time.Millisecond) }
@@ -105,8 +140,8 @@ func (j Job) lingeringProblem(now time.Time, loc *time.Location) Problem {
 	n := len(j.Lingering)
 	p := Problem{Kind: ProblemLingering, What: fmt.Sprintf("%d lingering after a restart", n)}
 	pins := j.LingeringPins()
-	p.Why = "open on a checkpoint older than the newest committed one of their subtask: a crashed attempt's transactions, " +
-		"which the new run, on new ids, never ends"
+	p.Why = fmt.Sprintf("open for over %s, longer than the job's live transactions last, and begun before one of their subtask that "+
+		"committed since: no run drives them (a restored Flink job ends its predecessor's within a second)", short(j.liveFor()))
 	if len(pins) > 0 {
 		var parts, groups []string
 		for _, pin := range pins {
@@ -186,4 +221,74 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// crashed is the "crashed, not restarted" problem: transactions open for
+// longer than the job's live ones last, no commit for as long, and their
+// producers silent where the brokers say when they last wrote. A job whose
+// checkpoints merely fail goes on writing into its transactions.
+func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
+	live := j.liveFor()
+	if len(j.Open) == 0 || len(j.Pinned) == 0 || j.Oldest.ID == "" {
+		return Problem{}, false
+	}
+	if !j.LastCommit.IsZero() && now.Sub(j.LastCommit) < live {
+		return Problem{}, false
+	}
+	var quiet time.Time
+	for _, p := range j.Pinned {
+		if !j.silent(p.ID, now) {
+			return Problem{}, false
+		}
+		quiet = latest(quiet, time.UnixMilli(p.LastWriteMs))
+	}
+	var from, last time.Time
+	for _, u := range j.Units {
+		for _, o := range u.open {
+			if o.ending || o.start.IsZero() || now.Sub(o.start) < live {
+				return Problem{}, false
+			}
+			if o.deadline.IsZero() {
+				continue
+			}
+			if from.IsZero() || o.deadline.Before(from) {
+				from = o.deadline
+			}
+			last = latest(last, o.deadline)
+		}
+	}
+	n := len(j.Open)
+	p := Problem{Kind: ProblemCrashed,
+		What: fmt.Sprintf("crashed, not restarted: %d open, nothing written for %s", n, short(now.Sub(quiet).Round(time.Second)))}
+	commit := "no commit seen"
+	if !j.LastCommit.IsZero() {
+		commit = "no commit since " + clock(j.LastCommit, loc)
+	}
+	p.Why = commit + " and nothing written into its open transactions: no run drives them. They stay open, pinning their partitions"
+	if len(j.StuckGroups) > 0 {
+		p.Why += fmt.Sprintf(" (read_committed %s %s %s)", plural(len(j.StuckGroups), "group", "groups"), strings.Join(j.StuckGroups, ", "),
+			plural(len(j.StuckGroups), "waits", "wait"))
+	}
+	switch {
+	case last.IsZero():
+		p.Why += ", until transaction.timeout.ms aborts them"
+	case !now.Before(last):
+		p.Why += fmt.Sprintf(", until the coordinator aborts them at its next check (their timeout ran out by %s)", clock(last, loc))
+	default:
+		p.Why += fmt.Sprintf(", until transaction.timeout.ms aborts them at %s (in %s)", clock(last, loc), short(until(now, last)))
+		if from.Before(last) {
+			p.Why += fmt.Sprintf(", the first at %s", clock(from, loc))
+		}
+	}
+	p.Why += "; a transaction whose checkpoint had completed loses its records then"
+	switch j.ID.Family {
+	case FlinkSink:
+		p.WayOut = "restart the job from its latest checkpoint: on restore Flink commits what the checkpoint holds and aborts the rest; " +
+			"if it will not be restarted, force-terminate them (a on the job) or let the timeout abort them, and its last checkpoint's records are lost"
+	case StreamsApp:
+		p.WayOut = "restart the application's instance: its producers fence and abort these; if it will not come back, force-terminate them (a on the job)"
+	default:
+		p.WayOut = "restart the producer that owns these ids, or force-terminate them (a on the job) if it will not come back"
+	}
+	return p, true
 }

@@ -12,10 +12,14 @@ type (
 	// is the exact form of the field before it, there only when that is not
 	// UTF-8 (Base64, Base64List).
 	JobJSON struct {
-		Family           Family    `json:"family"`
-		Name             string    `json:"name"`
-		NameBase64       string    `json:"name_base64,omitempty"`
-		IDs              int       `json:"ids"`
+		Family     Family `json:"family"`
+		Name       string `json:"name"`
+		NameBase64 string `json:"name_base64,omitempty"`
+		IDs        int    `json:"ids"`
+		// Tasks is Job.Tasks; Naming "pooling" or "incrementing" for a
+		// Flink sink (Job.Pooling), null otherwise.
+		Tasks            int       `json:"tasks"`
+		Naming           *string   `json:"naming"`
 		NewestCheckpoint *int64    `json:"newest_checkpoint"`
 		NewestCommitted  *int64    `json:"newest_committed"`
 		Open             []string  `json:"open"`
@@ -44,6 +48,7 @@ type (
 		Commits5m       int    `json:"commits_5m"`
 		Aborts5m        int    `json:"aborts_5m"`
 		Fences5m        int    `json:"fences_5m"`
+		Timeouts5m      int    `json:"timeouts_5m"`
 		PrefixShared    bool   `json:"prefix_shared"`
 		// Pinned are the partitions the job's open transactions pin;
 		// StuckGroups the groups waiting at them.
@@ -81,10 +86,14 @@ type (
 		NewestCommitted  *int64     `json:"newest_committed"`
 		LastCommit       *time.Time `json:"last_commit"`
 		Behind           bool       `json:"behind"`
-		Open             []string   `json:"open"`
-		OpenBase64       []*string  `json:"open_base64,omitempty"`
-		Lingering        []string   `json:"lingering"`
-		LingeringBase64  []*string  `json:"lingering_base64,omitempty"`
+		// Probe and Retired are Unit.Probe and Unit.Retired: not a subtask
+		// that runs now.
+		Probe           bool      `json:"probe"`
+		Retired         bool      `json:"retired"`
+		Open            []string  `json:"open"`
+		OpenBase64      []*string `json:"open_base64,omitempty"`
+		Lingering       []string  `json:"lingering"`
+		LingeringBase64 []*string `json:"lingering_base64,omitempty"`
 	}
 )
 
@@ -98,9 +107,17 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			Lingering: orEmpty(j.Lingering), LingeringBase64: Base64List(j.Lingering),
 			LingeringFirstTimeout: timeOrNil(j.LingeringFrom), LingeringLastTimeout: timeOrNil(j.LingeringUntil),
 			LastCommit: timeOrNil(j.LastCommit), SlowestLastCommit: timeOrNil(j.SlowestCommit),
-			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, PrefixShared: j.Shared,
+			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, Timeouts5m: j.Timeouts5m, PrefixShared: j.Shared, Tasks: j.Tasks,
 			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
 			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}}
+		if j.ID.Family == FlinkSink {
+			naming := "incrementing"
+			if j.Pooling {
+				// Slots, not checkpoints: no number to report.
+				naming, o.NewestCheckpoint, o.NewestCommitted = "pooling", nil, nil
+			}
+			o.Naming = &naming
+		}
 		if j.SlowestUnit != "" {
 			name := j.SlowestUnit
 			o.SlowestSubtask, o.SlowestSubtaskBase64 = &name, Base64(name)
@@ -129,8 +146,11 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 		}
 		for _, u := range j.Units {
 			su := SubtaskJSON{Name: u.Name, NameBase64: Base64(u.Name), IDs: u.IDs, NewestCheckpoint: nonNeg(u.NewestCheckpoint),
-				NewestCommitted: nonNeg(u.NewestCommitted), LastCommit: timeOrNil(u.LastCommit), Behind: u.Behind,
+				NewestCommitted: nonNeg(u.NewestCommitted), LastCommit: timeOrNil(u.LastCommit), Behind: u.Behind, Probe: u.Probe, Retired: u.Retired,
 				Open: orEmpty(u.Open), OpenBase64: Base64List(u.Open), Lingering: orEmpty(u.Lingering), LingeringBase64: Base64List(u.Lingering)}
+			if j.Pooling {
+				su.NewestCheckpoint, su.NewestCommitted = nil, nil
+			}
 			if u.Subtask >= 0 {
 				n := u.Subtask
 				su.Subtask = &n

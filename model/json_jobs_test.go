@@ -24,11 +24,15 @@ func TestExportedJobsMatchTheSchema(t *testing.T) {
 	done := func(id string) model.Txn {
 		return model.Txn{ID: id, State: model.CompleteCommit, TimeoutMs: 3_600_000, Described: true}
 	}
+	// A crashed run's transaction: older than the job's live ones get, its
+	// producer silent since.
+	left := open("orders-0-7", 11, tp)
+	left.SetStart(now.Add(-10 * time.Minute))
 	s := &model.Snapshot{TakenAt: now, BrokerMaxTimeoutMs: 900_000, Txns: []model.Txn{
-		open("orders-0-7", 11, tp), done("orders-0-8"), done("orders-0-9"), open("orders-0-10", 12),
+		left, done("orders-0-8"), done("orders-0-9"), open("orders-0-10", 12),
 		done("orders-1-5"), open("orders-1-6", 13), open("app-0_1", 14),
 	}, Partitions: []model.Partition{{TopicPartition: tp, Leader: 1, HighWatermark: 120, LastStableOffset: 100,
-		Producers: []model.Producer{{ProducerID: 11, ProducerEpoch: 1, CurrentTxnStartOffset: 100, LastWriteMs: model.WriteMs(now)}}}},
+		Producers: []model.Producer{{ProducerID: 11, ProducerEpoch: 1, CurrentTxnStartOffset: 100, LastWriteMs: model.WriteMs(now.Add(-10 * time.Minute))}}}},
 		GroupCommits: []model.GroupCommit{{Group: "billing", State: "Stable", TopicPartition: tp, Offset: 100}}}
 	s.Sort()
 	h := model.NewHistory(100)

@@ -233,19 +233,20 @@ func TestExportJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"family":"flink","name":"orders","ids":2,"newest_checkpoint":12,"newest_committed":12,` +
+	want := `[{"family":"flink","name":"orders","ids":2,"tasks":1,"naming":"incrementing","newest_checkpoint":12,"newest_committed":12,` +
 		`"open":["orders-0-11"],"lingering":["orders-0-11"],"lingering_first_timeout":"1970-01-01T02:47:10Z","lingering_last_timeout":"1970-01-01T02:47:10Z",` +
 		`"oldest_open":"orders-0-11","oldest_age_ms":30000,"oldest_timeout_ratio":0.5,` +
-		`"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,` +
+		`"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,"timeouts_5m":0,` +
 		`"prefix_shared":false,"pinned":[],"stuck_groups":[],` +
-		`"subtasks":[{"name":"0","subtask":0,"ids":2,"newest_checkpoint":12,"newest_committed":12,"last_commit":null,"behind":false,"open":["orders-0-11"],"lingering":["orders-0-11"]}],` +
-		`"problems":[{"kind":"lingering","what":"1 lingering after a restart","why":"open on a checkpoint older than the newest committed one of their subtask: ` +
-		`a crashed attempt's transactions, which the new run, on new ids, never ends",` +
+		`"subtasks":[{"name":"0","subtask":0,"ids":2,"newest_checkpoint":12,"newest_committed":12,"last_commit":null,"behind":false,"probe":false,"retired":false,` +
+		`"open":["orders-0-11"],"lingering":["orders-0-11"]}],` +
+		`"problems":[{"kind":"lingering","what":"1 lingering after a restart","why":"open for over 30s, longer than the job's live transactions last, and begun before one of their subtask that ` +
+		`committed since: no run drives them (a restored Flink job ends its predecessor's within a second)",` +
 		`"way_out":"wait until 02:47:10 UTC (in 30s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"}]},` +
-		`{"family":"other","name":"","ids":1,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],` +
+		`{"family":"other","name":"","ids":1,"tasks":0,"naming":null,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],` +
 		`"lingering_first_timeout":null,"lingering_last_timeout":null,` +
 		`"oldest_open":null,"oldest_age_ms":null,"oldest_timeout_ratio":null,"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,` +
-		`"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,` +
+		`"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,"timeouts_5m":0,` +
 		`"prefix_shared":false,"pinned":[],"stuck_groups":[],"subtasks":[],"problems":[]}]`
 	if string(b) != want {
 		t.Errorf("jobs =\n%s\nwant\n%s", b, want)

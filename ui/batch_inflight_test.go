@@ -37,7 +37,9 @@ func TestBatchKfakeNewerAbortedInFlight(t *testing.T) {
 	}
 	t.Cleanup(admin.Close)
 	log := filepath.Join(t.TempDir(), "audit.log")
-	h := newHarness(t, withAudit(log), func(o *Options) { o.Admin, o.Now = admin, time.Now })
+	// The screen's clock runs a minute ahead: a transaction lingers only
+	// once it is older than a live one of its job gets (30s at least).
+	h := newHarness(t, withAudit(log), func(o *Options) { o.Admin, o.Now = admin, aMinuteOn })
 	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
 	h.run(h.m.Init())
 	for _, p := range next {

@@ -177,7 +177,7 @@ func TestEnterOpensAJobsSubtasksAndEscComesBack(t *testing.T) {
 	}
 	mustContain(t, h.screen(), "job flink warehouse-loader · 8 ids", "1 partition pinned · 1 group stuck · 3 subtasks",
 		"warehouse-loader-0-118, warehouse-loader-0-119", "subtask 2 behind: committed checkpoint 117, the job 120",
-		"why: open on a checkpoint older than", "hold the LSO of orders-3), where read_committed group billing-etl waits",
+		"why: open for over 30s, longer than the job's live transactions last", "hold the LSO of orders-3), where read_committed group billing-etl waits",
 		"or force-terminate them")
 	h.press("tab")
 	if h.m.cur != screenPartitions {

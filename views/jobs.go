@@ -47,6 +47,28 @@ func checkpoint(c int64) string {
 	return strconv.FormatInt(c, 10)
 }
 
+// jobCheckpoint is c, or "pool" for a POOLING job, whose ids are
+// numbered by slot: no checkpoint can be read off them.
+func jobCheckpoint(j *model.Job, c int64) string {
+	if j.Pooling {
+		return "pool"
+	}
+	return checkpoint(c)
+}
+
+// unitCheckpoint is c, or what the unit is when it is no subtask now.
+func unitCheckpoint(r UnitRow, c int64) string {
+	switch {
+	case r.U.Probe:
+		return "probe"
+	case r.Job != nil && r.Job.Pooling:
+		return "pool"
+	case r.U.Retired && c == r.U.NewestCheckpoint:
+		return "gone"
+	}
+	return checkpoint(c)
+}
+
 // since is how long ago t was, or – when never.
 func since(t, now time.Time) string {
 	if t.IsZero() {
@@ -70,9 +92,9 @@ func JobColumns() []Column[JobRow] {
 		{Name: "FAMILY", Width: 7, Drop: 4, Text: func(r JobRow) string { return string(r.J.ID.Family) }},
 		{Name: "JOB", Width: 18, Flex: true, Max: 20, Clip: ClipMiddle, Text: func(r JobRow) string { return JobName(r.J.ID) }},
 		{Name: "IDS", Width: 6, Right: true, Drop: 1, Text: func(r JobRow) string { return Count(r.J.IDs) }},
-		{Name: "TASKS", Width: 5, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(len(r.J.Units)) }},
-		{Name: "CKPT", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return checkpoint(r.J.NewestCheckpoint) }},
-		{Name: "COMMITTED", Width: 9, Right: true, Drop: 8, Text: func(r JobRow) string { return checkpoint(r.J.NewestCommitted) }},
+		{Name: "TASKS", Width: 5, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(r.J.Tasks) }},
+		{Name: "CKPT", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCheckpoint) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Drop: 8, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCommitted) }},
 		{Name: "OPEN", Width: 5, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Open)) }},
 		{Name: "LINGER", Width: 6, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Lingering)) },
 			Style: func(_ JobRow, st *Styles) Ink { return st.Danger }},
@@ -260,8 +282,8 @@ func UnitColumns() []Column[UnitRow] {
 			return name(r.U.Name)
 		}},
 		{Name: "IDS", Width: 6, Right: true, Drop: 3, Text: func(r UnitRow) string { return Count(r.U.IDs) }},
-		{Name: "CKPT", Width: 6, Right: true, Drop: 2, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCheckpoint) }},
-		{Name: "COMMITTED", Width: 9, Right: true, Text: func(r UnitRow) string { return checkpoint(r.U.NewestCommitted) },
+		{Name: "CKPT", Width: 6, Right: true, Drop: 2, Text: func(r UnitRow) string { return unitCheckpoint(r, r.U.NewestCheckpoint) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Text: func(r UnitRow) string { return unitCheckpoint(r, r.U.NewestCommitted) },
 			Style: func(r UnitRow, st *Styles) Ink {
 				if r.U.Behind {
 					return st.Warn
@@ -387,10 +409,14 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 		left += st.Text.Render(string(j.ID.Family)+" "+JobName(j.ID)) + st.Dim.Render(" · "+Count(j.IDs)+" ids")
 		// The subtasks' count always; what the job holds up as far as it fits.
 		parts := []string{Count(len(units)) + plural(len(units), " subtask", " subtasks")}
+		if j.Pooling {
+			parts[0] += " · pooling"
+		}
 		for _, more := range []struct {
 			n         int
 			one, many string
-		}{{j.Fences5m, " fence in 5m", " fences in 5m"}, {len(j.StuckGroups), " group stuck", " groups stuck"},
+		}{{j.Fences5m, " fence in 5m", " fences in 5m"}, {j.Timeouts5m, " timeout in 5m", " timeouts in 5m"},
+			{len(j.StuckGroups), " group stuck", " groups stuck"},
 			{len(j.Pinned), " partition pinned", " partitions pinned"}} {
 			text := Count(more.n) + plural(more.n, more.one, more.many)
 			if more.n > 0 && ansi.StringWidth(left)+2+ansi.StringWidth(strings.Join(parts, " · "))+3+len(text) <= w {

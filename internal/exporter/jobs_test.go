@@ -30,7 +30,9 @@ func sinkSnapshot(at time.Time) *model.Snapshot {
 }
 
 // TestJobSeries: lingering transactions, the largest timeout ratio and the
-// time since the last commit, per job.
+// time since the last commit, per job: known only from a commit a refresh
+// saw happen, not from one the first snapshot shows (a job stopped an hour
+// ago is not "45s").
 func TestJobSeries(t *testing.T) {
 	e, a, c := newTest()
 	refresh(t, e, a, sinkSnapshot(uitest.T0))
@@ -40,14 +42,27 @@ func TestJobSeries(t *testing.T) {
 	want := map[string]float64{
 		`txnscope_job_lingering_transactions{family="flink",txn_job="sink"}`: 1,
 		`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="sink"}`: (2*60 + 45) / 600.0,
-		// The baseline saw sink-0-6 committed at the first refresh.
-		`txnscope_job_seconds_since_last_commit{family="flink",txn_job="sink"}`: 45,
 	}
 	for _, name := range []string{"txnscope_job_lingering_transactions", "txnscope_job_open_timeout_ratio_max", "txnscope_job_seconds_since_last_commit"} {
 		g, w := named(got, name), named(want, name)
 		if !maps.Equal(g, w) {
 			t.Errorf("%s: got %v, want %v", name, g, w)
 		}
+	}
+	// Subtask 1 commits between two refreshes: seen at the second.
+	c.t = uitest.T0.Add(50 * time.Second)
+	next := sinkSnapshot(c.t)
+	for i := range next.Txns {
+		if next.Txns[i].ID == "sink-1-6" {
+			next.Txns[i].State = model.CompleteCommit
+		}
+	}
+	refresh(t, e, a, next)
+	c.t = uitest.T0.Add(80 * time.Second)
+	refresh(t, e, a, next)
+	const since = `txnscope_job_seconds_since_last_commit{family="flink",txn_job="sink"}`
+	if g := named(series(t, e), "txnscope_job_seconds_since_last_commit"); !maps.Equal(g, map[string]float64{since: 30}) {
+		t.Errorf("after a commit seen 30s ago: %v", g)
 	}
 }
 

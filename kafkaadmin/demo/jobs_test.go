@@ -28,7 +28,7 @@ func jobsOptions() Options {
 	return Options{
 		Log:                &testLog{},
 		CheckpointInterval: 400 * time.Millisecond,
-		CrashTimeout:       8 * time.Second,
+		CrashTimeout:       16 * time.Second, // a transaction lingers once older than 10s
 		LongTimeout:        30 * time.Second,
 		idExpiration:       8 * time.Second,
 	}
