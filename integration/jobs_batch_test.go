@@ -59,7 +59,9 @@ func TestTmuxBatchForceTerminatesLingering(t *testing.T) {
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	term := startTUI(ctx, t, bootstrap, "--audit-log", auditLog)
 	term.Keys("J")
-	term.Wait(prefix+" with 3 lingering", func(scr string) bool {
+	// A transaction lingers once older than a live one of its job gets
+	// (30s while the job's commit cadence is not known).
+	term.WaitFor(60*time.Second, prefix+" with 3 lingering", func(scr string) bool {
 		return hasLine(scr, func(l string) bool {
 			return strings.Contains(l, prefix+" ") && strings.Contains(l, "3 lingering")
 		})

@@ -224,6 +224,16 @@ func TestCrashedNotRestarted(t *testing.T) {
 	if !strings.HasPrefix(p.WayOut, "restart the job from its latest checkpoint") {
 		t.Errorf("way out %q", p.WayOut)
 	}
+	// A run that committed checkpoint 9 since: restarted, and the open
+	// ones linger.
+	for sub := range 3 {
+		s.Txns = append(s.Txns, Txn{ID: fmt.Sprintf("p-%d-9", sub), State: CompleteCommit, ProducerID: int64(20 + sub), TimeoutMs: 60000,
+			Described: true, StartUnixMs: now.Add(-35 * time.Second).UnixMilli()})
+	}
+	s.Sort()
+	if k := kinds(s); len(k) == 0 || k[0] != ProblemLingering || slices.Contains(k, ProblemCrashed) {
+		t.Errorf("restarted: %v, want lingering and not crashed", k)
+	}
 }
 
 // Aborts its producers did not make, minute after minute: a crash loop;

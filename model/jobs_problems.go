@@ -224,12 +224,14 @@ func plural(n int, one, many string) string {
 }
 
 // crashed is the "crashed, not restarted" problem: transactions open for
-// longer than the job's live ones last, no commit for as long, and their
-// producers silent where the brokers say when they last wrote. A job whose
+// longer than the job's live ones last, none committed since they began
+// (nothing lingers), no commit for as long, and their producers silent
+// where the brokers say when they last wrote. A job whose
 // checkpoints merely fail goes on writing into its transactions.
 func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 	live := j.liveFor()
-	if len(j.Open) == 0 || len(j.Pinned) == 0 || j.Oldest.ID == "" {
+	// Lingering says a run committed after these began: it was restarted.
+	if len(j.Open) == 0 || len(j.Lingering) > 0 || len(j.Pinned) == 0 || j.Oldest.ID == "" {
 		return Problem{}, false
 	}
 	if !j.LastCommit.IsZero() && now.Sub(j.LastCommit) < live {
