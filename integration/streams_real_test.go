@@ -231,6 +231,7 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
 		t.Errorf("after the takeover: problems %+v", ps)
 	}
+	fencesAfterKill := job.Fences5m
 	note(fmt.Sprintf("after the takeover: fences_5m %d aborts_5m %d commits_5m %d", job.Fences5m, job.Aborts5m, job.Commits5m))
 	for _, id := range idsA {
 		for _, p := range model.Problems(txnOf(t, snap, id), sc.hist.Stats(id), snap, model.Query{}, time.Now()) {
@@ -271,11 +272,51 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 		}
 		sleepCtx(ctx, 300*time.Millisecond)
 	}
+	snap = sc.poll(ctx)
+	job = streamsJob(t, snap, sc.hist, app)
+	// The restarted instance's InitProducerId comes after the timeout's abort: no fence, and the
+	// ids' last outcome is a commit again.
+	if job.Fences5m != fencesAfterKill {
+		t.Errorf("after the restart: fences_5m %d, was %d after the kill: the restart fenced nothing", job.Fences5m, fencesAfterKill)
+	}
 	for _, id := range idsA2 {
-		t.Logf("%s after the restart: events %v", id, sc.kinds(id))
+		st := sc.hist.Stats(id)
+		t.Logf("%s after the restart: events %v, last %s", id, sc.kinds(id), st.Last)
+		if st.Last != model.Committed {
+			t.Errorf("%s after the restart: last outcome %s, want committed", id, st.Last)
+		}
+		if ps := model.Problems(txnOf(t, snap, id), st, snap, model.Query{}, time.Now()); len(ps) > 0 {
+			t.Errorf("%s after the restart: problems %q", id, ps)
+		}
 	}
 	js = snapshotJSON(ctx, t, bin, bootstrap)
 	checkStreamsJSON(t, "restarted", js, app, units2, all2)
+
+	// (d) Instance a again, stopped cleanly and started on a fresh state directory, as a pod
+	// without a persistent volume is: a new process UUID, two new ids. The old ones stay, idle,
+	// until transactional.id.expiration.ms (7 days by default), and txnscope counts them as units.
+	a2.signal(syscall.SIGTERM)
+	a2.waitFor(ctx, "closed", 0, func(e streamsEvent) bool { return e.Kind == "closed" })
+	a3 := startStreams(t, "instance-a-fresh", bootstrap, args(t.TempDir())...)
+	idsA3 := a3.txnIDs(ctx, 2)
+	if streamsSameSet(idsA3, idsA) {
+		t.Fatalf("on a fresh state directory instance a kept its ids %v", idsA3)
+	}
+	waitStreamsTasks(ctx, t, partitions, a3, b)
+	for _, id := range idsA3 {
+		a3.waitFor(ctx, "a commit of "+id, 0, func(e streamsEvent) bool { return e.is("committed", id) })
+	}
+	all3 := streamsDedup(append(slices.Clone(all2), idsA3...))
+	snap = sc.poll(ctx)
+	job = streamsJob(t, snap, sc.hist, app)
+	checkStreamsUnits(t, "fresh state directory", job, streamsUnits(app, all3))
+	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
+		t.Errorf("fresh state directory: problems %+v", ps)
+	}
+	for _, u := range job.Units {
+		t.Logf("fresh state directory: unit %s last commit %s ago, open %v",
+			u.Name, time.Since(u.LastCommit).Round(100*time.Millisecond), u.Open)
+	}
 
 	var lines []string
 	for what, at := range seen {
