@@ -34,7 +34,9 @@ import (
 //     the other instance takes the tasks over at the next rebalance; still one job, four units and
 //     no job problem (nothing "lingering", no shared prefix);
 //   - the instance back on its state directory: the same process UUID, so the same four ids, and
-//     a rebalance that hands it tasks again.
+//     a rebalance that hands it tasks again;
+//   - the instance back on a fresh state directory: a new process UUID and two new ids, the old
+//     ones left as idle units (six units for four threads: a limit of what the ids can tell).
 //
 // docs/streams.md tells what real Streams did here and what txnscope shows.
 func TestStreamsRealTwoInstances(t *testing.T) {
