@@ -28,6 +28,12 @@ type JobID struct {
 	Name   string
 }
 
+// UnitKey names a unit of a job (Unit "" for the job's ids that name none).
+type UnitKey struct {
+	Job  JobID
+	Unit string
+}
+
 // Member is where an id sits in its job: the Flink subtask and checkpoint,
 // the Streams task or thread as Unit (Checkpoint -1).
 type Member struct {
@@ -150,6 +156,9 @@ type Job struct {
 	// (Collision), with Takeovers such takeovers in the window.
 	Shared    bool
 	Takeovers int
+	// Sequences says, when not "", which subtask has two live transactions
+	// open on checkpoints far apart: two jobs write one prefix (Shared).
+	Sequences string
 	// Pinned are the partitions whose LSO one of the job's open
 	// transactions holds (Pin.Blocking), by partition; StuckGroups the
 	// read_committed groups waiting at them, by name.
@@ -207,6 +216,9 @@ type Unit struct {
 	// newestCommittedAt is when History saw NewestCommitted commit (zero:
 	// unknown, or only the snapshot says it is committed).
 	newestCommittedAt time.Time
+	// logCommit is when the coordinators' log last wrote a commit of the
+	// unit (zero: not known).
+	logCommit time.Time
 	// held: one of its ids held a transaction (see Probe); zeroSlot: one of
 	// them is numbered 0 (see Job.Pooling).
 	held, zeroSlot bool

@@ -30,6 +30,7 @@ func TestJobsOnRealFlinkShapes(t *testing.T) {
 		lingering []string
 		retired   []string
 		behind    []string
+		shared    bool
 	}
 	for _, c := range []struct {
 		name string
@@ -79,7 +80,17 @@ func TestJobsOnRealFlinkShapes(t *testing.T) {
 				done("p-0-101", 201, 4*time.Second), open("p-0-102", 202, time.Second),
 				done("p-1-89", 103, 5*time.Second), open("p-1-90", 104, 2*time.Second),
 				done("p-1-101", 203, 4*time.Second), open("p-1-102", 204, time.Second)},
-			want: want{tasks: 2},
+			want: want{tasks: 2, shared: true},
+		},
+		{
+			// Rescaled 2 → 3 with a source of two splits: subtask 2 gets
+			// an id every checkpoint and never writes. A subtask, not a
+			// probe, once it has a few.
+			name: "scaled out, one subtask idle",
+			txns: []Txn{done("p-0-7", 1, 4*time.Second), open("p-0-8", 11, time.Second),
+				done("p-1-7", 2, 4*time.Second), open("p-1-8", 12, time.Second),
+				probe("p-2-6", 21), probe("p-2-7", 22), probe("p-2-8", 23), probe("p-3-5", 24)},
+			want: want{tasks: 3},
 		},
 		{
 			// Rescaled 3 → 2: subtask 2's ids stay, nothing open on them.
@@ -127,7 +138,7 @@ func TestJobsOnRealFlinkShapes(t *testing.T) {
 					behind = append(behind, u.Name)
 				}
 			}
-			got := want{tasks: j.Tasks, pooling: j.Pooling, lingering: j.Lingering, retired: retired, behind: behind}
+			got := want{tasks: j.Tasks, pooling: j.Pooling, lingering: j.Lingering, retired: retired, behind: behind, shared: j.Shared}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("got %+v\nwant %+v", got, c.want)
 			}
@@ -277,5 +288,37 @@ func TestCrashLoopAndCadenceInterval(t *testing.T) {
 	}
 	if ps := j.Problems(s, Query{CheckpointInterval: 2 * time.Second}, now); slices.ContainsFunc(ps, func(p Problem) bool { return p.Kind == ProblemTimeoutShort }) {
 		t.Errorf("--checkpoint-interval 2s overrides the cadence: %v", ps)
+	}
+}
+
+// A job that stopped half an hour before txnscope started: read from the
+// coordinators' log, its last commit is the log's, not the moment the log
+// was read; the log's past is state (emit false), and still says when.
+func TestLastCommitFromTheLog(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	stopped := now.Add(-30 * time.Minute)
+	l := NewTxnLog()
+	for sub := range 2 {
+		id := fmt.Sprintf("p-%d-7", sub)
+		at := stopped.Add(-time.Duration(sub) * time.Minute).UnixMilli()
+		for _, st := range []State{Ongoing, PrepareCommit, CompleteCommit} {
+			l.Apply(TxnLogRecord{ID: id, State: st, ProducerID: int64(sub), TimeoutMs: 60000, StartMs: at - 3000, LastUpdateMs: at,
+				PrevProducerID: -1, NextProducerID: -1, NextProducerEpoch: -1}, false, now)
+		}
+	}
+	s := l.Snapshot(func(int32) int32 { return 0 })
+	s.TakenAt = now
+	h := NewHistory(10)
+	h.Baseline(s)
+	j := Jobs(s, h, now)[0]
+	if !j.LastCommit.Equal(stopped) || !j.SlowestCommit.Equal(stopped.Add(-time.Minute)) || j.SlowestUnit != "1" {
+		t.Errorf("last commit %v, slowest %s at %v; want %v and subtask 1 a minute before", j.LastCommit, j.SlowestUnit, j.SlowestCommit, stopped)
+	}
+	// Polls alone say nothing of when.
+	p := &Snapshot{TakenAt: now, Txns: s.Txns}
+	h2 := NewHistory(10)
+	h2.Baseline(p)
+	if j := Jobs(p, h2, now)[0]; !j.LastCommit.IsZero() {
+		t.Errorf("from one poll: last commit %v, want unknown", j.LastCommit)
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +76,13 @@ func Group(s *Snapshot, pins []Pin) *Grouping {
 			a.pin(p)
 		}
 	}
+	for k, ms := range s.UnitCommits {
+		if a := byJob[k.Job]; a != nil {
+			if u := a.units[k.Unit]; u != nil {
+				u.logCommit = time.UnixMilli(ms)
+			}
+		}
+	}
 	g.jobs = make([]Job, 0, len(byJob))
 	for _, a := range byJob {
 		g.jobs = append(g.jobs, a.done())
@@ -132,6 +140,15 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 	}
 }
 
+// probe reports whether u is no subtask but Flink's probe ids: none of its
+// ids ever held a transaction. A subtask with no records to write (a
+// rescale to more subtasks than the source has splits) is alike, but gets a
+// new id every checkpoint: once it has a few, up to the job's newest, it
+// counts as a subtask.
+func (u *Unit) probe(newest int64) bool {
+	return !u.held && (u.IDs < 3 || u.NewestCheckpoint < newest-1)
+}
+
 // predecessors marks the open transactions whose previous checkpoint's id
 // is committed: one look-up per open transaction, not per id.
 func (a *jobAcc) predecessors(s *Snapshot) {
@@ -165,13 +182,17 @@ func (a *jobAcc) done() Job {
 	j := a.job
 	for _, u := range a.units {
 		if j.ID.Family == FlinkSink {
-			u.Probe = !u.held
 			j.Pooling = j.Pooling || u.zeroSlot
 		}
 		slices.Sort(u.Open)
 		slices.SortFunc(u.open, func(a, b openTxn) int { return strings.Compare(a.id, b.id) })
 		j.NewestCheckpoint = max(j.NewestCheckpoint, u.NewestCheckpoint)
 		j.Units = append(j.Units, *u)
+	}
+	if j.ID.Family == FlinkSink {
+		for i := range j.Units {
+			j.Units[i].Probe = j.Units[i].probe(j.NewestCheckpoint)
+		}
 	}
 	slices.SortFunc(j.Units, func(a, b Unit) int {
 		return cmp.Or(cmp.Compare(a.Subtask, b.Subtask), strings.Compare(a.Name, b.Name))
@@ -249,7 +270,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 				u.NewestCommitted = max(u.NewestCommitted, ul.newestCommitted)
 			}
 		}
-		u.LastCommit = latest(u.LastCommit, h.baselineCommit(u.committedID))
+		u.LastCommit = latest(latest(u.LastCommit, h.baselineCommit(u.committedID)), u.logCommit)
 		j.LastCommit = latest(j.LastCommit, u.LastCommit)
 		if !j.Pooling {
 			j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
@@ -287,6 +308,10 @@ func (j *Job) lingerAndBehind(u *Unit, now time.Time) {
 		u.Retired = len(u.open) == 0
 	}
 	two := j.twoSequences(u)
+	if two && j.Sequences == "" {
+		j.Sequences = j.liveSequences(u, now)
+		j.Shared = j.Shared || j.Sequences != ""
+	}
 	for _, o := range u.open {
 		if !j.nobodyDrives(u, o, now) || two && o.predCommitted && !j.silent(o.id, now) {
 			continue
@@ -353,6 +378,26 @@ func (j *Job) silent(id string, now time.Time) bool {
 		seen = true
 	}
 	return seen
+}
+
+// liveSequences says which checkpoints u has open far apart, each younger
+// than a live transaction of the job gets: two runs, both writing, on one
+// subtask's ids ("" when not).
+func (j *Job) liveSequences(u *Unit, now time.Time) string {
+	lo, hi := int64(-1), int64(-1)
+	for _, o := range u.open {
+		if o.start.IsZero() || now.Sub(o.start) >= j.liveFor() {
+			continue
+		}
+		if lo < 0 || o.checkpoint < lo {
+			lo = o.checkpoint
+		}
+		hi = max(hi, o.checkpoint)
+	}
+	if lo < 0 || hi-lo <= behindBy {
+		return ""
+	}
+	return fmt.Sprintf("subtask %s writes checkpoints %d and %d at once", u.Name, lo, hi)
 }
 
 // twoSequences reports whether u has transactions open on checkpoints too

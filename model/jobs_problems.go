@@ -73,15 +73,29 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 		out = append(out, p)
 	}
 	if j.LossMinutes >= crashLoopMinutes {
-		out = append(out, Problem{Kind: ProblemCrashLoop,
-			What: fmt.Sprintf("restarting again and again: %d %s and %d %s in %d of the last 5 minutes",
-				j.Fences5m, plural(j.Fences5m, "fence", "fences"), j.Timeouts5m, plural(j.Timeouts5m, "timeout", "timeouts"), j.LossMinutes),
-			Why: "aborts its producers did not make, minute after minute: each restart fences the transactions of the run before, " +
-				"and a job whose checkpoints take longer than transaction.timeout.ms fails each time one times out; its output stalls at every restart",
-			WayOut: "look at the job's exceptions in Flink (ProducerFencedException, a transaction timeout, a failing checkpoint): " +
-				"raise transaction.timeout.ms above the longest checkpoint, or give a second job on the same prefix a prefix of its own"})
+		p := Problem{Kind: ProblemCrashLoop,
+			What: fmt.Sprintf("transactions ended by others, minute after minute: %d %s and %d %s in %d of the last 5 minutes",
+				j.Timeouts5m, plural(j.Timeouts5m, "timeout", "timeouts"), j.Fences5m, plural(j.Fences5m, "fence", "fences"), j.LossMinutes),
+			Why: "a job whose checkpoints take longer than transaction.timeout.ms has each transaction aborted at its timeout " +
+				"(Flink 1.20 then fails and restarts; Flink 2.2 logs \"Unable to commit transaction\" and goes on, its output lost); " +
+				"a crash-looping job fences its previous run's transactions at every restart",
+			WayOut: "look at the job's checkpoint durations and exceptions in Flink: raise transaction.timeout.ms above the longest checkpoint, " +
+				"or find why the job restarts (a second job on the same prefix fences it)"}
+		if j.Commits5m == 0 {
+			p.Why = "nothing committed in 5 minutes; " + p.Why
+		}
+		out = append(out, p)
 	}
-	if j.Shared {
+	switch {
+	case j.Sequences != "":
+		out = append(out, Problem{Kind: ProblemPrefixShared,
+			What: "prefix shared by two jobs: " + j.Sequences,
+			Why: "two runs write the same subtask's ids at once, on checkpoints far apart: a second job uses this transactional-id prefix. " +
+				"Its start fenced the first one's open transaction; from then on both commit side by side, and each one's next start " +
+				"fences the other again (with POOLING they fence each other all the time)",
+			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed; " +
+				"do not end either one's transactions from here: both are live"})
+	case j.Shared:
 		out = append(out, Problem{Kind: ProblemPrefixShared,
 			What: fmt.Sprintf("prefix looks shared by two jobs (%d takeovers)", j.Takeovers),
 			Why: fmt.Sprintf("its ids were taken over by another producer again and again in the last %s: two jobs (or a crash-looping one) "+

@@ -338,6 +338,9 @@ type Snapshot struct {
 	GroupsErr string
 	// Source says where the states and the history come from.
 	Source Source
+	// UnitCommits are when the coordinators' log last wrote a commit of
+	// each job's unit, Unix ms, when it is the source (nil otherwise).
+	UnitCommits map[UnitKey]int64
 	// Events are what the coordinators' log says happened since the previous
 	// snapshot, oldest first, when it is the source (Source.Log); nil
 	// otherwise, and then the history is a Diff of two snapshots.

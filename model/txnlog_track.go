@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -43,7 +44,11 @@ type TxnLog struct {
 	idx   *txnIndex
 	edits map[int32]Txn
 	fresh map[string]Txn
-	n     int // ids held
+	// commits is when the log last wrote a commit of each job's unit
+	// (Snapshot.UnitCommits): the jobs view's last commit, from before
+	// txnscope started too. One entry a subtask or thread, not an id.
+	commits map[UnitKey]int64
+	n       int // ids held
 
 	cv       map[string]int16     // the client transaction version of each open transaction
 	aborting map[string]abortHint // ids in PrepareAbort
@@ -99,6 +104,18 @@ type heldAbort struct {
 type ownInit struct {
 	pid   int64
 	epoch int16
+}
+
+// commit records a commit of id's unit at ms.
+func (l *TxnLog) commit(id string, ms int64) {
+	m := JobOf(id)
+	k := UnitKey{Job: m.Job, Unit: m.Unit}
+	if l.commits == nil {
+		l.commits = map[UnitKey]int64{}
+	}
+	if ms > l.commits[k] {
+		l.commits[k] = ms
+	}
 }
 
 // NewTxnLog starts with no id.
@@ -184,6 +201,9 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	// what this record changed: the transition is told from r alone.
 	_, unsure := l.unsure[r.ID]
 	delete(l.unsure, r.ID)
+	if r.State == CompleteCommit && r.LastUpdateMs > 0 {
+		l.commit(r.ID, r.LastUpdateMs)
+	}
 	p, pos, exists := l.row(r.ID)
 	cv := l.cv[r.ID]
 	h, afterAbort := l.held[r.ID]
@@ -414,7 +434,7 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 	// alone). At 500,000 ids a copy was 52 MB a refresh, and a third
 	// array of them held.
 	txns := l.cur[:len(l.cur):len(l.cur)]
-	s := &Snapshot{Txns: txns}
+	s := &Snapshot{Txns: txns, UnitCommits: maps.Clone(l.commits)}
 	if l.idx != nil && len(txns) > 0 {
 		x := *l.idx
 		x.base = &txns[0]
