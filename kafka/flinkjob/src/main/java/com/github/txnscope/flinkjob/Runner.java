@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -83,6 +84,10 @@ final class Runner {
         cluster.put("taskmanager.bind-host", "127.0.0.1");
         cluster.put("taskmanager.host", "127.0.0.1");
         cluster.put("taskmanager.numberOfTaskSlots", Integer.toString(slots));
+        // The REST handlers cache a job's graph and checkpoint statistics for this long (3 s by
+        // default): the event lines would come seconds late and skip checkpoints.
+        cluster.put("web.refresh-interval", "100");
+        cluster.put("rest.cache.checkpoint-statistics.timeout", "100 ms");
         MiniClusterConfiguration mcc = new MiniClusterConfiguration.Builder()
                 .setConfiguration(Configuration.fromMap(cluster))
                 .setNumTaskManagers(1)
@@ -240,6 +245,7 @@ final class Runner {
         private static final Pattern STATE = Pattern.compile("\"state\":\"([A-Z_]+)\"");
         private static final Pattern ID = Pattern.compile("\"id\":(\\d+)");
         private static final Pattern PATH = Pattern.compile("\"external_path\":\"([^\"]*)\"");
+        private static final Pattern STATUS = Pattern.compile("\"status\":\"([A-Z_]+)\"");
         private static final Pattern FAILED = Pattern.compile("\"failed\":(\\d+)");
         private static final Pattern EXC = Pattern.compile("\"exceptionName\":\"([^\"]*)\"");
         private static final Pattern TS = Pattern.compile("\"timestamp\":(\\d+)");
@@ -315,20 +321,26 @@ final class Runner {
                     event("checkpoint-failed " + spec.name + " " + n);
                 }
             }
-            String latest = section(body, "\"latest\":");
-            String completed = section(latest, "\"completed\":");
-            if (completed.startsWith("{")) {
-                Matcher m = ID.matcher(completed);
-                if (m.find()) {
+            // Every completed checkpoint of the history (newest first, the last 10), in id order, so
+            // that none is skipped when two complete between polls.
+            String history = section(body, "\"history\":[");
+            TreeMap<Long, String> done = new TreeMap<>();
+            for (String item : history.split("\\{\"className\":")) {
+                Matcher st = STATUS.matcher(item);
+                Matcher m = ID.matcher(item);
+                if (st.find() && st.group(1).equals("COMPLETED") && m.find()) {
                     long n = Long.parseLong(m.group(1));
-                    if (n != lastCompleted) {
-                        lastCompleted = n;
-                        Matcher p = PATH.matcher(completed);
-                        String path = p.find() ? p.group(1).replaceFirst("^file:", "") : "-";
-                        event("checkpoint " + spec.name + " " + n + " completed " + path);
+                    if (n > lastCompleted) {
+                        Matcher p = PATH.matcher(item);
+                        done.put(n, p.find() ? p.group(1).replaceFirst("^file:", "") : "-");
                     }
                 }
             }
+            for (Map.Entry<Long, String> d : done.entrySet()) {
+                lastCompleted = d.getKey();
+                event("checkpoint " + spec.name + " " + d.getKey() + " completed " + d.getValue());
+            }
+            String latest = section(body, "\"latest\":");
             String restored = section(latest, "\"restored\":");
             if (restored.startsWith("{")) {
                 Matcher m = ID.matcher(restored);
