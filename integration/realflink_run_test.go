@@ -19,9 +19,6 @@ import (
 // flinkEvent as the imitation's: Kind, then ID is the job's name (its prefix, PREFIX#2 for a second
 // job on one prefix), then the rest.
 
-// realFlinkVersions are the Flink versions scripts/flinkjob builds.
-var realFlinkVersions = []string{"1.20", "2.2"}
-
 // realFlinkArgs are one run's options; zero values leave scripts/flinkjob's defaults.
 type realFlinkArgs struct {
 	Flink              string // "1.20" or "2.2"
@@ -144,14 +141,6 @@ func startRealFlink(t *testing.T, name, bootstrap string, a realFlinkArgs) *real
 	})
 	t.Logf("%s: scripts/flinkjob %s (pid %d)", name, strings.Join(all, " "), cmd.Process.Pid)
 	return r
-}
-
-// jobName is the name the event lines give the k-th job (from 1) on prefix.
-func jobName(prefix string, k int) string {
-	if k <= 1 {
-		return prefix
-	}
-	return fmt.Sprintf("%s#%d", prefix, k)
 }
 
 // waitCheckpoints waits until job printed n completed checkpoints in this run and returns them.

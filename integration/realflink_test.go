@@ -154,3 +154,105 @@ func formatTxns(txns map[string]kadm.DescribedTransaction) string {
 	}
 	return b.String()
 }
+
+// TestRealFlinkRestore: kill -9 a job with its transactions open, restore it from the retained
+// checkpoint N, and stop it with SIGTERM. On both versions the new run re-uses the crashed run's
+// open ids <prefix>-<subtask>-<N+1> with the same producer ids (its InitProducerId aborts them)
+// and commits them with checkpoint N+1; SIGTERM aborts what is open, nothing is left Ongoing.
+func TestRealFlinkRestore(t *testing.T) {
+	t.Parallel()
+	for _, flink := range []string{"1.20", "2.2"} {
+		t.Run(flink, func(t *testing.T) {
+			t.Parallel()
+			testRealFlinkRestore(t, flink)
+		})
+	}
+}
+
+func testRealFlinkRestore(t *testing.T, flink string) {
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	requireRealFlink(ctx, t, flink)
+	adm := newAdmin(t, bootstrap)
+	const parallelism = 3
+	topic := topicWith(ctx, t, adm, parallelism)
+	prefix := name(t, "rf")
+	first := startRealFlink(t, "flink-"+flink+"-crashed", bootstrap, realFlinkArgs{
+		Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
+		CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, CheckpointDir: t.TempDir(),
+	})
+	first.waitCheckpoints(ctx, prefix, 3)
+	first.kill9(ctx)
+	cps := first.checkpoints(prefix)
+	n := checkpointID(t, cps[len(cps)-1])
+	before := describePrefix(ctx, t, adm, prefix)
+	for s := range parallelism {
+		id := fmt.Sprintf("%s-%d-%d", prefix, s, n+1)
+		if tx := before[id]; tx.State != "Ongoing" {
+			t.Fatalf("after kill -9 past checkpoint %d, %s is %q, want Ongoing\n%s", n, id, tx.State, formatTxns(before))
+		}
+	}
+
+	second := first.restart("flink-"+flink+"-restored", "latest", nil)
+	second.waitStatus(ctx, prefix, "RUNNING")
+	second.waitUntil(ctx, fmt.Sprintf("checkpoint %d of the restored run", n+1), func() bool {
+		for _, e := range second.checkpoints(prefix) {
+			if checkpointID(t, e) > n {
+				return true
+			}
+		}
+		return false
+	})
+	if r := second.all("restored"); len(r) == 0 || r[0].int64Field(t, 0) != n {
+		t.Errorf("the restored run printed %v, want restored %s %d", r, prefix, n)
+	}
+	var after map[string]kadm.DescribedTransaction
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		after = describePrefix(ctx, t, adm, prefix)
+		problem := ""
+		for s := range parallelism {
+			id := fmt.Sprintf("%s-%d-%d", prefix, s, n+1)
+			old, now := before[id], after[id]
+			switch {
+			case now.State != "CompleteCommit":
+				problem = fmt.Sprintf("%s is %q, want CompleteCommit by the restored run", id, now.State)
+			case now.ProducerID != old.ProducerID || now.ProducerEpoch <= old.ProducerEpoch:
+				problem = fmt.Sprintf("%s committed as producer %d epoch %d, want the crashed run's producer %d at a higher epoch than %d",
+					id, now.ProducerID, now.ProducerEpoch, old.ProducerID, old.ProducerEpoch)
+			}
+		}
+		if problem == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restoring checkpoint %d on Flink %s: %s\nbefore:\n%s\nafter:\n%s", n, flink, problem, formatTxns(before), formatTxns(after))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	if code := second.sigterm(ctx); code != 143 {
+		t.Errorf("after SIGTERM the JVM exited with %d, want 143 (its shutdown hook closed the MiniCluster)", code)
+	}
+	if len(second.all("stopped")) == 0 {
+		t.Errorf("no 'stopped' line after SIGTERM")
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		open := 0
+		txns := describePrefix(ctx, t, adm, prefix)
+		for _, tx := range txns {
+			if tx.State == "Ongoing" || strings.HasPrefix(tx.State, "Prepare") {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after SIGTERM %d transactions are still open:\n%s", open, formatTxns(txns))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}

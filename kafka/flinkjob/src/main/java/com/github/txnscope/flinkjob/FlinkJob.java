@@ -65,6 +65,8 @@ public final class FlinkJob {
             "  checkpoint JOB ID completed PATH            a checkpoint completed (PATH: its retained dir or -)",
             "  checkpoint-failed JOB COUNT                 the count of failed checkpoints went up",
             "  restored JOB ID                             the job (re)started from checkpoint ID",
+            "  taskmanager restarted                       the TaskManager died (Flink 2.2 on a fence):",
+            "                                              a new one was started, as a deployment would",
             "  stopping                                    SIGTERM: the MiniCluster is being closed",
             "  stopped                                     the MiniCluster is closed (then the JVM exits)");
 

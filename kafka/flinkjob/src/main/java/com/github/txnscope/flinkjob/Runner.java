@@ -124,12 +124,43 @@ final class Runner {
             t.start();
             watchers.add(t);
         }
+        Thread sup = new Thread(() -> superviseTaskManager(mc, rest), "taskmanager-supervisor");
+        sup.setDaemon(true);
+        sup.start();
         for (Thread t : watchers) {
             t.join();
         }
         // Every job reached a terminal state (it failed for good or was cancelled).
         boolean failed = ws.stream().anyMatch(w -> !"FINISHED".equals(w.state) && !"CANCELED".equals(w.state));
         System.exit(failed ? 1 : 0);
+    }
+
+    /**
+     * Starts a new TaskManager when the cluster has none left. Flink 2.2 treats an exception while
+     * closing a fenced KafkaSink writer as fatal for the whole TaskManager ("TaskManager #0
+     * failed"); in a real deployment its process exits and is started again (Kubernetes, YARN),
+     * but a MiniCluster never replaces it, and the jobs would wait for slots forever.
+     */
+    static void superviseTaskManager(MiniCluster mc, URI rest) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpRequest req = HttpRequest.newBuilder(rest.resolve("/taskmanagers")).timeout(Duration.ofSeconds(10)).GET().build();
+        while (!stopping) {
+            try {
+                Thread.sleep(500);
+                String body = http.send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8)).body();
+                if (body.contains("\"taskmanagers\":[]") && !stopping) {
+                    event("taskmanager restarted");
+                    mc.startTaskManager();
+                    Thread.sleep(5000);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                if (!stopping) {
+                    System.err.println("flinkjob: watching the TaskManager: " + e);
+                }
+            }
+        }
     }
 
     /** The chk-N directory --restore names: itself, its _metadata's dir, or the newest one (latest). */
