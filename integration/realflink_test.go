@@ -1,0 +1,258 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// Smoke tests of real Flink on the real broker: a healthy job's transactional ids as the coordinator
+// lists and describes them.
+
+// TestRealFlinkHealthy: a healthy EXACTLY_ONCE job, parallelism 3, checkpoints every 3 s, on each
+// Flink version with INCREMENTING ids (<prefix>-<subtask>-<checkpoint>), and on 2.2 with POOLING ids
+// (<prefix>-<subtask>-<slot>).
+func TestRealFlinkHealthy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ flink, naming string }{
+		{"1.20", "incrementing"},
+		{"2.2", "incrementing"},
+		{"2.2", "pooling"},
+	} {
+		t.Run(c.flink+"-"+c.naming, func(t *testing.T) {
+			t.Parallel()
+			testRealFlinkHealthy(t, c.flink, c.naming)
+		})
+	}
+}
+
+func testRealFlinkHealthy(t *testing.T, flink, naming string) {
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	requireRealFlink(ctx, t, flink)
+	adm := newAdmin(t, bootstrap)
+	const parallelism = 3
+	topic := topicWith(ctx, t, adm, parallelism)
+	prefix := name(t, "rf")
+	job := startRealFlink(t, "flink-"+flink, bootstrap, realFlinkArgs{
+		Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
+		CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, Naming: naming,
+		CheckpointDir: t.TempDir(),
+	})
+	cps := job.waitCheckpoints(ctx, prefix, 3)
+	last := checkpointID(t, cps[len(cps)-1])
+
+	// The committer commits after the checkpoint completed: poll until every subtask shows it.
+	var txns map[string]kadm.DescribedTransaction
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		txns = describePrefix(ctx, t, adm, prefix)
+		if problem := checkFlinkIDs(prefix, parallelism, naming, last, txns); problem == "" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after checkpoint %d of a healthy %s job on Flink %s: %s\ntransactions:\n%s",
+				last, naming, flink, problem, formatTxns(txns))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("Flink %s, %s, after checkpoint %d:\n%s", flink, naming, last, formatTxns(txns))
+}
+
+var flinkIDPattern = regexp.MustCompile(`^(.*)-(\d+)-(\d+)$`)
+
+// checkFlinkIDs says what is wrong with a healthy job's ids after checkpoint last completed, or "".
+// INCREMENTING: every id is <prefix>-<subtask>-<checkpoint>, subtasks 0..p-1, and each subtask's
+// id of checkpoint last is committed. POOLING: <prefix>-<subtask>-<slot>, a few slots reused
+// (fewer ids per subtask than checkpoints), each subtask has a committed one.
+func checkFlinkIDs(prefix string, parallelism int, naming string, last int64, txns map[string]kadm.DescribedTransaction) string {
+	perSubtask := map[int][]int64{}
+	committed := map[int]int{}
+	for id, tx := range txns {
+		m := flinkIDPattern.FindStringSubmatch(id)
+		if m == nil || m[1] != prefix {
+			return fmt.Sprintf("%s is not %s-<subtask>-<n>", id, prefix)
+		}
+		s, _ := strconv.Atoi(m[2])
+		n, _ := strconv.ParseInt(m[3], 10, 64)
+		if s < 0 || s >= parallelism {
+			return fmt.Sprintf("%s: subtask %d of a job of parallelism %d", id, s, parallelism)
+		}
+		perSubtask[s] = append(perSubtask[s], n)
+		if tx.State == "CompleteCommit" {
+			committed[s]++
+		}
+	}
+	for s := range parallelism {
+		if len(perSubtask[s]) == 0 {
+			return fmt.Sprintf("subtask %d has no id", s)
+		}
+		switch naming {
+		case "pooling":
+			if committed[s] == 0 {
+				return fmt.Sprintf("subtask %d has no committed id", s)
+			}
+			if int64(len(perSubtask[s])) >= last {
+				return fmt.Sprintf("subtask %d has %d ids after %d checkpoints: not a pool", s, len(perSubtask[s]), last)
+			}
+		default:
+			id := fmt.Sprintf("%s-%d-%d", prefix, s, last)
+			if tx, ok := txns[id]; !ok || tx.State != "CompleteCommit" {
+				return fmt.Sprintf("%s (subtask %d, checkpoint %d) is %q, want CompleteCommit", id, s, last, tx.State)
+			}
+		}
+	}
+	return ""
+}
+
+// describePrefix lists and describes the transactions whose id starts with prefix+"-".
+func describePrefix(ctx context.Context, t *testing.T, adm *kadm.Client, prefix string) map[string]kadm.DescribedTransaction {
+	t.Helper()
+	listed, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatalf("ListTransactions: %v", err)
+	}
+	var ids []string
+	for id := range listed {
+		if strings.HasPrefix(id, prefix+"-") {
+			ids = append(ids, id)
+		}
+	}
+	out := map[string]kadm.DescribedTransaction{}
+	if len(ids) == 0 {
+		return out
+	}
+	described, err := adm.DescribeTransactions(ctx, ids...)
+	if err != nil {
+		t.Fatalf("DescribeTransactions: %v", err)
+	}
+	for id, d := range described {
+		if d.Err == nil {
+			out[id] = d
+		}
+	}
+	return out
+}
+
+func formatTxns(txns map[string]kadm.DescribedTransaction) string {
+	ids := make([]string, 0, len(txns))
+	for id := range txns {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		tx := txns[id]
+		fmt.Fprintf(&b, "  %s %s pid=%d epoch=%d partitions=%d\n", id, tx.State, tx.ProducerID, tx.ProducerEpoch, len(tx.Topics))
+	}
+	return b.String()
+}
+
+// TestRealFlinkRestore: kill -9 a job with its transactions open, restore it from the retained
+// checkpoint N, and stop it with SIGTERM. On both versions the new run re-uses the crashed run's
+// open ids <prefix>-<subtask>-<N+1> with the same producer ids (its InitProducerId aborts them)
+// and commits them with checkpoint N+1; SIGTERM aborts what is open, nothing is left Ongoing.
+func TestRealFlinkRestore(t *testing.T) {
+	t.Parallel()
+	for _, flink := range []string{"1.20", "2.2"} {
+		t.Run(flink, func(t *testing.T) {
+			t.Parallel()
+			testRealFlinkRestore(t, flink)
+		})
+	}
+}
+
+func testRealFlinkRestore(t *testing.T, flink string) {
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	requireRealFlink(ctx, t, flink)
+	adm := newAdmin(t, bootstrap)
+	const parallelism = 3
+	topic := topicWith(ctx, t, adm, parallelism)
+	prefix := name(t, "rf")
+	first := startRealFlink(t, "flink-"+flink+"-crashed", bootstrap, realFlinkArgs{
+		Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
+		CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, CheckpointDir: t.TempDir(),
+	})
+	first.waitCheckpoints(ctx, prefix, 3)
+	first.kill9(ctx)
+	cps := first.checkpoints(prefix)
+	n := checkpointID(t, cps[len(cps)-1])
+	before := describePrefix(ctx, t, adm, prefix)
+	for s := range parallelism {
+		id := fmt.Sprintf("%s-%d-%d", prefix, s, n+1)
+		if tx := before[id]; tx.State != "Ongoing" {
+			t.Fatalf("after kill -9 past checkpoint %d, %s is %q, want Ongoing\n%s", n, id, tx.State, formatTxns(before))
+		}
+	}
+
+	second := first.restart("flink-"+flink+"-restored", "latest", nil)
+	second.waitStatus(ctx, prefix, "RUNNING")
+	second.waitUntil(ctx, fmt.Sprintf("checkpoint %d of the restored run", n+1), func() bool {
+		for _, e := range second.checkpoints(prefix) {
+			if checkpointID(t, e) > n {
+				return true
+			}
+		}
+		return false
+	})
+	if r := second.all("restored"); len(r) == 0 || r[0].int64Field(t, 0) != n {
+		t.Errorf("the restored run printed %v, want restored %s %d", r, prefix, n)
+	}
+	var after map[string]kadm.DescribedTransaction
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		after = describePrefix(ctx, t, adm, prefix)
+		problem := ""
+		for s := range parallelism {
+			id := fmt.Sprintf("%s-%d-%d", prefix, s, n+1)
+			old, now := before[id], after[id]
+			switch {
+			case now.State != "CompleteCommit":
+				problem = fmt.Sprintf("%s is %q, want CompleteCommit by the restored run", id, now.State)
+			case now.ProducerID != old.ProducerID || now.ProducerEpoch <= old.ProducerEpoch:
+				problem = fmt.Sprintf("%s committed as producer %d epoch %d, want the crashed run's producer %d at a higher epoch than %d",
+					id, now.ProducerID, now.ProducerEpoch, old.ProducerID, old.ProducerEpoch)
+			}
+		}
+		if problem == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restoring checkpoint %d on Flink %s: %s\nbefore:\n%s\nafter:\n%s", n, flink, problem, formatTxns(before), formatTxns(after))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	if code := second.sigterm(ctx); code != 143 {
+		t.Errorf("after SIGTERM the JVM exited with %d, want 143 (its shutdown hook closed the MiniCluster)", code)
+	}
+	if len(second.all("stopped")) == 0 {
+		t.Errorf("no 'stopped' line after SIGTERM")
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		open := 0
+		txns := describePrefix(ctx, t, adm, prefix)
+		for _, tx := range txns {
+			if tx.State == "Ongoing" || strings.HasPrefix(tx.State, "Prepare") {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after SIGTERM %d transactions are still open:\n%s", open, formatTxns(txns))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
