@@ -196,8 +196,8 @@ type Unit struct {
 	// Behind: the subtask has a transaction open and its newest committed
 	// checkpoint trails the job's by behindBy or more (Flink only).
 	Behind bool
-	// Probe: none of the unit's ids ever held a transaction (all Empty at
-	// epoch 0). On restore Flink initializes <prefix>-<subtask+parallelism>-
+	// Probe: none of the unit's ids holds or held a transaction (all
+	// Empty). On restore Flink initializes <prefix>-<subtask+parallelism>-
 	// <checkpoint> and beyond to abort what a wider run may have left open
 	// (PROBING): those ids are not subtasks.
 	Probe bool
@@ -219,6 +219,8 @@ type Unit struct {
 	// logCommit is when the coordinators' log last wrote a commit of the
 	// unit (zero: not known).
 	logCommit time.Time
+	// nextNewest is the highest checkpoint below NewestCheckpoint (-1: none).
+	nextNewest int64
 	// held: one of its ids held a transaction (see Probe); zeroSlot: one of
 	// them is numbered 0 (see Job.Pooling).
 	held, zeroSlot bool
