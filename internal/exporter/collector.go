@@ -31,7 +31,8 @@ var (
 	lingerDesc      = desc("job_lingering_transactions", "Open transactions a job's crashed attempts left behind.", "txn_job", "family")
 	jobRatioDesc    = desc("job_open_timeout_ratio_max", "The largest age ÷ timeout of a job's open transactions.", "txn_job", "family")
 	sinceCommitDesc = desc("job_seconds_since_last_commit", "Seconds since one of the job's ids was last seen to commit.", "txn_job", "family")
-	fencesDesc      = desc("job_fences_total", "Aborts a job's producers did not make (fenced, force-terminated, timed out) seen since the exporter started.", "txn_job", "family")
+	fencesDesc      = desc("job_fences_total", "A job's transactions another producer ended (fenced, force-terminated) seen since the exporter started.", "txn_job", "family")
+	timeoutsDesc    = desc("job_timeouts_total", "A job's transactions the coordinator aborted at transaction.timeout.ms seen since the exporter started.", "txn_job", "family")
 	abortsDesc      = desc("job_aborts_total", "Aborts of a job's transactions seen since the exporter started.", "txn_job", "family")
 	pinnedForDesc   = desc("partition_pinned_seconds", "How long a partition's LSO has been pinned (pinned partitions only).", "topic", "partition")
 	heldDesc        = desc("partition_records_held_back", "Records between a pinned partition's LSO and its high watermark.", "topic", "partition")
@@ -76,7 +77,7 @@ func newCollector(version string, now func() time.Time, grace time.Duration) *co
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
-		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, abortsDesc,
+		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
 		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, droppedDesc} {
 		ch <- d
 	}
@@ -110,6 +111,9 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	gauge(buildDesc, 1, c.version, runtime.Version())
 	for k, n := range c.counters.Fences {
 		counter(fencesDesc, n, k.Job, k.Family)
+	}
+	for k, n := range c.counters.Timeouts {
+		counter(timeoutsDesc, n, k.Job, k.Family)
 	}
 	for k, n := range c.counters.Aborts {
 		counter(abortsDesc, n, k.Job, k.Family)

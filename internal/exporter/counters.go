@@ -5,21 +5,23 @@ import "github.com/txnscope/txnscope/model"
 // JobKey names a job in the counters' labels.
 type JobKey struct{ Job, Family string }
 
-// Counters are the fences and aborts per job since the exporter started,
+// Counters are the fences, timeouts and aborts per job since the exporter started,
 // counted from History's events as they arrive: they never go down, as a
 // Prometheus counter must not, even when History forgets an id.
 type Counters struct {
-	Fences, Aborts map[JobKey]float64
+	Fences, Timeouts, Aborts map[JobKey]float64
 }
 
 // NewCounters is a zero count.
 func NewCounters() *Counters {
-	return &Counters{Fences: map[JobKey]float64{}, Aborts: map[JobKey]float64{}}
+	return &Counters{Fences: map[JobKey]float64{}, Timeouts: map[JobKey]float64{}, Aborts: map[JobKey]float64{}}
 }
 
 // Add counts evs. A Revises event relabels an abort already counted (a
 // fence found out later): it adds a fence, not a second abort. Fences are
-// the aborts the producer did not make, as the jobs screen counts them.
+// the aborts another producer made, timeouts the coordinator's at
+// transaction.timeout.ms, as the jobs screen counts them: a SIGTERM-stopped
+// job's transactions time out, and nobody fenced them.
 func (c *Counters) Add(evs []model.Event) {
 	for _, e := range evs {
 		if !e.Kind.IsAbort() {
@@ -30,12 +32,11 @@ func (c *Counters) Add(evs []model.Event) {
 		if !e.Revises {
 			c.Aborts[k]++
 		}
-		if fence(e.Kind) {
+		switch {
+		case e.Kind == model.Fenced || e.Kind == model.ForceTerminated:
 			c.Fences[k]++
+		case e.Kind == model.TimedOut:
+			c.Timeouts[k]++
 		}
 	}
-}
-
-func fence(k model.EventKind) bool {
-	return k == model.Fenced || k == model.ForceTerminated || k == model.TimedOut
 }

@@ -85,8 +85,9 @@ func TestCollectorJobFlags(t *testing.T) {
 	}
 }
 
-// TestCountersOnlyGrow: fences and aborts are counted from the events as
-// they arrive (the coordinators' log here), and stay when the ids go.
+// TestCountersOnlyGrow: fences, timeouts and aborts are counted from the
+// events as they arrive (the coordinators' log here), and stay when the ids
+// go; a timeout is no fence.
 func TestCountersOnlyGrow(t *testing.T) {
 	e, a, c := newTest()
 	refresh(t, e, a, sinkSnapshot(uitest.T0))
@@ -100,12 +101,12 @@ func TestCountersOnlyGrow(t *testing.T) {
 		return model.Event{At: c.t, ID: id, Kind: k, Revises: revises}
 	}
 	steps := []struct {
-		evs            []model.Event
-		fences, aborts float64
+		evs                      []model.Event
+		fences, timeouts, aborts float64
 	}{
-		{[]model.Event{ev("sink-0-5", model.Fenced, false), ev("sink-1-6", model.Aborted, false), ev("sink-0-6", model.Committed, false)}, 1, 2},
-		{[]model.Event{ev("sink-1-7", model.TimedOut, false), ev("sink-1-6", model.Fenced, true)}, 3, 3},
-		{nil, 3, 3}, // nothing new, and the counts stay
+		{[]model.Event{ev("sink-0-5", model.Fenced, false), ev("sink-1-6", model.Aborted, false), ev("sink-0-6", model.Committed, false)}, 1, 0, 2},
+		{[]model.Event{ev("sink-1-7", model.TimedOut, false), ev("sink-1-6", model.Fenced, true)}, 2, 1, 3},
+		{nil, 2, 1, 3}, // nothing new, and the counts stay
 	}
 	for i, st := range steps {
 		c.t = c.t.Add(15 * time.Second)
@@ -113,6 +114,9 @@ func TestCountersOnlyGrow(t *testing.T) {
 		got := series(t, e)
 		if f := got[`txnscope_job_fences_total{family="flink",txn_job="sink"}`]; f != st.fences {
 			t.Errorf("step %d: fences %v, want %v", i, f, st.fences)
+		}
+		if n := got[`txnscope_job_timeouts_total{family="flink",txn_job="sink"}`]; n != st.timeouts {
+			t.Errorf("step %d: timeouts %v, want %v", i, n, st.timeouts)
 		}
 		if n := got[`txnscope_job_aborts_total{family="flink",txn_job="sink"}`]; n != st.aborts {
 			t.Errorf("step %d: aborts %v, want %v", i, n, st.aborts)
