@@ -323,8 +323,10 @@ func TestTmuxLiveWarningDialog(t *testing.T) {
 	s.Wait("the live warning", func(scr string) bool { return strings.Contains(flat(scr), warn) })
 	s.Text("abort")
 	s.Keys("Enter")
+	// The live warning says "refused" already: the done phase is what
+	// says the executor answered (and wrote the audit log first).
 	s.Wait("the refusal", func(scr string) bool {
-		return strings.Contains(flat(scr), "refused: this is a newer transaction of "+id) && !strings.Contains(scr, "Type abort and press enter")
+		return strings.Contains(flat(scr), "refused: this is a newer transaction of "+id) && strings.Contains(scr, "enter or esc closes")
 	})
 	if n := hook.n.Load(); n != 0 {
 		t.Errorf("%d InitProducerId requests, want none", n)
