@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // Smoke tests of real Flink on the real broker: a healthy job's transactional ids as the coordinator
@@ -64,6 +67,10 @@ func testRealFlinkHealthy(t *testing.T, flink, naming string) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Logf("Flink %s, %s, after checkpoint %d:\n%s", flink, naming, last, formatTxns(txns))
+	// The jobs view: one job of 3 tasks, POOLING told apart, no problem at
+	// any of 10 polls (POOLING's alternating slots once showed lingering on
+	// half of them).
+	newJobWatch(t, bootstrap, prefix).healthyFor(ctx, 10, parallelism, naming == "pooling")
 }
 
 var flinkIDPattern = regexp.MustCompile(`^(.*)-(\d+)-(\d+)$`)
@@ -194,6 +201,14 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 		}
 	}
 
+	// Killed and not (yet) restarted: crashed, and the way out is the
+	// restore, never "lingering".
+	w := newJobWatch(t, bootstrap, prefix)
+	w.until(ctx, 90*time.Second, "crashed, not restarted", func() bool { return slices.Contains(w.kinds(), model.ProblemCrashed) }, w.noLingering)
+	if p := w.problems()[0]; p.Kind != model.ProblemCrashed || !strings.HasPrefix(p.WayOut, "restart the job from its latest checkpoint") {
+		t.Errorf("the first problem %+v, want crashed with the restore as the way out", p)
+	}
+
 	second := first.restart("flink-"+flink+"-restored", "latest", nil)
 	second.waitStatus(ctx, prefix, "RUNNING")
 	second.waitUntil(ctx, fmt.Sprintf("checkpoint %d of the restored run", n+1), func() bool {
@@ -232,6 +247,11 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
+	// Restored: the crashed run's transactions are ended, nothing lingers,
+	// TASKS is the parallelism though Flink made probe ids.
+	w.until(ctx, 30*time.Second, "no longer crashed", func() bool { return w.found && !slices.Contains(w.kinds(), model.ProblemCrashed) }, w.noLingering)
+	w.healthyFor(ctx, 5, parallelism, false)
+
 	if code := second.sigterm(ctx); code != 143 {
 		t.Errorf("after SIGTERM the JVM exited with %d, want 143 (its shutdown hook closed the MiniCluster)", code)
 	}
@@ -254,5 +274,51 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 			t.Fatalf("10 s after SIGTERM %d transactions are still open:\n%s", open, formatTxns(txns))
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestRealFlinkSharedPrefix: a second job, started without state on the
+// prefix and topic of a running one. It re-initialises the first's ids
+// (one fence, the first restarts), then both commit side by side on
+// checkpoints far apart: the jobs view says the prefix is shared, and never
+// calls either one's live transactions lingering.
+func TestRealFlinkSharedPrefix(t *testing.T) {
+	t.Parallel()
+	for _, flink := range []string{"1.20", "2.2"} {
+		t.Run(flink, func(t *testing.T) {
+			t.Parallel()
+			bootstrap := Bootstrap(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			requireRealFlink(ctx, t, flink)
+			adm := newAdmin(t, bootstrap)
+			const parallelism = 3
+			topic := topicWith(ctx, t, adm, parallelism)
+			prefix := name(t, "rf")
+			args := realFlinkArgs{Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
+				CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, CheckpointDir: t.TempDir()}
+			a := startRealFlink(t, "flink-"+flink+"-a", bootstrap, args)
+			a.waitCheckpoints(ctx, prefix, 3)
+			w := newJobWatch(t, bootstrap, prefix)
+			w.healthyFor(ctx, 3, parallelism, false)
+			args.CheckpointDir = t.TempDir()
+			startRealFlink(t, "flink-"+flink+"-b", bootstrap, args)
+			w.until(ctx, 150*time.Second, "a shared prefix", func() bool {
+				return w.found && w.job.Shared && slices.Contains(w.kinds(), model.ProblemPrefixShared)
+			}, w.noLingering)
+			for _, p := range w.problems() {
+				if p.Kind == model.ProblemPrefixShared && !strings.Contains(p.What, "writes checkpoints") {
+					t.Errorf("shared prefix said as %q, want the two sequences named", p.What)
+				}
+			}
+			// Side by side for a while: still no lingering.
+			for range 10 {
+				w.poll(ctx)
+				if bad := w.noLingering(); bad != "" {
+					t.Fatalf("%s (%s)", bad, w)
+				}
+				time.Sleep(time.Second)
+			}
+		})
 	}
 }
