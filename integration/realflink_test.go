@@ -37,6 +37,7 @@ func TestRealFlinkHealthy(t *testing.T) {
 }
 
 func testRealFlinkHealthy(t *testing.T, flink, naming string) {
+	holdFlinkSlot(t)
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -180,6 +181,7 @@ func TestRealFlinkRestore(t *testing.T) {
 }
 
 func testRealFlinkRestore(t *testing.T, flink string) {
+	holdFlinkSlot(t)
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -317,6 +319,7 @@ func TestRealFlinkSharedPrefix(t *testing.T) {
 	for _, flink := range []string{"1.20", "2.2"} {
 		t.Run(flink, func(t *testing.T) {
 			t.Parallel()
+			holdFlinkSlot(t)
 			bootstrap := Bootstrap(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -351,4 +354,15 @@ func TestRealFlinkSharedPrefix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flinkSlots bounds the real-Flink tests that run at once: each starts one
+// or two MiniCluster JVMs of a core's worth of start-up and hundreds of MB.
+// On two cores, nine JVMs at once beside the rest of the suite made the
+// timing tests of other packages fail.
+var flinkSlots = make(chan struct{}, 2)
+
+func holdFlinkSlot(t *testing.T) {
+	flinkSlots <- struct{}{}
+	t.Cleanup(func() { <-flinkSlots })
 }
