@@ -168,10 +168,13 @@ func TestReplayFlinkTraces(t *testing.T) {
 		"scale32": {noLinger, last("2 tasks", func(p tracePoll) bool { return p.tasks == 2 }), everyPoll("no subtask behind", func(p tracePoll) bool { return !slices.Contains(p.problems, ProblemBehind) })},
 		// Subtask 2 gets no split of the restored source: its ids stay
 		// Empty, two of them, like probe ids; TASKS shows the 2 that write.
-		"scale23":      {noLinger, atMost(3), last("2 tasks writing", func(p tracePoll) bool { return p.tasks == 2 })},
-		"staggered":    {noLinger, last("a shared prefix", func(p tracePoll) bool { return p.shared && slices.Contains(p.problems, ProblemPrefixShared) })},
-		"crashloop":    {noLinger, noFence, last("timeouts, not fences", func(p tracePoll) bool { return p.timeouts >= 9 })},
-		"shorttimeout": {noLinger},
+		"scale23":   {noLinger, atMost(3), last("2 tasks writing", func(p tracePoll) bool { return p.tasks == 2 })},
+		"staggered": {noLinger, last("a shared prefix", func(p tracePoll) bool { return p.shared && slices.Contains(p.problems, ProblemPrefixShared) })},
+		// Two POOLING jobs on one prefix: nothing commits, silently for
+		// Flink; the view says so (the prefix is not flagged shared).
+		"staggeredpool": {noLinger, atMost(3), some("not committing", func(p tracePoll) bool { return slices.Contains(p.problems, ProblemNotCommitting) })},
+		"crashloop":     {noLinger, noFence, last("timeouts, not fences", func(p tracePoll) bool { return p.timeouts >= 9 })},
+		"shorttimeout":  {noLinger},
 	}
 	names, _ := filepath.Glob(filepath.Join("testdata", "flink", "*.json"))
 	sort.Strings(names)
