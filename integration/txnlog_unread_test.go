@@ -197,7 +197,12 @@ func TestTxnLogRecordsItCannotRead(t *testing.T) {
 	// The id's next transaction writes its whole state again: the log is exact once more.
 	openTxn(ctx, t, p, tp, 1, "c2")
 	endTxn(ctx, t, p, true)
-	s = pollUntil("the log again", func(s *model.Snapshot) bool { return s.Source.Log })
+	// The log may be read between the commit's PrepareCommit and its
+	// CompleteCommit record.
+	s = pollUntil("the log again, the commit complete", func(s *model.Snapshot) bool {
+		tx, ok := s.Txn(id)
+		return s.Source.Log && ok && tx.State == model.CompleteCommit
+	})
 	if tx, ok := s.Txn(id); !ok || tx.State != model.CompleteCommit {
 		t.Fatalf("the id's row from the log after its next transaction: %+v (%v)", tx, ok)
 	}

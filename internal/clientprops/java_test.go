@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The Java client is the reference for sasl.jaas.config: a password txnscope
@@ -269,9 +270,12 @@ func randomJAAS(rng *rand.Rand) string {
 		b.WriteString(value())
 	}
 	b.WriteString(pick(";", ";", ";", " ;", "", "; ", ";//x", "; m required;"))
-	if rng.IntN(8) == 0 { // and a mutation anywhere
+	if rng.IntN(8) == 0 { // and a mutation anywhere between two characters
 		s := b.String()
 		i := rng.IntN(len(s) + 1)
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++ // inside a character it would make bytes that are not UTF-8, which Java and Go decode apart
+		}
 		return s[:i] + odd() + s[i:]
 	}
 	return b.String()
