@@ -300,11 +300,12 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 	switch j.ID.Family {
 	case FlinkSink:
 		p.WayOut = "restart the job from its latest checkpoint: on restore Flink commits what the checkpoint holds and aborts the rest; " +
-			"if it will not be restarted, force-terminate them (a on the job) or let the timeout abort them, and its last checkpoint's records are lost"
+			"if it will not be restarted, force-terminate them (a on each, from enter on a subtask) or let the timeout abort them, " +
+			"and its last checkpoint's records are lost"
 	case StreamsApp:
-		p.WayOut = "restart the application's instance: its producers fence and abort these; if it will not come back, force-terminate them (a on the job)"
+		p.WayOut = "restart the application's instance: its producers fence and abort these; if it will not come back, force-terminate them (a on each)"
 	default:
-		p.WayOut = "restart the producer that owns these ids, or force-terminate them (a on the job) if it will not come back"
+		p.WayOut = "restart the producer that owns these ids, or force-terminate them (a on each) if it will not come back"
 	}
 	return p, true
 }
