@@ -111,7 +111,10 @@ func allow(ctx context.Context, t *testing.T, adm *kadm.Client, acls ...*kadm.AC
 // the rest is missing, and an abort the broker refuses comes back with the broker's error code.
 func TestACLs(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// Its parallel subtests queue behind the package's other parallel tests
+	// while this clock runs (see TestSecureConnections); go test's -timeout
+	// bounds the run.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	b := aclBroker(t)
 	bin := buildTxnscope(ctx, t)
