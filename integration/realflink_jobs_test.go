@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func (w *jobWatch) String() string {
 	return strings.Join([]string{
 		"tasks " + itoa(j.Tasks), "open " + itoa(len(j.Open)), "lingering " + itoa(len(j.Lingering)),
 		"pooling " + boolText(j.Pooling), "shared " + boolText(j.Shared), "fences " + itoa(j.Fences5m), "timeouts " + itoa(j.Timeouts5m),
-		"problems " + strings.Join(problemKinds(w.kinds()), ","),
+		"problems " + strings.Join(problemKinds(w.kinds()), ","), "pins " + pinsText(j.Pinned),
 	}, " · ")
 }
 
@@ -73,8 +74,11 @@ func (w *jobWatch) String() string {
 func (w *jobWatch) until(ctx context.Context, patience time.Duration, what string, ok func() bool, each ...func() string) {
 	w.t.Helper()
 	deadline := time.Now().Add(patience)
-	for {
+	for n := 0; ; n++ {
 		w.poll(ctx)
+		if n%5 == 0 {
+			w.t.Logf("waiting for %s: %s", what, w)
+		}
 		for _, c := range each {
 			if bad := c(); bad != "" {
 				w.t.Fatalf("%s (%s)", bad, w)
@@ -129,4 +133,15 @@ func problemKinds(ks []model.ProblemKind) []string {
 		out[i] = string(k)
 	}
 	return out
+}
+
+// pinsText is each pin's id, and its producer's last write and its start
+// relative to now, for a failure to show what the silence rule saw.
+func pinsText(ps []model.JobPin) string {
+	now := time.Now().UnixMilli()
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s last write %dms ago, began %dms ago", p.ID, now-p.LastWriteMs, now-p.StartMs))
+	}
+	return strings.Join(out, "; ")
 }

@@ -177,8 +177,9 @@ type JobPin struct {
 	ID     string
 	Groups []string
 	// LastWriteMs is when the pinning producer last wrote to the partition,
-	// as the broker says (Unix ms, 0: not known).
-	LastWriteMs int64
+	// as the broker says (Unix ms, 0: not known); StartMs when its
+	// transaction began, as the coordinator says (0: not known).
+	LastWriteMs, StartMs int64
 }
 
 // Unit is one subtask of a Flink job, or one task or thread of a Streams

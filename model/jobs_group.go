@@ -174,7 +174,7 @@ func (a *jobAcc) predecessors(s *Snapshot) {
 }
 
 func (a *jobAcc) pin(p Pin) {
-	jp := JobPin{TopicPartition: p.TopicPartition, ID: p.Owner.ID, LastWriteMs: p.Pinner.LastWriteMs}
+	jp := JobPin{TopicPartition: p.TopicPartition, ID: p.Owner.ID, LastWriteMs: p.Pinner.LastWriteMs, StartMs: p.Owner.StartUnixMs}
 	for _, g := range p.Stuck {
 		jp.Groups = append(jp.Groups, g.Group)
 		if !slices.Contains(a.job.StuckGroups, g.Group) {
@@ -320,7 +320,10 @@ func (j *Job) lingerAndBehind(u *Unit, now time.Time) {
 		j.Shared = j.Shared || j.Sequences != ""
 	}
 	for _, o := range u.open {
-		if !j.nobodyDrives(u, o, now) || two && o.predCommitted && !j.silent(o.id, now) {
+		// With no cadence known (one look) liveFor is a guess: another job
+		// on the prefix may checkpoint slower than it, and only silence
+		// tells its live transaction from a leftover.
+		if !j.nobodyDrives(u, o, now) || two && o.predCommitted && j.Cadence == 0 && !j.silent(o.id, now) {
 			continue
 		}
 		u.Lingering = append(u.Lingering, o.id)
@@ -372,20 +375,28 @@ const minLive = 10 * time.Second
 
 // silent reports whether the producer of id's open transaction has written
 // nothing for longer than liveFor, where it pins a partition (the brokers
-// say when a producer last wrote only there).
+// say when a producer last wrote only there). A last write within
+// sameAsStart of the transaction's start is no evidence: kfake reports the
+// start as the last write of every producer (the demo's backfill, writing
+// every 10s, looked silent), and a real one that wrote once and died is
+// too brief to tell from it.
 func (j *Job) silent(id string, now time.Time) bool {
 	seen := false
 	for _, p := range j.Pinned {
 		if p.ID != id {
 			continue
 		}
-		if p.LastWriteMs <= 0 || now.Sub(time.UnixMilli(p.LastWriteMs)) < j.liveFor() {
+		if p.LastWriteMs <= 0 || now.Sub(time.UnixMilli(p.LastWriteMs)) < j.liveFor() ||
+			p.StartMs > 0 && p.LastWriteMs-p.StartMs < sameAsStart.Milliseconds() {
 			return false
 		}
 		seen = true
 	}
 	return seen
 }
+
+// sameAsStart: see silent.
+const sameAsStart = 50 * time.Millisecond
 
 // liveSequences says which checkpoints u has open far apart, each younger
 // than a live transaction of the job gets: two runs, both writing, on one
@@ -412,8 +423,8 @@ func (j *Job) liveSequences(u *Unit, now time.Time) string {
 // of which commits side by side with the other (real Flink: about 11
 // checkpoints apart), or transactions a crashed run left. An old one that
 // goes on from a committed checkpoint (predCommitted) may then be the other
-// job's live transaction, when its checkpoints are far apart: only its
-// producer's silence says it is not.
+// job's live transaction, when its checkpoints are far apart and no cadence
+// is known: only its producer's silence says it is not.
 func (j *Job) twoSequences(u *Unit) bool {
 	if j.Pooling || len(u.open) < 2 {
 		return false
