@@ -284,8 +284,11 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	for _, id := range idsA2 {
 		st := sc.hist.Stats(id)
 		t.Logf("%s after the restart: events %v, last %s", id, sc.kinds(id), st.Last)
-		if st.Last != model.Committed {
-			t.Errorf("%s after the restart: last outcome %s, want committed", id, st.Last)
+		// A commit and the next transaction's start between two polls
+		// (transaction version 2: Ongoing at an epoch two higher) is
+		// "ended": txnscope does not say commit where it did not see one.
+		if st.Last != model.Committed && st.Last != model.Ended {
+			t.Errorf("%s after the restart: last outcome %s, want committed (or ended, between two polls)", id, st.Last)
 		}
 		if ps := model.Problems(txnOf(t, snap, id), st, snap, model.Query{}, time.Now()); len(ps) > 0 {
 			t.Errorf("%s after the restart: problems %q", id, ps)
