@@ -243,6 +243,13 @@ func TestCrashedNotRestarted(t *testing.T) {
 	if !strings.HasPrefix(p.WayOut, "restart the job from its latest checkpoint") {
 		t.Errorf("way out %q", p.WayOut)
 	}
+	// One subtask wrote a single batch at its start (real Flink, killed a
+	// second in): that pin says nothing, the others still say silent.
+	s1 := build(40*time.Second, 42*time.Second)
+	s1.Partitions[1].Producers[0].LastWriteMs = WriteMs(now.Add(-42 * time.Second))
+	if k := kinds(s1); len(k) == 0 || k[0] != ProblemCrashed {
+		t.Errorf("one pin without evidence: %v, want crashed", k)
+	}
 	// A run that committed checkpoint 9 since: restarted, and the open
 	// ones linger.
 	for sub := range 3 {

@@ -375,24 +375,40 @@ const minLive = 10 * time.Second
 
 // silent reports whether the producer of id's open transaction has written
 // nothing for longer than liveFor, where it pins a partition (the brokers
-// say when a producer last wrote only there). A last write within
-// sameAsStart of the transaction's start is no evidence: kfake reports the
-// start as the last write of every producer (the demo's backfill, writing
-// every 10s, looked silent), and a real one that wrote once and died is
-// too brief to tell from it.
+// say when a producer last wrote only there): no pin of it says live, and
+// one at least says silent (pinSilence).
 func (j *Job) silent(id string, now time.Time) bool {
-	seen := false
+	said := false
 	for _, p := range j.Pinned {
 		if p.ID != id {
 			continue
 		}
-		if p.LastWriteMs <= 0 || now.Sub(time.UnixMilli(p.LastWriteMs)) < j.liveFor() ||
-			p.StartMs > 0 && p.LastWriteMs-p.StartMs < sameAsStart.Milliseconds() {
+		switch j.pinSilence(p, now) {
+		case -1:
 			return false
+		case 1:
+			said = true
 		}
-		seen = true
 	}
-	return seen
+	return said
+}
+
+// pinSilence is what p says of its producer: -1 it wrote within liveFor,
+// 1 it has not since, 0 nothing. A last write within sameAsStart of the
+// transaction's start says nothing: kfake reports the start as the last
+// write of every producer (the demo's backfill, writing every 10s, looked
+// silent), and a real one that wrote a single batch there looks alike (a
+// Flink subtask killed a second in had one partition so).
+func (j *Job) pinSilence(p JobPin, now time.Time) int {
+	switch {
+	case p.LastWriteMs <= 0:
+		return 0
+	case now.Sub(time.UnixMilli(p.LastWriteMs)) < j.liveFor():
+		return -1
+	case p.StartMs > 0 && p.LastWriteMs-p.StartMs < sameAsStart.Milliseconds():
+		return 0
+	}
+	return 1
 }
 
 // sameAsStart: see silent.

@@ -252,11 +252,18 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 		return Problem{}, false
 	}
 	var quiet time.Time
+	said := false
 	for _, p := range j.Pinned {
-		if !j.silent(p.ID, now) {
+		switch j.pinSilence(p, now) {
+		case -1:
 			return Problem{}, false
+		case 1:
+			said = true
 		}
 		quiet = latest(quiet, time.UnixMilli(p.LastWriteMs))
+	}
+	if !said {
+		return Problem{}, false
 	}
 	var from, last time.Time
 	for _, u := range j.Units {
