@@ -159,22 +159,28 @@ func TestReplayFlinkTraces(t *testing.T) {
 	}
 	noFence := everyPoll("no fence", func(p tracePoll) bool { return p.fences == 0 })
 	noShared := everyPoll("no shared prefix", func(p tracePoll) bool { return !p.shared })
+	noLoop := everyPoll("no crash loop", func(p tracePoll) bool { return !slices.Contains(p.problems, ProblemCrashLoop) })
 	checks := map[string][]func(*testing.T, []tracePoll){
 		"healthy": {noLinger, atMost(3), noFence, noShared, everyPoll("no problem", func(p tracePoll) bool { return len(p.problems) == 0 })},
 		"pooling": {noLinger, atMost(3), noFence, noShared, some("pooling", func(p tracePoll) bool { return p.pooling }), everyPoll("no problem", func(p tracePoll) bool { return len(p.problems) == 0 })},
-		"restore": {noLinger, atMost(3), noShared},
-		"fresh":   {noLinger, atMost(3), noShared},
-		"kill9":   {noLinger, noFence, last("the timeouts counted apart", func(p tracePoll) bool { return p.timeouts == 3 && p.fences == 0 })},
-		"scale32": {noLinger, last("2 tasks", func(p tracePoll) bool { return p.tasks == 2 }), everyPoll("no subtask behind", func(p tracePoll) bool { return !slices.Contains(p.problems, ProblemBehind) })},
+		"restore": {noLinger, atMost(3), noShared, noLoop},
+		"fresh":   {noLinger, atMost(3), noShared, noLoop},
+		"kill9":   {noLinger, noFence, noLoop, last("the timeouts counted apart", func(p tracePoll) bool { return p.timeouts == 3 && p.fences == 0 })},
+		"scale32": {noLinger, noLoop, last("2 tasks", func(p tracePoll) bool { return p.tasks == 2 }), everyPoll("no subtask behind", func(p tracePoll) bool { return !slices.Contains(p.problems, ProblemBehind) })},
 		// Subtask 2 gets no split of the restored source: its ids stay
 		// Empty, two of them, like probe ids; TASKS shows the 2 that write.
-		"scale23":   {noLinger, atMost(3), last("2 tasks writing", func(p tracePoll) bool { return p.tasks == 2 })},
-		"staggered": {noLinger, last("a shared prefix", func(p tracePoll) bool { return p.shared && slices.Contains(p.problems, ProblemPrefixShared) })},
+		"scale23":   {noLinger, noLoop, atMost(3), last("2 tasks writing", func(p tracePoll) bool { return p.tasks == 2 })},
+		"staggered": {noLinger, noLoop, last("a shared prefix", func(p tracePoll) bool { return p.shared && slices.Contains(p.problems, ProblemPrefixShared) })},
 		// Two POOLING jobs on one prefix: nothing commits, silently for
-		// Flink; the view says so (the prefix is not flagged shared).
-		"staggeredpool": {noLinger, atMost(3), some("not committing", func(p tracePoll) bool { return slices.Contains(p.problems, ProblemNotCommitting) })},
-		"crashloop":     {noLinger, noFence, last("timeouts, not fences", func(p tracePoll) bool { return p.timeouts >= 9 })},
-		"shorttimeout":  {noLinger},
+		// Flink; both slots of each subtask stay open, their transactions
+		// ending uncommitted.
+		"staggeredpool": {noLinger, atMost(3), noLoop, some("not committing", func(p tracePoll) bool { return slices.Contains(p.problems, ProblemNotCommitting) }),
+			everyPoll("a shared prefix from 70 s until the kill at 123 s", func(p tracePoll) bool {
+				return p.at < 70*time.Second || p.at > 123*time.Second || (p.shared && slices.Contains(p.problems, ProblemPrefixShared))
+			})},
+		"crashloop": {noLinger, noFence, last("timeouts, not fences", func(p tracePoll) bool { return p.timeouts >= 9 }),
+			some("a crash loop within a minute", func(p tracePoll) bool { return p.at < time.Minute && slices.Contains(p.problems, ProblemCrashLoop) })},
+		"shorttimeout": {noLinger, noLoop},
 	}
 	names, _ := filepath.Glob(filepath.Join("testdata", "flink", "*.json"))
 	sort.Strings(names)

@@ -82,6 +82,10 @@ type Event struct {
 	// events only).
 	Begun time.Time
 	Parts int32
+	// started is when a poll last saw the ended transaction begin: not
+	// Begun, since a poll sees the end up to a refresh late and a duration
+	// from it would say so (the crash-loop rule needs only the order).
+	started time.Time
 }
 
 // EventsBetween is what happened between prev and next for a history:
@@ -256,6 +260,9 @@ func outcomeKind(n Txn) (EventKind, bool) {
 func ended(prevAt, at time.Time, p, n Txn, outcome State, tv2 bool) []Event {
 	bump := int(n.ProducerEpoch) - int(p.ProducerEpoch)
 	evs := endedKind(prevAt, at, p, n, outcome, tv2, bump)
+	if p.State.Open() && p.HasStart() {
+		evs[0].started = p.StartTime()
+	}
 	// A new producer id restarts the epochs: its jump tells nothing.
 	if bump > 0 && p.ProducerID == n.ProducerID {
 		evs[0].EpochJump = int16(min(bump, 1<<15-1))
@@ -445,6 +452,8 @@ func (h *History) Add(evs []Event) {
 		}
 		if e.Kind.Ends() {
 			st.addFinished(e)
+		}
+		if e.Kind.Ends() || e.Kind == Ended {
 			h.jobs.add(e)
 		}
 		// Last is an outcome: the log's steps and the id's own life are not.

@@ -149,6 +149,15 @@ type Job struct {
 	// LossMinutes is how many of the last 5 minutes saw a fence or a
 	// timeout: a restart makes one, a crash loop one after another.
 	LossMinutes int
+	// LossRounds is the most times one unit lost a transaction (a timeout
+	// or a fence) in the last 5 minutes, each begun after its previous
+	// loss: the job ran again and lost again.
+	LossRounds int
+	// QuietEnds is how many of its transactions ended other than by a
+	// commit or a timeout since History last saw one commit, the first of
+	// them at QuietSince.
+	QuietEnds  int
+	QuietSince time.Time
 	// MinTimeoutMs and MaxTimeoutMs span the described ids' timeouts (0:
 	// none described).
 	MinTimeoutMs, MaxTimeoutMs int32

@@ -306,6 +306,40 @@ func TestCrashLoopAndCadenceInterval(t *testing.T) {
 	}
 }
 
+// One crash that leaves two transactions of a subtask open (one
+// pre-committed, the next begun) loses both to the timeout: one round. A
+// job that runs again after each loss and loses again is a crash loop
+// within a minute, long before three minutes of losses.
+func TestCrashLoopRounds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	s := &Snapshot{TakenAt: now, Txns: []Txn{{ID: "p-0-40", State: CompleteCommit, TimeoutMs: 5000, Described: true}}}
+	s.Sort()
+	loop := func(h *History) bool {
+		return slices.ContainsFunc(Jobs(s, h, now)[0].Problems(s, Query{}, now), func(p Problem) bool { return p.Kind == ProblemCrashLoop })
+	}
+	lose := func(h *History, id string, began, at time.Duration, k EventKind) {
+		h.Add([]Event{{At: now.Add(at), ID: id, Kind: k, Begun: now.Add(began)}})
+	}
+	h := NewHistory(100)
+	lose(h, "p-0-8", -40*time.Second, -30*time.Second, TimedOut)
+	lose(h, "p-0-9", -37*time.Second, -27*time.Second, TimedOut)
+	lose(h, "p-0-9", -37*time.Second, -26*time.Second, Fenced) // a restore fences what is left
+	if loop(h) {
+		t.Errorf("one crash, its two open transactions timed out and a restore: a crash loop")
+	}
+	lose(h, "p-0-10", -20*time.Second, -10*time.Second, TimedOut)
+	if loop(h) {
+		t.Errorf("two rounds: a crash loop")
+	}
+	lose(h, "p-0-11", -8*time.Second, -time.Second, TimedOut)
+	if !loop(h) {
+		t.Errorf("three rounds in 40 s, each begun after the last was lost: no crash loop")
+	}
+	if later := now.Add(6 * time.Minute); slices.ContainsFunc(Jobs(s, h, later)[0].Problems(s, Query{}, later), func(p Problem) bool { return p.Kind == ProblemCrashLoop }) {
+		t.Errorf("rounds older than 5 minutes still make a crash loop")
+	}
+}
+
 // A job that stopped half an hour before txnscope started: read from the
 // coordinators' log, its last commit is the log's, not the moment the log
 // was read; the log's past is state (emit false), and still says when.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -12,6 +13,13 @@ type jobLog map[JobID]*jobOutcomes
 
 type jobOutcomes struct {
 	lastCommit time.Time
+	// quietEnds counts the transactions that ended other than by a commit
+	// or a timeout since the last commit: a turnover that commits nothing
+	// (the POOLING shared-prefix rule), the first of them at quietSince.
+	quietEnds  int
+	quietSince time.Time
+	// lossy are the units with loss rounds (unitOutcomes.rounds).
+	lossy []*unitOutcomes
 	// mins are the minutes with outcomes, oldest first, none Window5m
 	// older than the newest.
 	mins  []jobMinute
@@ -35,6 +43,10 @@ type unitOutcomes struct {
 	// first; cadence is the median gap between them (0: too few).
 	commits []int64
 	cadence time.Duration
+	// rounds are when the unit lost a transaction (a timeout or a fence)
+	// that began after its previous loss, within Window5m of the newest:
+	// the job ran again and lost again (the crash-loop rule).
+	rounds []time.Time
 }
 
 // The commit cadence, which the "not committing" problem falls back on
@@ -52,7 +64,8 @@ const (
 // transactions time out, and nobody fenced them.
 func fence(k EventKind) bool { return k == Fenced || k == ForceTerminated }
 
-// add records e, an event that ends a transaction.
+// add records e, an event that ends a transaction (or Ended: one whose
+// outcome is not known).
 func (l *jobLog) add(e Event) {
 	m := JobOf(e.ID)
 	if *l == nil {
@@ -63,21 +76,73 @@ func (l *jobLog) add(e Event) {
 		jo = &jobOutcomes{units: map[string]*unitOutcomes{}}
 		(*l)[m.Job] = jo
 	}
-	commit := e.Kind == Committed
+	switch {
+	case e.Kind == Committed:
+		jo.quietEnds, jo.quietSince = 0, time.Time{}
+	case e.Kind != TimedOut:
+		if jo.quietEnds == 0 {
+			jo.quietSince = e.At
+		}
+		jo.quietEnds++
+	}
+	if e.Kind == Ended {
+		return // no outcome: nothing to count
+	}
 	jo.count(minuteOf(e.At), e.Kind)
-	if !commit {
+	if e.Kind == TimedOut || fence(e.Kind) {
+		jo.lost(m.Unit, e)
+	}
+	if e.Kind != Committed {
 		return
 	}
 	jo.lastCommit = latest(jo.lastCommit, e.At)
-	if m.Unit == "" {
-		return
+	if m.Unit != "" {
+		jo.own(m.Unit).commit(e.At, m.Checkpoint)
 	}
-	uo := jo.units[m.Unit]
+}
+
+func (jo *jobOutcomes) own(unit string) *unitOutcomes {
+	uo := jo.units[unit]
 	if uo == nil {
 		uo = &unitOutcomes{newestCommitted: -1}
-		jo.units[m.Unit] = uo
+		jo.units[unit] = uo
 	}
-	uo.commit(e.At, m.Checkpoint)
+	return uo
+}
+
+func (jo *jobOutcomes) lost(unit string, e Event) {
+	uo := jo.own(unit)
+	if len(uo.rounds) == 0 && !slices.Contains(jo.lossy, uo) {
+		jo.lossy = append(jo.lossy, uo)
+	}
+	uo.lost(e)
+}
+
+// lost records a transaction of the unit ended by others. One crash can
+// leave two open per subtask (one pre-committed, the next begun): both
+// begun before either was lost, they are one round.
+func (uo *unitOutcomes) lost(e Event) {
+	began := cmp.Or(e.Begun, e.started)
+	if n := len(uo.rounds); n > 0 && (began.IsZero() || !began.After(uo.rounds[n-1])) {
+		return
+	}
+	uo.rounds = append(uo.rounds, e.At)
+	cut := 0
+	for cut < len(uo.rounds) && uo.rounds[cut].Before(e.At.Add(-Window5m)) {
+		cut++
+	}
+	uo.rounds = slices.Delete(uo.rounds, 0, cut)
+}
+
+// lossRounds is how many of the unit's rounds are within Window5m of now.
+func (uo *unitOutcomes) lossRounds(now time.Time) int {
+	n := 0
+	for _, at := range uo.rounds {
+		if now.Sub(at) < Window5m {
+			n++
+		}
+	}
+	return n
 }
 
 // fenced makes an abort of id counted at its minute a fence: what History
@@ -92,6 +157,7 @@ func (l jobLog) fenced(id string, at time.Time) {
 			c.fences++
 		}
 	}
+	jo.lost(JobOf(id).Unit, Event{At: at})
 }
 
 func (jo *jobOutcomes) count(m int32, k EventKind) {

@@ -27,6 +27,12 @@ const (
 // out at once.
 const crashLoopMinutes = 3
 
+// crashLoopRounds is how many transactions of one subtask, each begun after
+// the one before was lost to a timeout or a fence, make a crash loop sooner:
+// one crash loses what was open (one round), a restore fences it (the
+// same round); a third loss in a row is a job that keeps losing.
+const crashLoopRounds = 3
+
 // Problem is one thing wrong with a job: What in a line, Why it matters
 // and WayOut, what to do about it.
 type Problem struct {
@@ -49,8 +55,9 @@ const (
 )
 
 // Problems says what is wrong with the job, most urgent first: lingering
-// transactions, a subtask behind, no commit for too long, a shared prefix,
-// timeouts against the checkpoint interval (q) and the brokers' maximum (s).
+// transactions, a subtask behind, no commit for too long, a shared prefix
+// (before the crash loop it causes), a crash loop, timeouts against the
+// checkpoint interval (q) and the brokers' maximum (s).
 func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	var out []Problem
 	crashed, isCrashed := j.crashed(now, q.Loc)
@@ -72,20 +79,6 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	if p, ok := j.notCommitting(q, now); ok && !isCrashed {
 		out = append(out, p)
 	}
-	if j.LossMinutes >= crashLoopMinutes {
-		p := Problem{Kind: ProblemCrashLoop,
-			What: fmt.Sprintf("transactions ended by others, minute after minute: %d %s and %d %s in %d of the last 5 minutes",
-				j.Timeouts5m, plural(j.Timeouts5m, "timeout", "timeouts"), j.Fences5m, plural(j.Fences5m, "fence", "fences"), j.LossMinutes),
-			Why: "a job whose checkpoints take longer than transaction.timeout.ms has each transaction aborted at its timeout " +
-				"(Flink 1.20 then fails and restarts; Flink 2.2 logs \"Unable to commit transaction\" and goes on, its output lost); " +
-				"a crash-looping job fences its previous run's transactions at every restart",
-			WayOut: "look at the job's checkpoint durations and exceptions in Flink: raise transaction.timeout.ms above the longest checkpoint, " +
-				"or find why the job restarts (a second job on the same prefix fences it)"}
-		if j.Commits5m == 0 {
-			p.Why = "nothing committed in 5 minutes; " + p.Why
-		}
-		out = append(out, p)
-	}
 	switch {
 	case j.Sequences != "":
 		out = append(out, Problem{Kind: ProblemPrefixShared,
@@ -95,12 +88,39 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"fences the other again (with POOLING they fence each other all the time)",
 			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed; " +
 				"do not end either one's transactions from here: both are live"})
+	case j.poolsFence(now):
+		out = append(out, Problem{Kind: ProblemPrefixShared,
+			What: fmt.Sprintf("prefix likely shared by two POOLING jobs: %d transactions on its slots ended uncommitted in %s, two slots of a subtask open at once",
+				j.QuietEnds, short(now.Sub(j.QuietSince).Round(time.Second))),
+			Why: "two POOLING jobs on one prefix re-initialize the same slot ids, so each fences the other's open transaction and every commit fails; " +
+				"Flink logs only a WARN (\"producer is already fenced\") and goes on, and nothing reaches read_committed consumers. " +
+				"A single job whose every commit fails for another reason would look the same here: txnscope cannot tell the two producers apart",
+			WayOut: "look for a second job with this transactional-id prefix (both jobs' TaskManager logs name these ids); give each job a prefix of its own; " +
+				"do not end these transactions from here: their producers are live"})
 	case j.Shared:
 		out = append(out, Problem{Kind: ProblemPrefixShared,
 			What: fmt.Sprintf("prefix looks shared by two jobs (%d takeovers)", j.Takeovers),
 			Why: fmt.Sprintf("its ids were taken over by another producer again and again in the last %s: two jobs (or a crash-looping one) "+
 				"use one transactional-id prefix and fence each other's transactions", fmtWindow(CollisionWindow)),
 			WayOut: "give each job a transactional-id prefix of its own (KafkaSink's setTransactionalIdPrefix) and restart the one that changed"})
+	}
+	if j.LossMinutes >= crashLoopMinutes || j.LossRounds >= crashLoopRounds {
+		losses := fmt.Sprintf("%d %s and %d %s", j.Timeouts5m, plural(j.Timeouts5m, "timeout", "timeouts"), j.Fences5m, plural(j.Fences5m, "fence", "fences"))
+		what := fmt.Sprintf("transactions ended by others, minute after minute: %s in %d of the last 5 minutes", losses, j.LossMinutes)
+		if j.LossMinutes < crashLoopMinutes {
+			what = fmt.Sprintf("transactions ended by others, run after run: %s in 5 minutes, a subtask's %d in a row each begun after the last was lost",
+				losses, j.LossRounds)
+		}
+		p := Problem{Kind: ProblemCrashLoop, What: what,
+			Why: "a job whose checkpoints take longer than transaction.timeout.ms has each transaction aborted at its timeout " +
+				"(Flink 1.20 then fails and restarts; Flink 2.2 logs \"Unable to commit transaction\" and goes on, its output lost); " +
+				"a crash-looping job fences its previous run's transactions at every restart",
+			WayOut: "look at the job's checkpoint durations and exceptions in Flink: raise transaction.timeout.ms above the longest checkpoint, " +
+				"or find why the job restarts (a second job on the same prefix fences it)"}
+		if j.Commits5m == 0 {
+			p.Why = "nothing committed in 5 minutes; " + p.Why
+		}
+		out = append(out, p)
 	}
 	if interval, said := j.interval(q); interval > 0 && j.MinTimeoutMs > 0 && time.Duration(j.MinTimeoutMs)*time.Millisecond < 2*interval {
 		out = append(out, Problem{Kind: ProblemTimeoutShort,
@@ -118,6 +138,24 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"or raise that maximum on every broker"})
 	}
 	return out
+}
+
+// The POOLING shared-prefix rule: a healthy POOLING subtask has one slot
+// open, and a second only between a checkpoint's barrier and its commit;
+// its transactions end by commits. Two jobs on its slots keep both open
+// and end each other's transactions, none committed, for poolsFenceFor and
+// at least poolsFenceEnds per subtask.
+const (
+	poolsFenceFor  = 20 * time.Second
+	poolsFenceEnds = 2
+)
+
+func (j Job) poolsFence(now time.Time) bool {
+	if !j.Pooling || j.QuietSince.IsZero() || now.Sub(j.QuietSince) < max(poolsFenceFor, cadenceFactor*j.Cadence) ||
+		j.QuietEnds < poolsFenceEnds*max(j.Tasks, 1) {
+		return false
+	}
+	return slices.ContainsFunc(j.Units, func(u Unit) bool { return !u.Probe && len(u.Open) >= 2 })
 }
 
 // interval is the job's checkpoint interval: --checkpoint-interval when
