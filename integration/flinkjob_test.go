@@ -87,7 +87,14 @@ func requireFlinkLike(ctx context.Context, t *testing.T) {
 func startFlink(t *testing.T, name, bootstrap string, args ...string) *flinkJob {
 	t.Helper()
 	all := append([]string{"--bootstrap", bootstrap, "--exit-on-stdin-eof"}, args...)
-	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "flinklike"), all...)
+	return startScript(t, name, "flinklike", all, nil)
+}
+
+// startScript runs scripts/<script> with all, reading its event lines; the process is killed when
+// the test ends, and a failed test logs what it printed and, when tail is not nil, tail().
+func startScript(t *testing.T, name, script string, all []string, tail func() string) *flinkJob {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", script), all...)
 	cmd.Env = os.Environ()
 	j := &flinkJob{t: t, name: name, cmd: cmd, changed: make(chan struct{})}
 	stdin, err := cmd.StdinPipe()
@@ -100,7 +107,7 @@ func startFlink(t *testing.T, name, bootstrap string, args ...string) *flinkJob 
 	}
 	cmd.Stderr = lockedWriter{mu: &j.mu, w: &j.stderr}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s (scripts/flinklike): %v", name, err)
+		t.Fatalf("starting %s (scripts/%s): %v", name, script, err)
 	}
 	j.stdin = stdin
 	go j.read(stdout)
@@ -110,9 +117,12 @@ func startFlink(t *testing.T, name, bootstrap string, args ...string) *flinkJob 
 		j.waitExit(context.Background())
 		if t.Failed() {
 			t.Logf("%s stdout:\n%s\n%s stderr:\n%s", name, j.transcript(), name, j.stderrText())
+			if tail != nil {
+				t.Logf("%s log (last lines):\n%s", name, tail())
+			}
 		}
 	})
-	t.Logf("%s: scripts/flinklike %s (pid %d)", name, strings.Join(all, " "), cmd.Process.Pid)
+	t.Logf("%s: scripts/%s %s (pid %d)", name, script, strings.Join(all, " "), cmd.Process.Pid)
 	return j
 }
 

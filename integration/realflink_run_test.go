@@ -112,34 +112,8 @@ func startRealFlink(t *testing.T, name, bootstrap string, a realFlinkArgs) *real
 	t.Helper()
 	requireLoopback(t, bootstrap)
 	logPath := filepath.Join(t.TempDir(), name+".log")
-	all := append(a.argv(bootstrap), "--log-file", logPath)
-	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", "flinkjob"), all...)
-	cmd.Env = os.Environ()
-	j := &flinkJob{t: t, name: name, cmd: cmd, changed: make(chan struct{})}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = lockedWriter{mu: &j.mu, w: &j.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s (scripts/flinkjob): %v", name, err)
-	}
-	j.stdin = stdin
-	go j.read(stdout)
-	r := &realFlink{flinkJob: j, bootstrap: bootstrap, args: a, logPath: logPath}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = stdin.Close()
-		j.waitExit(context.Background())
-		if t.Failed() {
-			t.Logf("%s stdout:\n%s\n%s stderr:\n%s\n%s log (last lines):\n%s", name, j.transcript(), name, j.stderrText(), name, r.logTail(40))
-		}
-	})
-	t.Logf("%s: scripts/flinkjob %s (pid %d)", name, strings.Join(all, " "), cmd.Process.Pid)
+	r := &realFlink{bootstrap: bootstrap, args: a, logPath: logPath}
+	r.flinkJob = startScript(t, name, "flinkjob", append(a.argv(bootstrap), "--log-file", logPath), func() string { return r.logTail(40) })
 	return r
 }
 

@@ -190,6 +190,9 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	const parallelism = 3
 	topic := topicWith(ctx, t, adm, parallelism)
 	prefix := name(t, "rf")
+	group := name(t, "rc")
+	readCommittedGroup(t, bootstrap, group, topic)
+	out := newFlinkOutputs(ctx, t, bootstrap)
 	first := startRealFlink(t, "flink-"+flink+"-crashed", bootstrap, realFlinkArgs{
 		Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
 		CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, CheckpointDir: t.TempDir(),
@@ -217,6 +220,45 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	if p := w.problems()[0]; p.Kind != model.ProblemCrashed || !strings.HasPrefix(p.WayOut, "restart the job from its latest checkpoint") {
 		t.Errorf("the first problem %+v, want crashed with the restore as the way out", p)
 	}
+	var crashedIDs []string
+	for s := range parallelism {
+		crashedIDs = append(crashedIDs, fmt.Sprintf("%s-%d-%d", prefix, s, n+1))
+	}
+	// The same in the JSON and the exporter: the pinned partitions, the
+	// group stuck behind them, and who pins them.
+	out.until(ctx, 60*time.Second, prefix, "crashed, pinning, a group stuck", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+		switch {
+		case j == nil:
+			return "no job"
+		case len(j.Problems) == 0 || j.Problems[0].Kind != model.ProblemCrashed:
+			return "the first problem is not crashed_not_restarted"
+		case len(j.Lingering) > 0 || series["txnscope_job_lingering_transactions"] != 0:
+			return "lingering"
+		case len(j.Pinned) == 0 || !slices.Contains(j.StuckGroups, group):
+			return fmt.Sprintf("pinned %d, stuck groups %v: want pins and %s", len(j.Pinned), j.StuckGroups, group)
+		case series["txnscope_job_problem/crashed_not_restarted"] != 1:
+			return "the exporter's job_problem does not say crashed_not_restarted"
+		case series[`txnscope_group_stuck_seconds{group="`+group+`"}`] <= 0 || series["txnscope_partitions_pinned"] < 1:
+			return "the exporter shows no stuck group or no pinned partition"
+		case series["txnscope_job_open_timeout_ratio_max"] <= 0 || series["txnscope_job_open_timeout_ratio_max"] >= 1:
+			return "the exporter's timeout ratio is not in (0, 1)"
+		}
+		for _, p := range j.Pinned {
+			if p.Topic != topic || !slices.Contains(crashedIDs, p.TransactionalID) {
+				return fmt.Sprintf("pin %+v is not one of %v on %s", p, crashedIDs, topic)
+			}
+		}
+		i := slices.IndexFunc(s.StuckGroups, func(g model.StuckGroupJSON) bool { return g.Group == group })
+		if i < 0 || len(s.StuckGroups[i].Blockers) == 0 {
+			return "stuck_groups has no " + group + " with its blockers"
+		}
+		for _, b := range s.StuckGroups[i].Blockers {
+			if !slices.Contains(crashedIDs, b) {
+				return fmt.Sprintf("%s blocked by %s, not one of %v", group, b, crashedIDs)
+			}
+		}
+		return ""
+	})
 
 	second := first.restart("flink-"+flink+"-restored", "latest", nil)
 	second.waitStatus(ctx, prefix, "RUNNING")
@@ -260,6 +302,24 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	// TASKS is the parallelism though Flink made probe ids.
 	w.until(ctx, 30*time.Second, "no longer crashed", func() bool { return w.found && !slices.Contains(w.kinds(), model.ProblemCrashed) }, w.noLingering)
 	w.healthyFor(ctx, 5, parallelism, false)
+	var fences float64
+	out.until(ctx, 60*time.Second, prefix, "restored: healthy, the group moving, the restore's fences", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+		if bad := healthyOutputs(parallelism)(s, j, series); bad != "" {
+			return bad
+		}
+		fences = series["txnscope_job_fences_total"]
+		// A live job's open transaction pins the LSO all the time: the
+		// group waits at each for a moment, never since the crash.
+		switch {
+		case slices.ContainsFunc(s.StuckGroups, func(g model.StuckGroupJSON) bool {
+			return g.Group == group && (g.Since == nil || s.TakenAt.Sub(*g.Since) > 15*time.Second)
+		}):
+			return group + " still stuck"
+		case fences < 1 || series["txnscope_job_timeouts_total"] != 0:
+			return "the exporter counts no fence, or a timeout"
+		}
+		return ""
+	})
 
 	if code := second.sigterm(ctx); code != 143 {
 		t.Errorf("after SIGTERM the JVM exited with %d, want 143 (its shutdown hook closed the MiniCluster)", code)
@@ -311,41 +371,71 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// The job's own aborts on the way out are neither fences nor timeouts.
+	time.Sleep(3 * time.Second)
+	if series := out.series(ctx, prefix); series["txnscope_job_fences_total"] != fences || series["txnscope_job_timeouts_total"] != 0 {
+		t.Errorf("after SIGTERM the exporter counts fences %g (before %g) and timeouts %g, want no new one", series["txnscope_job_fences_total"], fences, series["txnscope_job_timeouts_total"])
+	}
 }
 
 // TestRealFlinkSharedPrefix: a second job, started without state on the
-// prefix and topic of a running one. It re-initialises the first's ids
-// (one fence, the first restarts), then both commit side by side on
-// checkpoints far apart: the jobs view says the prefix is shared, and never
-// calls either one's live transactions lingering.
+// prefix and topic of a running one. INCREMENTING: it re-initializes the
+// first's ids (one fence, the first restarts), then both commit side by
+// side on checkpoints far apart. POOLING (2.2): the two fence each other's
+// every transaction and nothing commits, while Flink shows both RUNNING.
+// The jobs view, the JSON and the exporter say the prefix is shared, and
+// never call either one's live transactions lingering.
 func TestRealFlinkSharedPrefix(t *testing.T) {
 	t.Parallel()
-	for _, flink := range []string{"1.20", "2.2"} {
-		t.Run(flink, func(t *testing.T) {
+	for _, c := range []struct{ flink, naming string }{
+		{"1.20", "incrementing"},
+		{"2.2", "incrementing"},
+		{"2.2", "pooling"},
+	} {
+		t.Run(c.flink+"-"+c.naming, func(t *testing.T) {
 			t.Parallel()
 			holdFlinkSlot(t)
 			bootstrap := Bootstrap(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			requireRealFlink(ctx, t, flink)
+			requireRealFlink(ctx, t, c.flink)
 			adm := newAdmin(t, bootstrap)
 			const parallelism = 3
 			topic := topicWith(ctx, t, adm, parallelism)
 			prefix := name(t, "rf")
-			args := realFlinkArgs{Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
+			out := newFlinkOutputs(ctx, t, bootstrap)
+			args := realFlinkArgs{Flink: c.flink, Topic: topic, Prefix: prefix, Parallelism: parallelism, Naming: c.naming,
 				CheckpointInterval: 3 * time.Second, TransactionTimeout: 60 * time.Second, CheckpointDir: t.TempDir()}
-			a := startRealFlink(t, "flink-"+flink+"-a", bootstrap, args)
+			a := startRealFlink(t, "flink-"+c.flink+"-a", bootstrap, args)
 			a.waitCheckpoints(ctx, prefix, 3)
 			w := newJobWatch(t, bootstrap, prefix)
-			w.healthyFor(ctx, 3, parallelism, false)
+			w.healthyFor(ctx, 3, parallelism, c.naming == "pooling")
 			args.CheckpointDir = t.TempDir()
-			startRealFlink(t, "flink-"+flink+"-b", bootstrap, args)
+			startRealFlink(t, "flink-"+c.flink+"-b", bootstrap, args)
+			// Two POOLING jobs either go on side by side, every commit
+			// failing with a WARN (both slots open, nothing committed), or
+			// fence each other into restarts many times a minute: txnscope
+			// cannot tell the latter from one job restarting again and
+			// again, and says so in the crash loop it shows.
+			pooled := func() bool {
+				for _, p := range w.problems() {
+					if p.Kind == model.ProblemCrashLoop && w.job.Fences5m >= 6 && strings.Contains(p.Why, "a second job on this transactional-id prefix") {
+						return true
+					}
+				}
+				return false
+			}
 			w.until(ctx, 150*time.Second, "a shared prefix", func() bool {
-				return w.found && w.job.Shared && slices.Contains(w.kinds(), model.ProblemPrefixShared)
+				return w.found && ((w.job.Shared && slices.Contains(w.kinds(), model.ProblemPrefixShared)) || (c.naming == "pooling" && pooled()))
 			}, w.noLingering)
+			said := "writes checkpoints"
+			if c.naming == "pooling" {
+				said = "two POOLING jobs"
+			}
 			for _, p := range w.problems() {
-				if p.Kind == model.ProblemPrefixShared && !strings.Contains(p.What, "writes checkpoints") {
-					t.Errorf("shared prefix said as %q, want the two sequences named", p.What)
+				if (p.Kind == model.ProblemPrefixShared && !strings.Contains(p.What, said)) ||
+					((p.Kind == model.ProblemPrefixShared || p.Kind == model.ProblemCrashLoop) && !strings.Contains(p.WayOut, "do not end")) {
+					t.Errorf("%s said as %q, %q: want %q, and not to end their transactions", p.Kind, p.What, p.WayOut, said)
 				}
 			}
 			// Side by side for a while: still no lingering.
@@ -356,6 +446,19 @@ func TestRealFlinkSharedPrefix(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 			}
+			out.until(ctx, 60*time.Second, prefix, "a shared prefix", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+				shared := j != nil && j.PrefixShared && hasProblem(j, model.ProblemPrefixShared) && series["txnscope_prefix_shared"] == 1 &&
+					series["txnscope_job_problem/prefix_shared"] == 1
+				fenced := c.naming == "pooling" && hasProblem(j, model.ProblemCrashLoop) && j.Fences5m >= 6 &&
+					series["txnscope_job_problem/crash_loop"] == 1
+				switch {
+				case !shared && !fenced:
+					return "neither shared (JSON prefix_shared and the problem, exporter prefix_shared and job_problem) nor, under POOLING, a crash loop of fences"
+				case len(j.Lingering) > 0 || series["txnscope_job_lingering_transactions"] != 0:
+					return "lingering"
+				}
+				return ""
+			})
 		})
 	}
 }

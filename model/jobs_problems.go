@@ -117,6 +117,13 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"a crash-looping job fences its previous run's transactions at every restart",
 			WayOut: "look at the job's checkpoint durations and exceptions in Flink: raise transaction.timeout.ms above the longest checkpoint, " +
 				"or find why the job restarts (a second job on the same prefix fences it)"}
+		if j.Fences5m > j.Timeouts5m {
+			p.Why = "each run's transactions are fenced by an InitProducerId on the same ids: a second job on this transactional-id prefix " +
+				"(two POOLING jobs fence each other's every transaction, many times a minute), or this job restarting again and again, " +
+				"each restart fencing what the last one left open; txnscope cannot tell the two apart"
+			p.WayOut = "look in Flink for a second job with this transactional-id prefix and at this job's restarts and exceptions; " +
+				"give each job a prefix of its own; do not end these transactions from here: their producers are live"
+		}
 		if j.Commits5m == 0 {
 			p.Why = "nothing committed in 5 minutes; " + p.Why
 		}

@@ -40,6 +40,7 @@ var (
 	hangingDesc     = desc("partitions_hanging", "Pinned partitions no coordinator will ever release.")
 	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only).", "group")
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
+	problemDesc     = desc("job_problem", "1 while the jobs view shows this problem for the job (its kind as in snapshot -o json).", "txn_job", "family", "kind")
 	droppedDesc     = desc("scrape_errors_total", "Series left out of a scrape because they could not be built: a bug, please report it.")
 )
 
@@ -78,7 +79,7 @@ func newCollector(version string, now func() time.Time, grace time.Duration) *co
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
 		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
-		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, droppedDesc} {
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, droppedDesc} {
 		ch <- d
 	}
 }
@@ -175,6 +176,9 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 		}
 		if j.HasCommit {
 			gauge(sinceCommitDesc, j.SinceCommit.Seconds(), j.Job, j.Family)
+		}
+		for _, k := range j.Problems {
+			gauge(problemDesc, 1, j.Job, j.Family, string(k))
 		}
 		if j.Shared && !shared[j.Job] {
 			shared[j.Job] = true

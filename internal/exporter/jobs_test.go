@@ -39,6 +39,10 @@ func TestJobSeries(t *testing.T) {
 	c.t = uitest.T0.Add(45 * time.Second)
 	refresh(t, e, a, sinkSnapshot(uitest.T0)) // the same state, 45 s later
 	got := series(t, e)
+	// The jobs view's problem for it, one series per kind.
+	if g, w := named(got, "txnscope_job_problem"), map[string]float64{`txnscope_job_problem{family="flink",kind="lingering",txn_job="sink"}`: 1}; !maps.Equal(g, w) {
+		t.Errorf("job_problem: got %v, want %v", g, w)
+	}
 	want := map[string]float64{
 		`txnscope_job_lingering_transactions{family="flink",txn_job="sink"}`: 1,
 		`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="sink"}`: (2*60 + 45) / 600.0,

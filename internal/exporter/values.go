@@ -48,6 +48,9 @@ type JobValues struct {
 	SinceCommit time.Duration
 	HasCommit   bool
 	Shared      bool // its prefix is taken over by two jobs (Collision)
+	// Problems are the kinds of the jobs view's problems for it, as the
+	// TUI sees them without --checkpoint-interval (the cadence stands in).
+	Problems []model.ProblemKind
 }
 
 // PinValues is one pinned partition.
@@ -98,7 +101,7 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 	for _, g := range model.BlockedGroups(pins) {
 		v.Groups = append(v.Groups, GroupValues{Group: g.Group, StuckFor: max(now.Sub(g.Since), 0)})
 	}
-	v.Jobs = jobValues(model.Group(s, pins).Jobs(h, now), v.Open, now)
+	v.Jobs = jobValues(s, model.Group(s, pins).Jobs(h, now), v.Open, now)
 	return v
 }
 
@@ -119,7 +122,7 @@ func openTxns(s *model.Snapshot, now time.Time) []OpenTxn {
 
 // jobValues is each job's figures; the largest ratio is over its open ids,
 // whose timeouts may differ, so it is not the oldest one's.
-func jobValues(jobs []model.Job, open []OpenTxn, now time.Time) []JobValues {
+func jobValues(s *model.Snapshot, jobs []model.Job, open []OpenTxn, now time.Time) []JobValues {
 	type key struct{ job, family string }
 	out := make([]JobValues, 0, len(jobs))
 	maxOf := map[key]float64{}
@@ -139,6 +142,11 @@ func jobValues(jobs []model.Job, open []OpenTxn, now time.Time) []JobValues {
 		jv.MaxRatio, jv.HasRatio = maxOf[k], has[k]
 		if !j.LastCommit.IsZero() {
 			jv.SinceCommit, jv.HasCommit = max(now.Sub(j.LastCommit), 0), true
+		}
+		for _, p := range j.Problems(s, model.Query{}, now) {
+			if !slices.Contains(jv.Problems, p.Kind) {
+				jv.Problems = append(jv.Problems, p.Kind)
+			}
 		}
 		out = append(out, jv)
 	}
