@@ -248,6 +248,23 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 				return fmt.Sprintf("pin %+v is not one of %v on %s", p, crashedIDs, topic)
 			}
 		}
+		// The partitions view: each pinned partition of the topic held below
+		// its high watermark by one of the crashed run's transactions.
+		pinned := 0
+		for _, p := range s.PinnedPartitions {
+			if p.Topic != topic {
+				continue
+			}
+			pinned++
+			if p.HeldBack <= 0 || p.LastStableOffset >= p.HighWatermark || !p.Blocking || p.Hanging ||
+				p.TransactionalID == nil || !slices.Contains(crashedIDs, *p.TransactionalID) {
+				return fmt.Sprintf("pinned partition %s-%d: LSO %d HWM %d held back %d by %v, want one of %v", p.Topic, p.Partition,
+					p.LastStableOffset, p.HighWatermark, p.HeldBack, p.TransactionalID, crashedIDs)
+			}
+		}
+		if pinned != len(j.Pinned) {
+			return fmt.Sprintf("%d pinned partitions of %s, the job pins %d", pinned, topic, len(j.Pinned))
+		}
 		i := slices.IndexFunc(s.StuckGroups, func(g model.StuckGroupJSON) bool { return g.Group == group })
 		if i < 0 || len(s.StuckGroups[i].Blockers) == 0 {
 			return "stuck_groups has no " + group + " with its blockers"
