@@ -259,9 +259,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		w := jl.window(now)
 		j.Commits5m, j.Aborts5m, j.Fences5m, j.Timeouts5m, j.LossMinutes = w.commits, w.aborts, w.fences, w.timeouts, w.lossMinutes
 		j.QuietEnds, j.QuietSince = jl.quietEnds, jl.quietSince
-		for _, ul := range jl.lossy {
-			j.LossRounds = max(j.LossRounds, ul.lossRounds(now))
-		}
+		j.LossRounds = jl.lossRounds(now)
 	}
 	j.LastCommit = latest(j.LastCommit, h.baselineCommit(j.committedID))
 	if j.ID.Family == FlinkSink && h != nil {

@@ -18,8 +18,8 @@ type jobOutcomes struct {
 	// (the POOLING shared-prefix rule), the first of them at quietSince.
 	quietEnds  int
 	quietSince time.Time
-	// lossy are the units with loss rounds (unitOutcomes.rounds).
-	lossy []*unitOutcomes
+	// lossy names the units with loss rounds (unitOutcomes.rounds).
+	lossy []string
 	// mins are the minutes with outcomes, oldest first, none Window5m
 	// older than the newest.
 	mins  []jobMinute
@@ -111,11 +111,21 @@ func (jo *jobOutcomes) own(unit string) *unitOutcomes {
 }
 
 func (jo *jobOutcomes) lost(unit string, e Event) {
-	uo := jo.own(unit)
-	if len(uo.rounds) == 0 && !slices.Contains(jo.lossy, uo) {
-		jo.lossy = append(jo.lossy, uo)
+	if !slices.Contains(jo.lossy, unit) {
+		jo.lossy = append(jo.lossy, unit)
 	}
-	uo.lost(e)
+	jo.own(unit).lost(e)
+}
+
+// lossRounds is the most loss rounds of one unit within Window5m of now.
+func (jo *jobOutcomes) lossRounds(now time.Time) int {
+	n := 0
+	for _, name := range jo.lossy {
+		if uo := jo.units[name]; uo != nil {
+			n = max(n, uo.lossRounds(now))
+		}
+	}
+	return n
 }
 
 // lost records a transaction of the unit ended by others. One crash can
@@ -273,6 +283,7 @@ func (l jobLog) keep(s *Snapshot) {
 				delete(jo.units, name)
 			}
 		}
+		jo.lossy = slices.DeleteFunc(jo.lossy, func(name string) bool { return jo.units[name] == nil })
 	}
 }
 

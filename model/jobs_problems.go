@@ -263,7 +263,6 @@ func (j Job) notCommitting(q Query, now time.Time) (Problem, bool) {
 	return p, true
 }
 
-// clock is t as a UTC time of day.
 // clock is a time of day in loc, named: the screen's zone, or UTC when nil.
 func clock(t time.Time, loc *time.Location) string {
 	if loc == nil {
