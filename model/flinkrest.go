@@ -1,0 +1,158 @@
+package model
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FlinkJob is what one JobManager's REST API says of one of its jobs
+// (internal/flinkrest reads it): its state, its vertices, its checkpoint
+// configuration and statistics. Times are the JobManager's clock, Unix ms.
+type FlinkJob struct {
+	// Source is the JobManager's URL as given to --flink.
+	Source string
+	ID     string
+	Name   string
+	// State is Flink's: CREATED, RUNNING, RESTARTING, FAILING, FAILED,
+	// CANCELLING, CANCELED, FINISHED, SUSPENDED, RECONCILING, INITIALIZING.
+	State   string
+	StartMs int64
+	// Vertices are the job graph's vertices (chained operators are one).
+	Vertices []FlinkVertex
+	// IntervalMs and CheckpointTimeoutMs are the checkpoint configuration
+	// (0: not known, or checkpointing off).
+	IntervalMs, CheckpointTimeoutMs int64
+	Completed, Failed, InProgress   int64
+	// Latest is the latest completed checkpoint, Restored the one the job
+	// last started from (nil: none).
+	Latest, Restored *FlinkCheckpoint
+	// History is the recent checkpoints, newest first, as Flink keeps them.
+	History []FlinkCheckpoint
+	// Err is what went wrong reading the job's details ("" when nothing).
+	Err string
+}
+
+// FlinkVertex is a vertex of a Flink job graph.
+type FlinkVertex struct {
+	Name        string
+	Parallelism int
+}
+
+// FlinkCheckpoint is one checkpoint as Flink's statistics show it.
+type FlinkCheckpoint struct {
+	ID     int64
+	Status string // COMPLETED, IN_PROGRESS, FAILED
+	// TriggerMs is when the JobManager triggered it; AckMs when the last
+	// subtask acknowledged it (for a completed one, about when it
+	// completed); RestoreMs when a job started from it.
+	TriggerMs, AckMs, RestoreMs int64
+	Path                        string // external path, "" when none
+	Savepoint                   bool
+}
+
+// FlinkRunning reports whether state is one in which the job's tasks run
+// or are about to: its producers may be live.
+func FlinkRunning(state string) bool {
+	switch state {
+	case "RUNNING", "RESTARTING", "FAILING", "CREATED", "INITIALIZING", "RECONCILING", "CANCELLING":
+		return true
+	}
+	return false
+}
+
+// SinkParallelism is the parallelism of the vertex that holds a sink
+// ("Writer" or "Sink" in its name; chained, the vertex holds the source
+// too), else the highest of the job's (0: no vertex known).
+func (f FlinkJob) SinkParallelism() int {
+	best := 0
+	for _, v := range f.Vertices {
+		if strings.Contains(v.Name, "Writer") || strings.Contains(v.Name, "Sink") {
+			return v.Parallelism
+		}
+		best = max(best, v.Parallelism)
+	}
+	return best
+}
+
+// Interval is the checkpoint interval Flink reports (0: not known).
+func (f FlinkJob) Interval() time.Duration {
+	if f.IntervalMs <= 0 || f.IntervalMs > int64(24*time.Hour/time.Millisecond) {
+		return 0 // Flink says Long.MAX_VALUE when checkpointing is off
+	}
+	return time.Duration(f.IntervalMs) * time.Millisecond
+}
+
+// FlinkMatch is the Flink job txnscope takes a prefix's job to be, and how
+// it knows.
+type FlinkMatch struct {
+	Job FlinkJob
+	// By is "--flink-prefix" (the operator said so) or "name" (the job's
+	// name holds the prefix as a word).
+	By string
+}
+
+// MatchFlink finds prefix's Flink job among jobs: the one the operator
+// mapped to it (explicit: Flink job name or id → prefix), else one whose
+// name holds the prefix as a word. Of several (a failed run and the one
+// that replaced it), the running one, then the newest, wins.
+func MatchFlink(prefix string, jobs []FlinkJob, explicit map[string]string) (FlinkMatch, bool) {
+	var cands []FlinkJob
+	by := "--flink-prefix"
+	for _, j := range jobs {
+		if p, ok := explicit[j.Name]; ok && p == prefix {
+			cands = append(cands, j)
+		} else if p, ok := explicit[j.ID]; ok && p == prefix {
+			cands = append(cands, j)
+		}
+	}
+	if len(cands) == 0 {
+		by = "name"
+		for _, j := range jobs {
+			if _, mapped := explicit[j.Name]; mapped {
+				continue
+			}
+			if _, mapped := explicit[j.ID]; !mapped && hasWord(j.Name, prefix) {
+				cands = append(cands, j)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return FlinkMatch{}, false
+	}
+	best := slices.MaxFunc(cands, func(a, b FlinkJob) int {
+		return cmp.Or(cmp.Compare(rank(a.State), rank(b.State)), cmp.Compare(a.StartMs, b.StartMs))
+	})
+	return FlinkMatch{Job: best, By: by}, true
+}
+
+func rank(state string) int {
+	if FlinkRunning(state) {
+		return 1
+	}
+	return 0
+}
+
+// hasWord reports whether word appears in s with no letter, digit, '-',
+// '_' or '.' on either side: "orders" is in "sink orders (prod)", not in
+// "orders-v2".
+func hasWord(s, word string) bool {
+	if word == "" {
+		return false
+	}
+	inWord := func(r byte) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+	}
+	for i := 0; ; {
+		k := strings.Index(s[i:], word)
+		if k < 0 {
+			return false
+		}
+		at, end := i+k, i+k+len(word)
+		if (at == 0 || !inWord(s[at-1])) && (end == len(s) || !inWord(s[end])) {
+			return true
+		}
+		i = at + 1
+	}
+}

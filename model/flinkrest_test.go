@@ -1,0 +1,52 @@
+package model
+
+import (
+	"testing"
+	"time"
+)
+
+func TestMatchFlink(t *testing.T) {
+	jobs := []FlinkJob{
+		{ID: "a1", Name: "flinkjob orders", State: "FAILED", StartMs: 100},
+		{ID: "a2", Name: "flinkjob orders", State: "RUNNING", StartMs: 50},
+		{ID: "a3", Name: "flinkjob orders", State: "CANCELED", StartMs: 300},
+		{ID: "b1", Name: "orders-v2 enricher", State: "RUNNING", StartMs: 10},
+		{ID: "c1", Name: "payments", State: "RUNNING", StartMs: 10},
+	}
+	for _, c := range []struct {
+		prefix   string
+		explicit map[string]string
+		id, by   string
+	}{
+		{"orders", nil, "a2", "name"}, // the running one beats a newer failed one
+		{"orders-v2", nil, "b1", "name"},
+		{"order", nil, "", ""}, // a word, not a part of one
+		{"payments", nil, "c1", "name"},
+		{"payments", map[string]string{"payments": "pay-sink"}, "", ""}, // mapped elsewhere
+		{"pay-sink", map[string]string{"payments": "pay-sink"}, "c1", "--flink-prefix"},
+		{"pay-sink", map[string]string{"c1": "pay-sink"}, "c1", "--flink-prefix"},
+		{"orders", map[string]string{"a3": "orders"}, "a3", "--flink-prefix"}, // the operator's word wins
+		{"", nil, "", ""},
+	} {
+		m, ok := MatchFlink(c.prefix, jobs, c.explicit)
+		if ok != (c.id != "") || m.Job.ID != c.id || m.By != c.by {
+			t.Errorf("MatchFlink(%q, %v) = %s by %q, %v; want %q by %q", c.prefix, c.explicit, m.Job.ID, m.By, ok, c.id, c.by)
+		}
+	}
+}
+
+func TestFlinkJobFigures(t *testing.T) {
+	for _, c := range []struct {
+		job      FlinkJob
+		sink     int
+		interval time.Duration
+	}{
+		{FlinkJob{Vertices: []FlinkVertex{{"Source: generator -> slow-snapshot", 3}, {"kafka-sink: Writer -> kafka-sink: Committer", 2}}, IntervalMs: 3000}, 2, 3 * time.Second},
+		{FlinkJob{Vertices: []FlinkVertex{{"Source: gen", 3}, {"Map", 5}}, IntervalMs: 9223372036854775807}, 5, 0}, // checkpointing off
+		{FlinkJob{}, 0, 0},
+	} {
+		if s, i := c.job.SinkParallelism(), c.job.Interval(); s != c.sink || i != c.interval {
+			t.Errorf("%+v: sink parallelism %d, interval %s; want %d, %s", c.job, s, i, c.sink, c.interval)
+		}
+	}
+}
