@@ -36,9 +36,9 @@ func newFlinkOutputs(ctx context.Context, t *testing.T, bootstrap string) *flink
 
 // snapshot runs `txnscope snapshot -o json --since 15m` and returns the
 // document and prefix's Flink job in it (nil: none).
-func (o *flinkOutputs) snapshot(ctx context.Context, prefix string) (model.SnapshotJSON, *model.JobJSON) {
+func (o *flinkOutputs) snapshot(ctx context.Context, prefix string, extra ...string) (model.SnapshotJSON, *model.JobJSON) {
 	o.t.Helper()
-	r := runTxnscope(ctx, o.t, o.bin, nil, "snapshot", "-o", "json", "--since", "15m", "-b", o.bootstrap)
+	r := runTxnscope(ctx, o.t, o.bin, nil, append([]string{"snapshot", "-o", "json", "--since", "15m", "-b", o.bootstrap}, extra...)...)
 	if r.code != 0 {
 		o.t.Fatalf("exit %d\n%s", r.code, r)
 	}
@@ -198,4 +198,19 @@ func healthyOutputs(tasks int) func(model.SnapshotJSON, *model.JobJSON, map[stri
 		}
 		return noneOf(j, bad...)
 	}
+}
+
+// restURL is the run's JobManager REST address, from its "started JOB
+// JOBID rest=PORT" line.
+func (r *realFlink) restURL(job string) string {
+	r.t.Helper()
+	for _, e := range r.all("started") {
+		if e.ID == job && len(e.Fields) >= 2 {
+			if port, ok := strings.CutPrefix(e.Fields[1], "rest="); ok {
+				return "http://127.0.0.1:" + port
+			}
+		}
+	}
+	r.t.Fatalf("%s printed no started line for %s with its REST port:\n%s", r.name, job, r.transcript())
+	return ""
 }

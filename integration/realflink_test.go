@@ -72,6 +72,22 @@ func testRealFlinkHealthy(t *testing.T, flink, naming string) {
 	// any of 10 polls (POOLING's alternating slots once showed lingering on
 	// half of them).
 	newJobWatch(t, bootstrap, prefix).healthyFor(ctx, 10, parallelism, naming == "pooling")
+
+	// Flink's REST API beside it: the job found by its name, RUNNING, its
+	// sink's parallelism and interval, a checkpoint at least as new as the
+	// last one the job printed.
+	out := &flinkOutputs{t: t, bin: buildTxnscope(ctx, t), bootstrap: bootstrap}
+	s, j := out.snapshot(ctx, prefix, "--flink", job.restURL(prefix))
+	switch f := j.Flink; {
+	case s.Flink == nil || len(s.Flink.JobManagers) != 1 || s.Flink.JobManagers[0].Error != nil || s.Flink.JobManagers[0].Jobs != 1:
+		t.Errorf("snapshot --flink: job_managers %+v", s.Flink)
+	case f == nil:
+		t.Errorf("snapshot --flink: %s matched no Flink job", prefix)
+	case f.State != "RUNNING" || f.MatchedBy != "name" || f.SinkParallelism == nil || *f.SinkParallelism != parallelism ||
+		f.CheckpointIntervalMs == nil || *f.CheckpointIntervalMs != 3000 || f.LatestCompleted == nil || f.LatestCompleted.ID < last ||
+		f.LatestCompleted.CompletedTime == nil || f.LatestCompleted.CompletedTime.After(s.TakenAt.Add(time.Minute)):
+		t.Errorf("snapshot --flink: %+v (latest %+v), want RUNNING, matched by name, parallelism %d, 3 s, checkpoint %d or later", f, f.LatestCompleted, parallelism, last)
+	}
 }
 
 var (
@@ -219,6 +235,12 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	w.until(ctx, 90*time.Second, "crashed, not restarted", func() bool { return slices.Contains(w.kinds(), model.ProblemCrashed) }, w.noLingering)
 	if p := w.problems()[0]; p.Kind != model.ProblemCrashed || !strings.HasPrefix(p.WayOut, "restart the job from its latest checkpoint") {
 		t.Errorf("the first problem %+v, want crashed with the restore as the way out", p)
+	}
+	// Its JobManager died with it: one error in the JSON, the verdict the
+	// brokers' (crashed).
+	if s, j := out.snapshot(ctx, prefix, "--flink", first.restURL(prefix), "--timeout", "5s"); s.Flink == nil ||
+		len(s.Flink.JobManagers) != 1 || s.Flink.JobManagers[0].Error == nil || j == nil || j.Flink != nil {
+		t.Errorf("snapshot --flink at the dead JobManager: %+v, job %s", s.Flink, jobText(j))
 	}
 	var crashedIDs []string
 	for s := range parallelism {

@@ -34,6 +34,18 @@ type FlinkJob struct {
 	Err string
 }
 
+// FlinkView is what the JobManagers given with --flink said at one read.
+type FlinkView struct {
+	Jobs []FlinkJob
+	// Errs says, per JobManager that did not answer, why ("" for those that
+	// did), in --flink's order; Sources are their URLs.
+	Errs, Sources []string
+	At            time.Time
+	// Prefixes are --flink-prefix's: a Flink job's name or id → the
+	// transactional-id prefix of its sink.
+	Prefixes map[string]string
+}
+
 // FlinkVertex is a vertex of a Flink job graph.
 type FlinkVertex struct {
 	Name        string

@@ -168,6 +168,9 @@ type Job struct {
 	// Sequences says, when not "", which subtask has two live transactions
 	// open on checkpoints far apart: two jobs write one prefix (Shared).
 	Sequences string
+	// Flink is the Flink job its prefix matched (nil: no --flink, or no
+	// match).
+	Flink *FlinkMatch
 	// Pinned are the partitions whose LSO one of the job's open
 	// transactions holds (Pin.Blocking), by partition; StuckGroups the
 	// read_committed groups waiting at them, by name.
@@ -259,4 +262,12 @@ type openTxn struct {
 // callers that hold the snapshot and the history at once.
 func Jobs(s *Snapshot, h *History, now time.Time) []Job {
 	return Group(s, PinsOf(s, nil, nil, now)).Jobs(h, now)
+}
+
+// JobsWith is Jobs with each Flink sink matched to its job in flink (nil:
+// none).
+func JobsWith(s *Snapshot, h *History, now time.Time, flink *FlinkView) []Job {
+	g := Group(s, PinsOf(s, nil, nil, now))
+	g.Flink = flink
+	return g.Jobs(h, now)
 }

@@ -371,3 +371,49 @@ func TestLastCommitFromTheLog(t *testing.T) {
 		t.Errorf("from one poll: last commit %v, want unknown", j.LastCommit)
 	}
 }
+
+// Flink's REST API has the last word on whether a job runs: a job it says
+// FAILED is crashed though no partition says its producers are silent; one
+// it says RUNNING is not, though they are.
+func TestCrashedTakesFlinksWord(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	tp := TopicPartition{Topic: "out", Partition: 0}
+	open := Txn{ID: "p-0-9", State: Ongoing, ProducerID: 7, TimeoutMs: 600000, Described: true, Partitions: []TopicPartition{tp}}
+	open.SetStart(now.Add(-2 * time.Minute))
+	s := &Snapshot{TakenAt: now, Txns: []Txn{{ID: "p-0-8", State: CompleteCommit, ProducerID: 6, TimeoutMs: 600000, Described: true}, open},
+		Partitions: []Partition{{TopicPartition: tp, HighWatermark: 20, LastStableOffset: 10,
+			Producers: []Producer{{ProducerID: 7, CurrentTxnStartOffset: 10, LastWriteMs: WriteMs(now.Add(-100 * time.Second))}}}}}
+	s.Sort()
+	kinds := func(state string) (out []ProblemKind, what string) {
+		var fv *FlinkView
+		if state != "" {
+			fv = &FlinkView{Jobs: []FlinkJob{{Source: "http://jm:8081", ID: "j", Name: "job p", State: state}}}
+		}
+		g := Group(s, PinsOf(s, nil, nil, now))
+		g.Flink = fv
+		for _, p := range g.Jobs(nil, now)[0].Problems(s, Query{}, now) {
+			out = append(out, p.Kind)
+			if p.Kind == ProblemCrashed {
+				what = p.What
+			}
+		}
+		return out, what
+	}
+	if k, _ := kinds(""); !slices.Contains(k, ProblemCrashed) {
+		t.Errorf("silent producer, no Flink: %v, want crashed", k)
+	}
+	if k, _ := kinds("RUNNING"); slices.Contains(k, ProblemCrashed) {
+		t.Errorf("Flink says RUNNING: %v, want not crashed", k)
+	}
+	if k, _ := kinds("RESTARTING"); slices.Contains(k, ProblemCrashed) {
+		t.Errorf("Flink says RESTARTING: %v, want not crashed", k)
+	}
+	// A producer that wrote a moment ago: live, for the brokers.
+	s.Partitions[0].Producers[0].LastWriteMs = WriteMs(now.Add(-time.Second))
+	if k, _ := kinds(""); slices.Contains(k, ProblemCrashed) {
+		t.Errorf("live producer, no Flink: %v", k)
+	}
+	if k, what := kinds("FAILED"); !slices.Contains(k, ProblemCrashed) || what != "crashed, not restarted: 1 open, Flink says FAILED" {
+		t.Errorf("Flink says FAILED: %v %q", k, what)
+	}
+}

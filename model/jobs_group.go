@@ -16,6 +16,9 @@ import (
 // price of a look-up per job and subtask. It is never changed once made.
 type Grouping struct {
 	jobs []Job
+	// Flink is what the JobManagers said (nil: no --flink); Jobs matches
+	// each Flink sink's prefix to its Flink job in it.
+	Flink *FlinkView
 }
 
 type jobAcc struct {
@@ -229,6 +232,11 @@ func (g *Grouping) Jobs(h *History, now time.Time) []Job {
 	out := make([]Job, len(g.jobs))
 	for i := range g.jobs {
 		out[i] = g.jobs[i].withHistory(h, now)
+		if out[i].ID.Family == FlinkSink && g.Flink != nil {
+			if m, ok := MatchFlink(out[i].ID.Name, g.Flink.Jobs, g.Flink.Prefixes); ok {
+				out[i].Flink = &m
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b Job) int {
 		if c := cmp.Compare(len(b.Lingering), len(a.Lingering)); c != 0 {

@@ -166,11 +166,14 @@ func (j Job) poolsFence(now time.Time) bool {
 }
 
 // interval is the job's checkpoint interval: --checkpoint-interval when
-// given, else its commit cadence (a sink commits once per checkpoint), and
-// how to say it.
+// given, else what Flink's REST API says, else its commit cadence (a sink
+// commits once per checkpoint), and how to say it.
 func (j Job) interval(q Query) (time.Duration, string) {
 	if q.CheckpointInterval > 0 {
 		return q.CheckpointInterval, short(q.CheckpointInterval)
+	}
+	if j.Flink != nil && j.Flink.Job.Interval() > 0 {
+		return j.Flink.Job.Interval(), short(j.Flink.Job.Interval()) + " (Flink's)"
 	}
 	if j.ID.Family == FlinkSink && j.Cadence > 0 {
 		c := j.Cadence.Round(100 * time.Millisecond)
@@ -288,8 +291,18 @@ func plural(n int, one, many string) string {
 // checkpoints merely fail goes on writing into its transactions.
 func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 	live := j.liveFor()
+	// Flink's word, when its REST API was asked: a job it runs is not
+	// crashed; one it says FAILED or CANCELED is, whatever the brokers say
+	// of its producers.
+	flinkSays := ""
+	if j.Flink != nil && j.Flink.Job.State != "" {
+		if FlinkRunning(j.Flink.Job.State) {
+			return Problem{}, false
+		}
+		flinkSays = j.Flink.Job.State
+	}
 	// Lingering says a run committed after these began: it was restarted.
-	if len(j.Open) == 0 || len(j.Lingering) > 0 || len(j.Pinned) == 0 || j.Oldest.ID == "" {
+	if len(j.Open) == 0 || len(j.Lingering) > 0 || (len(j.Pinned) == 0 && flinkSays == "") || j.Oldest.ID == "" {
 		return Problem{}, false
 	}
 	if !j.LastCommit.IsZero() && now.Sub(j.LastCommit) < live {
@@ -300,19 +313,21 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 	for _, p := range j.Pinned {
 		switch j.pinSilence(p, now) {
 		case -1:
-			return Problem{}, false
+			if flinkSays == "" {
+				return Problem{}, false
+			}
 		case 1:
 			said = true
 		}
 		quiet = latest(quiet, time.UnixMilli(p.LastWriteMs))
 	}
-	if !said {
+	if !said && flinkSays == "" {
 		return Problem{}, false
 	}
 	var from, last time.Time
 	for _, u := range j.Units {
 		for _, o := range u.open {
-			if o.ending || o.start.IsZero() || now.Sub(o.start) < live {
+			if o.ending || o.start.IsZero() || (now.Sub(o.start) < live && flinkSays == "") {
 				return Problem{}, false
 			}
 			if o.deadline.IsZero() {
@@ -332,6 +347,11 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 		commit = "no commit since " + clock(j.LastCommit, loc)
 	}
 	p.Why = commit + " and nothing written into its open transactions: no run drives them. They stay open, pinning their partitions"
+	if flinkSays != "" {
+		p.What = fmt.Sprintf("crashed, not restarted: %d open, Flink says %s", n, flinkSays)
+		p.Why = fmt.Sprintf("%s: Flink's JobManager (%s) reports job %s %s, and %s. No run drives its open transactions: they stay open, pinning their partitions",
+			commit, j.Flink.Job.Source, j.Flink.Job.Name, flinkSays, "none of its tasks runs")
+	}
 	if len(j.StuckGroups) > 0 {
 		p.Why += fmt.Sprintf(" (read_committed %s %s %s)", plural(len(j.StuckGroups), "group", "groups"), strings.Join(j.StuckGroups, ", "),
 			plural(len(j.StuckGroups), "waits", "wait"))

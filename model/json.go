@@ -25,6 +25,8 @@ type (
 		Replay *ReplayJSON `json:"replay,omitempty"`
 		// Hidden is Snapshot.Hidden (ACLs hide some transactional ids).
 		Hidden string `json:"hidden,omitempty"`
+		// Flink is each JobManager given with --flink (absent without).
+		Flink *FlinkSourcesJSON `json:"flink,omitempty"`
 	}
 	TxnJSON struct {
 		TransactionalID string `json:"transactional_id"`
@@ -128,6 +130,7 @@ func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 		Hidden:       s.Hidden,
 		Transactions: []TxnJSON{},
 		Partitions:   []PartitionJSON{},
+		Flink:        ExportFlinkSources(q.Flink),
 	}
 	if s.BrokerMaxTimeoutMs > 0 {
 		v := s.BrokerMaxTimeoutMs

@@ -57,6 +57,9 @@ type (
 		StuckGroupsBase64 []*string     `json:"stuck_groups_base64,omitempty"`
 		Subtasks          []SubtaskJSON `json:"subtasks"`
 		Problems          []ProblemJSON `json:"problems"`
+		// Flink is the Flink job the prefix matched (null: no --flink, or
+		// none matched).
+		Flink *FlinkJSON `json:"flink"`
 	}
 	// JobPinJSON is a partition whose LSO the job's open transaction
 	// transactional_id holds, and the groups stuck there.
@@ -99,7 +102,7 @@ type (
 
 // ExportJobs is s's jobs as JSON, most urgent first.
 func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
-	jobs := Jobs(s, h, now)
+	jobs := JobsWith(s, h, now, q.Flink)
 	out := make([]JobJSON, 0, len(jobs))
 	for _, j := range jobs {
 		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, NameBase64: Base64(j.ID.Name), IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
@@ -109,7 +112,7 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			LastCommit: timeOrNil(j.LastCommit), SlowestLastCommit: timeOrNil(j.SlowestCommit),
 			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, Timeouts5m: j.Timeouts5m, PrefixShared: j.Shared, Tasks: j.Tasks,
 			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
-			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}}
+			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}, Flink: ExportFlink(j.Flink)}
 		if j.ID.Family == FlinkSink {
 			naming := "incrementing"
 			if j.Pooling {

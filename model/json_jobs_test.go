@@ -65,3 +65,53 @@ func TestExportedJobsMatchTheSchema(t *testing.T) {
 		t.Errorf("the orders job's fields are not all filled in: %s", b)
 	}
 }
+
+// With --flink, the matched job's Flink state and checkpoints and each
+// JobManager's answer are in the document, valid against the schema; the
+// interval Flink reports is the one the timeout rule uses.
+func TestExportedFlinkMatchesTheSchema(t *testing.T) {
+	now := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
+	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
+		{ID: "orders-0-7", State: model.CompleteCommit, TimeoutMs: 5000, Described: true},
+		{ID: "payments-0-3", State: model.CompleteCommit, TimeoutMs: 60000, Described: true},
+	}}
+	s.Sort()
+	ms := now.Add(-time.Minute).UnixMilli()
+	flink := &model.FlinkView{At: now, Sources: []string{"http://jm-a:8081", "http://jm-b:8081"}, Errs: []string{"", "http://jm-b:8081: GET /jobs/overview: connection refused"},
+		Jobs: []model.FlinkJob{{Source: "http://jm-a:8081", ID: "0123456789abcdef0123456789abcdef", Name: "enrich orders", State: "RUNNING", StartMs: ms,
+			Vertices: []model.FlinkVertex{{Name: "Source: x -> sink: Writer", Parallelism: 3}}, IntervalMs: 3000, CheckpointTimeoutMs: 600000, Completed: 7,
+			Latest:   &model.FlinkCheckpoint{ID: 7, Status: "COMPLETED", TriggerMs: ms, AckMs: ms + 20, Path: "file:/chk/chk-7"},
+			Restored: &model.FlinkCheckpoint{ID: 4, RestoreMs: ms - 1000, Path: "file:/chk/chk-4"}}}}
+	doc := model.ExportQuery(s, nil, model.Query{Flink: flink}, now)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.CheckSnapshotJSON(t, b)
+	if doc.Flink == nil || len(doc.Flink.JobManagers) != 2 || doc.Flink.JobManagers[0].Jobs != 1 || doc.Flink.JobManagers[1].Error == nil {
+		t.Errorf("flink: %+v", doc.Flink)
+	}
+	for _, j := range doc.Jobs {
+		switch j.Name {
+		case "orders":
+			f := j.Flink
+			if f == nil || f.State != "RUNNING" || f.MatchedBy != "name" || f.LatestCompleted == nil || f.LatestCompleted.ID != 7 ||
+				f.Restored == nil || f.Restored.ID != 4 || *f.SinkParallelism != 3 || *f.CheckpointIntervalMs != 3000 {
+				t.Errorf("orders' flink: %+v", f)
+			}
+			var short string
+			for _, p := range j.Problems {
+				if p.Kind == model.ProblemTimeoutShort {
+					short = p.What
+				}
+			}
+			if short != "timeout 5s below 2× the checkpoint interval 3s (Flink's)" {
+				t.Errorf("timeout_below_interval %q, want Flink's interval", short)
+			}
+		case "payments":
+			if j.Flink != nil {
+				t.Errorf("payments matched %+v", j.Flink)
+			}
+		}
+	}
+}

@@ -49,6 +49,9 @@ type Query struct {
 	// Loc is the time zone of the times in problems' texts, the screen's
 	// clock's; nil is UTC, as in the JSON.
 	Loc *time.Location
+	// Flink is what the JobManagers said, for the JSON's jobs (nil: no
+	// --flink); the UI hands it to the jobs' Grouping instead.
+	Flink *FlinkView
 }
 
 // Problems lists why a transaction deserves attention; empty means none.

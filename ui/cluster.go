@@ -31,6 +31,9 @@ type cluster struct {
 	// jobs is the jobs view's grouping (nil unless it was on view when the
 	// refresh started: it is a pass over every id).
 	jobs *model.Grouping
+	// flink is the JobManagers' latest reading when the refresh started
+	// (nil: no --flink, or none yet).
+	flink *model.FlinkView
 }
 
 // listRows are the list's rows for q, when they were worked out with the rest.
@@ -45,14 +48,14 @@ func (c *cluster) listRows(q model.Query) ([]int, bool) {
 // q included, and the jobs' grouping when jobs is set. track remembers since
 // when each partition is pinned; only the refresh command touches it, and
 // refreshes never overlap (poller), so it needs no lock.
-func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query, jobs bool) cluster {
+func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q model.Query, jobs bool, flink *model.FlinkView) cluster {
 	track.Observe(snap)
 	byPID := model.ProducersOn(snap)
 	pins := model.PinsOf(snap, byPID, track, now)
 	groups := model.BlockedGroups(pins)
 	c := cluster{snap: snap, sum: views.Summarize(snap), byPID: byPID,
 		pins: pins, groups: groups, hanging: model.HangingIDsOf(snap, byPID, pins),
-		pinSum: views.PinSummary{Pinned: len(pins), Stuck: len(groups)}}
+		pinSum: views.PinSummary{Pinned: len(pins), Stuck: len(groups)}, flink: flink}
 	for i := range pins {
 		if pins[i].Hanging {
 			c.pinSum.Hanging++
@@ -60,6 +63,7 @@ func newCluster(snap *model.Snapshot, track *model.PinTracker, now time.Time, q 
 	}
 	if jobs {
 		c.jobs = model.Group(snap, pins)
+		c.jobs.Flink = flink
 	}
 	if q.Filter != model.FilterProblems {
 		c.rows, c.rowsQuery, c.hasRows = model.Rows(snap, nil, q, now), q, true

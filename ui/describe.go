@@ -46,7 +46,7 @@ func (m *Model) describe() tea.Cmd {
 		n = min(n, firstBatch)
 	}
 	gen, base, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
-	first, q, jobs := m.onScreen(), m.listQuery(), m.jobsOn()
+	first, q, jobs, flink := m.onScreen(), m.listQuery(), m.jobsOn(), m.data.flink
 	return func() tea.Msg {
 		ids := model.NextPending(base, first, n)
 		d, err := admin.Describe(ctx, ids)
@@ -54,7 +54,7 @@ func (m *Model) describe() tea.Cmd {
 			return describedMsg{gen: gen, base: base, err: err}
 		}
 		next, evs := model.Fill(base, d)
-		return describedMsg{gen: gen, base: base, data: newCluster(next, track, now(), q, jobs), events: evs}
+		return describedMsg{gen: gen, base: base, data: newCluster(next, track, now(), q, jobs, flink), events: evs}
 	}
 }
 

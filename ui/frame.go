@@ -25,7 +25,7 @@ func (m *Model) restyle() {
 
 func (m *Model) headerData() views.HeaderData {
 	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.data.sum, Conn: m.conn(), Now: m.now,
-		Pins: m.data.pinSum, Warning: m.o.Warning}
+		Pins: m.data.pinSum, Warning: m.o.Warning, Flink: views.FlinkNote(m.data.flink)}
 }
 
 // render stacks header, body and footer. The body is the screen on view (the

@@ -58,6 +58,7 @@ func (s *jobsScreen) fresh() {
 	g := s.e.data.jobs
 	if g == nil {
 		g = model.Group(s.e.data.snap, s.e.data.pins)
+		g.Flink = s.e.data.flink
 		s.e.data.jobs = g // the refreshes bring their own while the view is on
 	}
 	s.jobs = g.Jobs(s.e.hist, s.e.now)

@@ -313,3 +313,24 @@ func BenchmarkRefreshTakeInJobs(b *testing.B) {
 		b.Fatalf("%d jobs grouped, want 50", len(h.jobs().jobs))
 	}
 }
+
+// With --flink, a job's subtasks say what Flink says of it (its state and
+// latest completed checkpoint), the timeout rule takes Flink's interval,
+// and a JobManager that does not answer is a header note, not an error.
+func TestFlinkBesideTheJob(t *testing.T) {
+	view := &model.FlinkView{At: uitest.T0, Sources: []string{"http://jm-a:8081", "http://jm-b:8081"},
+		Errs: []string{"", "http://jm-b:8081: GET /jobs/overview: connection refused"},
+		Jobs: []model.FlinkJob{{Source: "http://jm-a:8081", ID: "0123456789abcdef0123456789abcdef", Name: "load warehouse-loader \x1b[31m", State: "RESTARTING",
+			IntervalMs: 10_000, Latest: &model.FlinkCheckpoint{ID: 120, Status: "COMPLETED", TriggerMs: uitest.T0.Add(-4 * time.Second).UnixMilli(),
+				AckMs: uitest.T0.Add(-3 * time.Second).UnixMilli()}}}}
+	h := jobsStarted(t, func(o *Options) { o.Flink = func() *model.FlinkView { return view } })
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J", "enter")
+	scr := h.screen()
+	mustContain(t, scr, "Flink RESTARTING · checkpoint 120 23s ago", "flink: http://jm-b:8081: GET /jobs/overview: connection refused")
+	mustNotContain(t, scr, "\x1b[31m")
+	j, _ := h.jobs().job(h.jobs().selected)
+	if j == nil || j.Flink == nil || j.Flink.Job.Name != view.Jobs[0].Name {
+		t.Errorf("warehouse-loader's Flink job: %+v", j)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/model"
 )
 
 // Options wire the UI to a cluster.
@@ -22,6 +23,9 @@ type Options struct {
 	// Context is the program's (nil: none): when it ends (a signal), an
 	// abort in flight is abandoned and recorded as an unknown outcome.
 	Context context.Context
+	// Flink is the latest reading of the JobManagers given with --flink
+	// (nil: none given; it returns nil until the first reading is in).
+	Flink func() *model.FlinkView
 }
 
 // The layout needs this much room; below it a message says so.

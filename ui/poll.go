@@ -127,7 +127,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.poll.gen++
 	m.poll.tick++ // whatever tick was pending is now obsolete
 	m.poll.busy, m.poll.probing, m.poll.busySince, m.poll.again = true, false, m.now, false
-	gen, prev, admin, ctx, track, now, q, jobs := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery(), m.jobsOn()
+	gen, prev, admin, ctx, track, now, q, jobs, flink := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now, m.listQuery(), m.jobsOn(), m.o.Flink
 	return func() tea.Msg {
 		start := now()
 		next, err := admin.Poll(ctx, prev)
@@ -142,7 +142,11 @@ func (m *Model) refresh() tea.Cmd {
 		if next != prev && !next.Source.Log {
 			model.ShareStrings(prev, next)
 		}
-		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q, jobs), events: model.EventsBetween(prev, next)}
+		var fv *model.FlinkView
+		if flink != nil {
+			fv = flink()
+		}
+		msg := refreshedMsg{gen: gen, data: newCluster(next, track, now(), q, jobs, fv), events: model.EventsBetween(prev, next)}
 		if prev == nil {
 			msg.baseline = model.NewHistory(historySize)
 			msg.baseline.Baseline(next)

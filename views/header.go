@@ -106,11 +106,14 @@ type HeaderData struct {
 	// Warning is a standing warning about the connection itself (the
 	// brokers' TLS certificates not verified), always shown.
 	Warning string
+	// Flink says which --flink JobManagers did not answer the last reading
+	// ("" when all did, or none is given).
+	Flink string
 }
 
 // HeaderHeight is 2 lines, plus one when there is an error or a note to show.
 func HeaderHeight(d HeaderData) int {
-	if d.Conn.Err != "" || d.Sum.Hidden != "" {
+	if d.Conn.Err != "" || d.Sum.Hidden != "" || d.Flink != "" {
 		return 3
 	}
 	return 2
@@ -142,6 +145,9 @@ func Header(d HeaderData, w int, st Styles) string {
 		}
 		if d.Sum.Hidden != "" {
 			notes = append(notes, st.Warn.Render(oneLine(d.Sum.Hidden)))
+		}
+		if d.Flink != "" {
+			notes = append(notes, st.Warn.Render("flink: "+oneLine(d.Flink)))
 		}
 		lines = append(lines, strings.Join(notes, st.Dim.Render(" · ")))
 	}
@@ -278,4 +284,25 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// FlinkNote is the header's word on the JobManagers of v that did not
+// answer ("" when all did, or v is nil).
+func FlinkNote(v *model.FlinkView) string {
+	if v == nil {
+		return ""
+	}
+	var bad []string
+	for _, e := range v.Errs {
+		if e != "" {
+			bad = append(bad, e)
+		}
+	}
+	switch {
+	case len(bad) == 0:
+		return ""
+	case len(bad) == 1:
+		return bad[0]
+	}
+	return fmt.Sprintf("%d of %d JobManagers do not answer; %s", len(bad), len(v.Errs), bad[0])
 }

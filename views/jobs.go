@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -412,6 +413,9 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 		if j.Pooling {
 			parts[0] += " · pooling"
 		}
+		if f := flinkPart(j.Flink, d.Now); f != "" && ansi.StringWidth(left)+2+ansi.StringWidth(parts[0])+3+ansi.StringWidth(f) <= w {
+			parts = append(parts, f)
+		}
 		for _, more := range []struct {
 			n         int
 			one, many string
@@ -427,4 +431,24 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 	}
 	lines = append(lines, Spread(left, right, w))
 	return Block(lines, w, h)
+}
+
+// flinkPart is what Flink's REST API says of the job, for its status line:
+// its state and latest completed checkpoint ("" when not matched).
+func flinkPart(m *model.FlinkMatch, now time.Time) string {
+	if m == nil {
+		return ""
+	}
+	j := m.Job
+	out := "Flink " + escape.Text(j.State)
+	if j.Latest != nil {
+		out += " · checkpoint " + strconv.FormatInt(j.Latest.ID, 10)
+		if j.Latest.AckMs > 0 {
+			out += " " + since(time.UnixMilli(j.Latest.AckMs), now) + " ago"
+		}
+	}
+	if j.Err != "" {
+		out += " · details unread"
+	}
+	return out
 }

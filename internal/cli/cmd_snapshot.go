@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/internal/summary"
 	"github.com/txnscope/txnscope/kafkaadmin"
@@ -30,6 +31,9 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	}
 	defer cl.Close()
 	memlimit.Hold(ctx) // it holds every id described at once
+	// The JobManagers are read beside the cluster, not after it.
+	flink := make(chan *model.FlinkView, 1)
+	go func() { flink <- readFlink(ctx, c, time.Now()) }()
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", summary.List(c.bootstrap, ",", "bootstrap servers"), err)
@@ -62,7 +66,14 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
 		h.Baseline(s)
 	}
-	q := model.Query{CheckpointInterval: c.checkpointInterval}
+	q := model.Query{CheckpointInterval: c.checkpointInterval, Flink: <-flink}
+	if q.Flink != nil && c.output != "json" {
+		for _, e := range q.Flink.Errs {
+			if e != "" {
+				fmt.Fprintf(stderr, "txnscope: note: flink %s\n", escape.Line(e))
+			}
+		}
+	}
 	if err := writeSnapshot(stdout, c.output, s, h, q, now, rp); err != nil {
 		return fmt.Errorf("writing the snapshot: %w", err)
 	}
@@ -232,4 +243,18 @@ func indentJSON(dst, src []byte, prefix string) []byte {
 		}
 	}
 	return dst
+}
+
+// readFlink reads every --flink JobManager once, each within --timeout
+// (nil without --flink).
+func readFlink(ctx context.Context, c config, now time.Time) *model.FlinkView {
+	if len(c.flink) == 0 {
+		return nil
+	}
+	jobs, errs := flinkrest.Poll(ctx, c.flink, c.timeout)
+	v := &model.FlinkView{Jobs: jobs, Errs: errs, At: now, Prefixes: c.flinkPrefix}
+	for _, cl := range c.flink {
+		v.Sources = append(v.Sources, cl.URL())
+	}
+	return v
 }

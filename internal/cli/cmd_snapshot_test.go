@@ -89,6 +89,19 @@ func randomSnapshot(r *rand.Rand) (*model.Snapshot, *model.History, model.Query)
 	if r.IntN(2) == 0 {
 		q.CheckpointInterval = time.Duration(r.IntN(60)) * time.Second
 	}
+	if r.IntN(2) == 0 {
+		// A JobManager's strings are as hostile as the cluster's: a job
+		// named after an id's prefix matches it.
+		q.Flink = &model.FlinkView{At: s.TakenAt, Sources: []string{pick()}, Errs: []string{pick()}}
+		for range r.IntN(4) {
+			j := model.FlinkJob{Source: q.Flink.Sources[0], ID: pick(), Name: pick() + " " + pick(), State: pick(), Err: pick(),
+				Vertices: []model.FlinkVertex{{Name: pick(), Parallelism: r.IntN(4)}}, IntervalMs: r.Int64N(10_000)}
+			if r.IntN(2) == 0 {
+				j.Latest = &model.FlinkCheckpoint{ID: r.Int64N(100), TriggerMs: r.Int64N(2e12), AckMs: r.Int64N(2e12), Path: pick()}
+			}
+			q.Flink.Jobs = append(q.Flink.Jobs, j)
+		}
+	}
 	return s, h, q
 }
 

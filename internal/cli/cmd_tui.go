@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/ui"
@@ -53,6 +54,13 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 	defer cl.Close()
 	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
 	o.Context = ctx
+	if len(c.flink) > 0 {
+		// Read on their own clock, each within --timeout: a JobManager that
+		// hangs never holds a refresh of the cluster.
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		o.Flink = flinkrest.Watch(wctx, c.flink, c.refresh, c.timeout, c.flinkPrefix)
+	}
 	memlimit.Hold(ctx)
 	m := ui.New(o)
 	p := tea.NewProgram(m, tea.WithOutput(stdout))

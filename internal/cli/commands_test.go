@@ -100,6 +100,11 @@ func TestFlagDoesNotApplyMessages(t *testing.T) {
 		{[]string{"find-hanging", "--topic", "t", "--yes"}, "--yes does not apply to find-hanging (it goes with abort, force-terminate)"},
 		{[]string{"demo", "--tls-ca", "ca.pem"}, "--tls-ca does not apply to demo: it runs its own plaintext cluster (it goes with every other command)"},
 		{[]string{"demo", "--output", "json"}, "--output does not apply to demo (it goes with snapshot, list,"},
+		{[]string{"list", "--flink", "http://jm:8081"}, "--flink does not apply to list (it goes with the UI, demo, snapshot)"},
+		{[]string{"snapshot", "--flink", "jm:8081"}, `--flink "jm:8081": want the JobManager's REST address, http://HOST:PORT or https://HOST:PORT`},
+		{[]string{"snapshot", "--flink", "http://jm:8081", "--flink-prefix", "orders"}, `bad --flink-prefix "orders": want JOB=PREFIX`},
+		{[]string{"snapshot", "--flink", "http://jm:8081", "--flink-prefix", "a=x", "--flink-prefix", "a=y"}, `--flink-prefix maps "a" to both "x" and "y"`},
+		{[]string{"snapshot", "--flink-prefix", "a=x"}, "--flink-prefix needs --flink"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			_, err := parse(tt.args)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
@@ -34,6 +35,10 @@ type config struct {
 	since time.Duration
 	// history: "auto" follows the coordinators' log when it may, "polls" never.
 	history string
+	// flink are the JobManagers' REST addresses (--flink), flinkPrefix the
+	// Flink jobs (name or id) mapped to their sink's prefix (--flink-prefix).
+	flink       []*flinkrest.Client
+	flinkPrefix map[string]string
 	// listen: exporter's HOST:PORT.
 	listen   string
 	headless bool
@@ -71,6 +76,10 @@ func flagSet(c *config) *pflag.FlagSet {
 		"snapshot: also replay what the coordinators' log (__transaction_state, needs READ) still holds of the last `DURATION` (e.g. 1h, at most a year): every commit and abort, and who ended it")
 	fs.StringVar(&c.history, "history", "auto",
 		"where the UI's history comes from: `auto|polls`; auto follows the coordinators' log (__transaction_state) when READ on it is allowed, polls never reads it")
+	fs.StringArray("flink", nil, "a Flink JobManager's REST `URL` (http://HOST:PORT), repeatable: its jobs' state and checkpoints beside the jobs they write "+
+		"(read only; one that does not answer is said in the header)")
+	fs.StringArray("flink-prefix", nil, "`JOB=PREFIX`, repeatable: the Flink job (its name or id) whose KafkaSink uses transactional-id PREFIX, "+
+		"where its name does not hold the prefix")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -150,6 +159,9 @@ func parse(args []string) (config, error) {
 	}
 	if c.output != "table" && c.output != "json" {
 		return c, usagef("bad --output %q: want table or json", clip(c.output))
+	}
+	if err := flinkFlags(fs, &c); err != nil {
+		return c, err
 	}
 	if slices.Contains(s.flags, "bootstrap-server") { // it connects to a cluster of the user's
 		boot, err := resolveSecurity(fs, &c, os.Getenv)
@@ -246,6 +258,36 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 	}
 	if c.one.durationFilterMs < -1 {
 		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
+	}
+	return nil
+}
+
+// flinkFlags reads --flink and --flink-prefix into c.
+func flinkFlags(fs *pflag.FlagSet, c *config) error {
+	urls, _ := fs.GetStringArray("flink")
+	for _, u := range urls {
+		cl, err := flinkrest.New(u)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		c.flink = append(c.flink, cl)
+	}
+	maps, _ := fs.GetStringArray("flink-prefix")
+	for _, m := range maps {
+		job, prefix, ok := strings.Cut(m, "=")
+		if !ok || job == "" || prefix == "" {
+			return usagef("bad --flink-prefix %q: want JOB=PREFIX (JOB a Flink job's name or id)", clip(m))
+		}
+		if c.flinkPrefix == nil {
+			c.flinkPrefix = map[string]string{}
+		}
+		if old, dup := c.flinkPrefix[job]; dup && old != prefix {
+			return usagef("--flink-prefix maps %q to both %q and %q", clip(job), clip(old), clip(prefix))
+		}
+		c.flinkPrefix[job] = prefix
+	}
+	if len(c.flinkPrefix) > 0 && len(c.flink) == 0 {
+		return usagef("--flink-prefix needs --flink: the JobManager to read the jobs from")
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -218,4 +219,32 @@ func Poll(ctx context.Context, cs []*Client, timeout time.Duration) ([]model.Fli
 		out = append(out, js...)
 	}
 	return out, errs
+}
+
+// Watch reads cs every `every`, each JobManager within timeout, until ctx
+// ends, and returns the latest reading: nil until the first is in. A slow
+// JobManager delays only the next reading, never its reader.
+func Watch(ctx context.Context, cs []*Client, every, timeout time.Duration, prefixes map[string]string) func() *model.FlinkView {
+	var latest atomic.Pointer[model.FlinkView]
+	sources := make([]string, len(cs))
+	for i, c := range cs {
+		sources[i] = c.base
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			jobs, errs := Poll(ctx, cs, timeout)
+			if ctx.Err() != nil {
+				return
+			}
+			latest.Store(&model.FlinkView{Jobs: jobs, Errs: errs, Sources: sources, At: time.Now(), Prefixes: prefixes})
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return latest.Load
 }

@@ -32,8 +32,8 @@ func serveDir(t *testing.T, version string) (*httptest.Server, string) {
 	}
 	id := ov.Jobs[0].ID
 	files := map[string]string{
-		"/jobs/overview":                     "overview.json",
-		"/jobs/" + id:                        "job.json",
+		"/jobs/overview":                      "overview.json",
+		"/jobs/" + id:                         "job.json",
 		"/jobs/" + id + "/checkpoints":        "checkpoints.json",
 		"/jobs/" + id + "/checkpoints/config": "config.json",
 	}
