@@ -44,6 +44,17 @@ type FlinkView struct {
 	// Prefixes are --flink-prefix's: a Flink job's name or id → the
 	// transactional-id prefix of its sink.
 	Prefixes map[string]string
+	// Retained are --flink-checkpoints': a prefix → its job's retained
+	// checkpoint directory, as read.
+	Retained map[string]RetainedDir
+}
+
+// RetainedDir is a retained-checkpoint directory and its completed
+// checkpoints (Err: why it could not be read).
+type RetainedDir struct {
+	Dir         string
+	Checkpoints []RetainedCheckpoint
+	Err         string
 }
 
 // FlinkVertex is a vertex of a Flink job graph.

@@ -169,8 +169,11 @@ type Job struct {
 	// open on checkpoints far apart: two jobs write one prefix (Shared).
 	Sequences string
 	// Flink is the Flink job its prefix matched (nil: no --flink, or no
-	// match).
-	Flink *FlinkMatch
+	// match); OpenVerdicts say of each open transaction whether its
+	// checkpoint completed, from Flink and --flink-checkpoints (nil: nothing
+	// to say it from).
+	Flink        *FlinkMatch
+	OpenVerdicts []Verdict
 	// Pinned are the partitions whose LSO one of the job's open
 	// transactions holds (Pin.Blocking), by partition; StuckGroups the
 	// read_committed groups waiting at them, by name.

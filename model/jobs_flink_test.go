@@ -416,4 +416,21 @@ func TestCrashedTakesFlinksWord(t *testing.T) {
 	if k, what := kinds("FAILED"); !slices.Contains(k, ProblemCrashed) || what != "crashed, not restarted: 1 open, Flink says FAILED" {
 		t.Errorf("Flink says FAILED: %v %q", k, what)
 	}
+	// With Flink's checkpoints the way out says what aborting loses.
+	for _, c := range []struct {
+		latest int64
+		want   string
+	}{
+		{8, "1 belong to checkpoints that did not complete: aborting them loses nothing Flink counts as delivered"},
+		{9, "1 belong to completed checkpoint 9: their records are in Flink's state, restoring from it commits them and aborting loses them"},
+	} {
+		fv := &FlinkView{Jobs: []FlinkJob{{Source: "http://jm:8081", ID: "j", Name: "job p", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(),
+			Latest: &FlinkCheckpoint{ID: c.latest, Status: "COMPLETED"}}}}
+		g := Group(s, PinsOf(s, nil, nil, now))
+		g.Flink = fv
+		ps := g.Jobs(nil, now)[0].Problems(s, Query{}, now)
+		if len(ps) == 0 || ps[0].Kind != ProblemCrashed || !strings.HasSuffix(ps[0].WayOut, c.want) {
+			t.Errorf("latest completed %d: %+v, want the way out to end %q", c.latest, ps, c.want)
+		}
+	}
 }

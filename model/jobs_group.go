@@ -233,9 +233,15 @@ func (g *Grouping) Jobs(h *History, now time.Time) []Job {
 	for i := range g.jobs {
 		out[i] = g.jobs[i].withHistory(h, now)
 		if out[i].ID.Family == FlinkSink && g.Flink != nil {
+			facts := CheckpointFacts{}
 			if m, ok := MatchFlink(out[i].ID.Name, g.Flink.Jobs, g.Flink.Prefixes); ok {
 				out[i].Flink = &m
+				facts.Flink = &m
 			}
+			if r, ok := g.Flink.Retained[out[i].ID.Name]; ok && r.Err == "" {
+				facts.Retained, facts.RetainedDir = r.Checkpoints, r.Dir
+			}
+			out[i].OpenVerdicts = out[i].Verdicts(facts)
 		}
 	}
 	slices.SortFunc(out, func(a, b Job) int {

@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -373,10 +375,51 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 		p.WayOut = "restart the job from its latest checkpoint: on restore Flink commits what the checkpoint holds and aborts the rest; " +
 			"if it will not be restarted, force-terminate them (a on each, from enter on a subtask) or let the timeout abort them, " +
 			"and its last checkpoint's records are lost"
+		if said := verdictsSaid(j.OpenVerdicts); said != "" {
+			p.WayOut += "; " + said
+		}
 	case StreamsApp:
 		p.WayOut = "restart the application's instance: its producers fence and abort these; if it will not come back, force-terminate them (a on each)"
 	default:
 		p.WayOut = "restart the producer that owns these ids, or force-terminate them (a on each) if it will not come back"
 	}
 	return p, true
+}
+
+// verdictsSaid sums up what the verdicts say aborting would lose ("" when
+// there are none).
+func verdictsSaid(vs []Verdict) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	var done, notDone, unknown []string
+	cps := map[int64]bool{}
+	for _, v := range vs {
+		switch v.Kind {
+		case Checkpointed:
+			done = append(done, v.ID)
+			cps[v.Checkpoint] = true
+		case NotCheckpointed:
+			notDone = append(notDone, v.ID)
+		default:
+			unknown = append(unknown, v.ID)
+		}
+	}
+	var parts []string
+	if len(done) > 0 {
+		ns := slices.Sorted(maps.Keys(cps))
+		var names []string
+		for _, n := range ns {
+			names = append(names, strconv.FormatInt(n, 10))
+		}
+		parts = append(parts, fmt.Sprintf("%d belong to completed checkpoint %s: their records are in Flink's state, restoring from it commits them and aborting loses them",
+			len(done), strings.Join(names, ", ")))
+	}
+	if len(notDone) > 0 {
+		parts = append(parts, fmt.Sprintf("%d belong to checkpoints that did not complete: aborting them loses nothing Flink counts as delivered", len(notDone)))
+	}
+	if len(unknown) > 0 {
+		parts = append(parts, fmt.Sprintf("for %d txnscope cannot tell (see their verdicts)", len(unknown)))
+	}
+	return strings.Join(parts, "; ")
 }

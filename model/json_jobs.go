@@ -60,6 +60,17 @@ type (
 		// Flink is the Flink job the prefix matched (null: no --flink, or
 		// none matched).
 		Flink *FlinkJSON `json:"flink"`
+		// Verdicts say of each open transaction whether its checkpoint
+		// completed (absent without --flink or --flink-checkpoints).
+		Verdicts []VerdictJSON `json:"verdicts,omitempty"`
+	}
+	// VerdictJSON is one open transaction's commit-or-abort verdict
+	// (Verdict): checkpointed, not_checkpointed or unknown, and why.
+	VerdictJSON struct {
+		TransactionalID string      `json:"transactional_id"`
+		Verdict         VerdictKind `json:"verdict"`
+		Checkpoint      *int64      `json:"checkpoint"`
+		Evidence        string      `json:"evidence"`
 	}
 	// JobPinJSON is a partition whose LSO the job's open transaction
 	// transactional_id holds, and the groups stuck there.
@@ -113,6 +124,9 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, Timeouts5m: j.Timeouts5m, PrefixShared: j.Shared, Tasks: j.Tasks,
 			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
 			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}, Flink: ExportFlink(j.Flink)}
+		for _, v := range j.OpenVerdicts {
+			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Checkpoint: positive(v.Checkpoint), Evidence: v.Evidence})
+		}
 		if j.ID.Family == FlinkSink {
 			naming := "incrementing"
 			if j.Pooling {
@@ -163,6 +177,14 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 		out = append(out, o)
 	}
 	return out
+}
+
+// positive is v, or null when it is not above 0 (not known).
+func positive(v int64) *int64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
 }
 
 func nonNeg(v int64) *int64 {

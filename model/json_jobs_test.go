@@ -73,6 +73,7 @@ func TestExportedFlinkMatchesTheSchema(t *testing.T) {
 	now := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
 	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
 		{ID: "orders-0-7", State: model.CompleteCommit, TimeoutMs: 5000, Described: true},
+		{ID: "orders-0-8", State: model.Ongoing, TimeoutMs: 5000, Described: true, StartUnixMs: now.Add(-time.Second).UnixMilli()},
 		{ID: "payments-0-3", State: model.CompleteCommit, TimeoutMs: 60000, Described: true},
 	}}
 	s.Sort()
@@ -107,6 +108,10 @@ func TestExportedFlinkMatchesTheSchema(t *testing.T) {
 			}
 			if short != "timeout 5s below 2× the checkpoint interval 3s (Flink's)" {
 				t.Errorf("timeout_below_interval %q, want Flink's interval", short)
+			}
+			if len(j.Verdicts) != 1 || j.Verdicts[0].TransactionalID != "orders-0-8" || j.Verdicts[0].Verdict != model.NotCheckpointed ||
+				j.Verdicts[0].Checkpoint == nil || *j.Verdicts[0].Checkpoint != 8 {
+				t.Errorf("orders' verdicts %+v", j.Verdicts)
 			}
 		case "payments":
 			if j.Flink != nil {

@@ -33,7 +33,7 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	memlimit.Hold(ctx) // it holds every id described at once
 	// The JobManagers are read beside the cluster, not after it.
 	flink := make(chan *model.FlinkView, 1)
-	go func() { flink <- readFlink(ctx, c, time.Now()) }()
+	go func() { flink <- readFlink(ctx, c) }()
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", summary.List(c.bootstrap, ",", "bootstrap servers"), err)
@@ -71,6 +71,13 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		for _, e := range q.Flink.Errs {
 			if e != "" {
 				fmt.Fprintf(stderr, "txnscope: note: flink %s\n", escape.Line(e))
+			}
+		}
+	}
+	if q.Flink != nil {
+		for prefix, r := range q.Flink.Retained {
+			if r.Err != "" {
+				fmt.Fprintf(stderr, "txnscope: note: --flink-checkpoints %s: %s\n", escape.Quote(prefix), escape.Line(r.Err))
 			}
 		}
 	}
@@ -245,16 +252,11 @@ func indentJSON(dst, src []byte, prefix string) []byte {
 	return dst
 }
 
-// readFlink reads every --flink JobManager once, each within --timeout
-// (nil without --flink).
-func readFlink(ctx context.Context, c config, now time.Time) *model.FlinkView {
-	if len(c.flink) == 0 {
+// readFlink reads every --flink JobManager once, each within --timeout,
+// and every --flink-checkpoints directory (nil without either).
+func readFlink(ctx context.Context, c config) *model.FlinkView {
+	if len(c.flink.Clients) == 0 && len(c.flink.Retained) == 0 {
 		return nil
 	}
-	jobs, errs := flinkrest.Poll(ctx, c.flink, c.timeout)
-	v := &model.FlinkView{Jobs: jobs, Errs: errs, At: now, Prefixes: c.flinkPrefix}
-	for _, cl := range c.flink {
-		v.Sources = append(v.Sources, cl.URL())
-	}
-	return v
+	return flinkrest.Read(ctx, c.flink, c.timeout)
 }

@@ -54,12 +54,12 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 	defer cl.Close()
 	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
 	o.Context = ctx
-	if len(c.flink) > 0 {
+	if len(c.flink.Clients) > 0 || len(c.flink.Retained) > 0 {
 		// Read on their own clock, each within --timeout: a JobManager that
 		// hangs never holds a refresh of the cluster.
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		o.Flink = flinkrest.Watch(wctx, c.flink, c.refresh, c.timeout, c.flinkPrefix)
+		o.Flink = flinkrest.Watch(wctx, c.flink, c.refresh, c.timeout)
 	}
 	memlimit.Hold(ctx)
 	m := ui.New(o)

@@ -42,7 +42,7 @@ var (
 	// clusterFlags: where the cluster is and how to reach it.
 	clusterFlags = slices.Concat([]string{"bootstrap-server", "timeout", "command-config"}, tlsFlagNames, saslFlagNames)
 	// uiFlags: the UI, and the audit log behind its abort dialogs.
-	uiFlags = []string{"refresh", "read-only", "audit-log", "checkpoint-interval", "history", "flink", "flink-prefix"}
+	uiFlags = []string{"refresh", "read-only", "audit-log", "checkpoint-interval", "history", "flink", "flink-prefix", "flink-checkpoints"}
 	// readFlags: the one-shot commands' common flags. --read-only goes with
 	// the commands that only read too, so that a wrapper can always pass it.
 	readFlags = slices.Concat(clusterFlags, []string{"output", "read-only"})
@@ -65,7 +65,7 @@ func init() {
 		{cmd: cmdDemoHeadless, synopsis: `the demo cluster without the UI, until SIGINT/SIGTERM; stdout starts "bootstrap: HOST:PORT,..."`,
 			flags: []string{"headless"}, why: "it runs the cluster without the UI", run: runHeadless},
 		{cmd: cmdSnapshot, synopsis: "print every transaction once and exit",
-			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since", "flink", "flink-prefix"}), run: runSnapshot},
+			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since", "flink", "flink-prefix", "flink-checkpoints"}), run: runSnapshot},
 		{cmd: cmdExporter, synopsis: "serve the UI's refresh as Prometheus metrics on /metrics, and /healthz, until SIGINT/SIGTERM",
 			shape: "[--listen HOST:PORT]",
 			flags: slices.Concat(clusterFlags, []string{"listen", "refresh", "history"}), check: checkListen, run: runExporter},

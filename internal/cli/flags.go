@@ -35,10 +35,8 @@ type config struct {
 	since time.Duration
 	// history: "auto" follows the coordinators' log when it may, "polls" never.
 	history string
-	// flink are the JobManagers' REST addresses (--flink), flinkPrefix the
-	// Flink jobs (name or id) mapped to their sink's prefix (--flink-prefix).
-	flink       []*flinkrest.Client
-	flinkPrefix map[string]string
+	// flink is --flink, --flink-prefix and --flink-checkpoints.
+	flink flinkrest.Sources
 	// listen: exporter's HOST:PORT.
 	listen   string
 	headless bool
@@ -80,6 +78,8 @@ func flagSet(c *config) *pflag.FlagSet {
 		"(read only; one that does not answer is said in the header)")
 	fs.StringArray("flink-prefix", nil, "`JOB=PREFIX`, repeatable: the Flink job (its name or id) whose KafkaSink uses transactional-id PREFIX, "+
 		"where its name does not hold the prefix")
+	fs.StringArray("flink-checkpoints", nil, "`PREFIX=DIR`, repeatable: the retained-checkpoint directory of the job whose KafkaSink uses PREFIX "+
+		"(its chk-N/_metadata say which checkpoints completed: commit or abort)")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -262,7 +262,7 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 	return nil
 }
 
-// flinkFlags reads --flink and --flink-prefix into c.
+// flinkFlags reads --flink, --flink-prefix and --flink-checkpoints into c.
 func flinkFlags(fs *pflag.FlagSet, c *config) error {
 	urls, _ := fs.GetStringArray("flink")
 	for _, u := range urls {
@@ -270,24 +270,35 @@ func flinkFlags(fs *pflag.FlagSet, c *config) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
-		c.flink = append(c.flink, cl)
+		c.flink.Clients = append(c.flink.Clients, cl)
 	}
-	maps, _ := fs.GetStringArray("flink-prefix")
-	for _, m := range maps {
-		job, prefix, ok := strings.Cut(m, "=")
-		if !ok || job == "" || prefix == "" {
-			return usagef("bad --flink-prefix %q: want JOB=PREFIX (JOB a Flink job's name or id)", clip(m))
-		}
-		if c.flinkPrefix == nil {
-			c.flinkPrefix = map[string]string{}
-		}
-		if old, dup := c.flinkPrefix[job]; dup && old != prefix {
-			return usagef("--flink-prefix maps %q to both %q and %q", clip(job), clip(old), clip(prefix))
-		}
-		c.flinkPrefix[job] = prefix
+	var err error
+	if c.flink.Prefixes, err = pairs(fs, "flink-prefix", "JOB=PREFIX (JOB a Flink job's name or id)"); err != nil {
+		return err
 	}
-	if len(c.flinkPrefix) > 0 && len(c.flink) == 0 {
+	if len(c.flink.Prefixes) > 0 && len(c.flink.Clients) == 0 {
 		return usagef("--flink-prefix needs --flink: the JobManager to read the jobs from")
 	}
-	return nil
+	c.flink.Retained, err = pairs(fs, "flink-checkpoints", "PREFIX=DIR (a checkpoint number means nothing without its job)")
+	return err
+}
+
+// pairs reads the repeatable K=V flag name into a map.
+func pairs(fs *pflag.FlagSet, name, want string) (map[string]string, error) {
+	vals, _ := fs.GetStringArray(name)
+	var out map[string]string
+	for _, m := range vals {
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || k == "" || v == "" {
+			return nil, usagef("bad --%s %q: want %s", name, clip(m), want)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		if old, dup := out[k]; dup && old != v {
+			return nil, usagef("--%s maps %q to both %q and %q", name, clip(k), clip(old), clip(v))
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -221,24 +221,44 @@ func Poll(ctx context.Context, cs []*Client, timeout time.Duration) ([]model.Fli
 	return out, errs
 }
 
-// Watch reads cs every `every`, each JobManager within timeout, until ctx
+// Sources are what --flink, --flink-prefix and --flink-checkpoints name.
+type Sources struct {
+	Clients  []*Client
+	Prefixes map[string]string // Flink job name or id → prefix
+	Retained map[string]string // prefix → retained-checkpoint directory
+}
+
+// Read reads every JobManager (each within timeout) and every retained
+// directory once.
+func Read(ctx context.Context, src Sources, timeout time.Duration) *model.FlinkView {
+	jobs, errs := Poll(ctx, src.Clients, timeout)
+	v := &model.FlinkView{Jobs: jobs, Errs: errs, At: time.Now(), Prefixes: src.Prefixes}
+	for _, c := range src.Clients {
+		v.Sources = append(v.Sources, c.base)
+	}
+	for prefix, dir := range src.Retained {
+		if v.Retained == nil {
+			v.Retained = map[string]model.RetainedDir{}
+		}
+		v.Retained[prefix] = ReadRetained(dir)
+	}
+	return v
+}
+
+// Watch reads src every `every`, each JobManager within timeout, until ctx
 // ends, and returns the latest reading: nil until the first is in. A slow
 // JobManager delays only the next reading, never its reader.
-func Watch(ctx context.Context, cs []*Client, every, timeout time.Duration, prefixes map[string]string) func() *model.FlinkView {
+func Watch(ctx context.Context, src Sources, every, timeout time.Duration) func() *model.FlinkView {
 	var latest atomic.Pointer[model.FlinkView]
-	sources := make([]string, len(cs))
-	for i, c := range cs {
-		sources[i] = c.base
-	}
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			jobs, errs := Poll(ctx, cs, timeout)
+			v := Read(ctx, src, timeout)
 			if ctx.Err() != nil {
 				return
 			}
-			latest.Store(&model.FlinkView{Jobs: jobs, Errs: errs, Sources: sources, At: time.Now(), Prefixes: prefixes})
+			latest.Store(v)
 			select {
 			case <-ctx.Done():
 				return

@@ -1,0 +1,227 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// The commit-or-abort question for a Flink job's open transaction: did the
+// checkpoint it belongs to complete? Flink pre-commits the open transaction
+// when a checkpoint's barrier reaches the sink and opens the next; once the
+// checkpoint completes, the transaction is in Flink's state and only the
+// commit call remains. Aborting such a transaction loses records Flink
+// counts as delivered; aborting one whose checkpoint never completed loses
+// nothing (Flink replays from its last completed checkpoint).
+
+// VerdictKind is what is known of an open transaction's checkpoint.
+type VerdictKind string
+
+const (
+	// Checkpointed: its checkpoint completed; aborting loses its records.
+	Checkpointed VerdictKind = "checkpointed"
+	// NotCheckpointed: its checkpoint did not complete and never will
+	// (the job no longer runs) or not yet (it runs); aborting loses nothing
+	// Flink counts as delivered.
+	NotCheckpointed VerdictKind = "not_checkpointed"
+	// VerdictUnknown: txnscope cannot tell; Evidence says why.
+	VerdictUnknown VerdictKind = "unknown"
+)
+
+// Verdict is one open transaction's answer, and what it rests on.
+type Verdict struct {
+	ID   string
+	Kind VerdictKind
+	// Checkpoint is the checkpoint the transaction belongs to (0: not
+	// known).
+	Checkpoint int64
+	Evidence   string
+}
+
+// ClockMargin is how far apart the brokers' and the JobManager's clocks may
+// be: a transaction that began within it of a checkpoint's trigger may
+// belong to either checkpoint.
+const ClockMargin = 2 * time.Second
+
+// CheckpointFacts is what is known of a job's checkpoints: from its
+// JobManager (Flink, nil when not asked or not matched) and from a
+// retained-checkpoint directory (Retained: its chk-N with a _metadata;
+// RetainedDir "" when none was given).
+type CheckpointFacts struct {
+	Flink       *FlinkMatch
+	Retained    []RetainedCheckpoint
+	RetainedDir string
+}
+
+// RetainedCheckpoint is a chk-N directory holding a _metadata, written at
+// AtMs (Unix ms, the file's modification time).
+type RetainedCheckpoint struct {
+	N, AtMs int64
+}
+
+// Verdicts says, for each open transaction of a Flink job, whether its
+// checkpoint completed (nil for other families, or with no facts at all).
+func (j Job) Verdicts(f CheckpointFacts) []Verdict {
+	if j.ID.Family != FlinkSink || (f.Flink == nil && f.RetainedDir == "") {
+		return nil
+	}
+	var out []Verdict
+	for _, u := range j.Units {
+		for _, o := range u.open {
+			out = append(out, j.verdict(o, f))
+		}
+	}
+	slices.SortFunc(out, func(a, b Verdict) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (j Job) verdict(o openTxn, f CheckpointFacts) Verdict {
+	v := Verdict{ID: o.id, Kind: VerdictUnknown}
+	running := f.Flink != nil && FlinkRunning(f.Flink.Job.State)
+	if o.ending {
+		v.Evidence = "the coordinator is ending it already"
+		return v
+	}
+	// Flink's statistics are of the run it lists: a transaction begun
+	// before that run started belongs to an earlier one, whose checkpoint
+	// numbers may mean other checkpoints (a fresh start counts from 1).
+	if f.Flink != nil && (o.start.IsZero() || f.Flink.Job.StartMs <= 0 || o.start.Before(time.UnixMilli(f.Flink.Job.StartMs).Add(-ClockMargin))) {
+		f.Flink = nil
+		running = false
+		if f.RetainedDir == "" {
+			v.Evidence = "it began before the run Flink lists started: Flink's checkpoints are another run's"
+			return v
+		}
+	}
+	if !j.Pooling && o.checkpoint > 0 {
+		// INCREMENTING: the id's number is the checkpoint that pre-commits
+		// it (observed on Flink 1.20 and 2.2: killed after checkpoint N
+		// completed, the open ids are numbered N+1, and a restore from N
+		// commits them with checkpoint N+1).
+		v.Checkpoint = o.checkpoint
+		return j.byNumber(v, o.start, f, running)
+	}
+	return j.byTimes(v, o.start, f, running)
+}
+
+// byNumber judges checkpoint v.Checkpoint from what Flink and the directory
+// say of it.
+func (j Job) byNumber(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
+	n := v.Checkpoint
+	if f.Flink != nil {
+		fj := f.Flink.Job
+		for _, c := range fj.History {
+			if c.ID != n {
+				continue
+			}
+			switch c.Status {
+			case "COMPLETED":
+				v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, n)
+			case "IN_PROGRESS":
+				v.Evidence = fmt.Sprintf("Flink says checkpoint %d is in progress", n)
+			case "FAILED":
+				v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("Flink says checkpoint %d failed", n)
+			}
+			return v
+		}
+		if fj.Latest != nil && fj.Latest.ID == n {
+			v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, n)
+			return v
+		}
+		if fj.Latest != nil && n > fj.Latest.ID {
+			v.Kind = NotCheckpointed
+			if running {
+				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d; %d has not completed yet (the job runs: it commits or aborts it)", fj.Latest.ID, n)
+			} else {
+				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d and the job is %s: %d never completed", fj.Latest.ID, fj.State, n)
+			}
+			return v
+		}
+	}
+	// A directory says only "completed", and only of a chk-N written after
+	// the transaction began: a chk-N of an earlier run with the same number
+	// is another checkpoint.
+	if f.RetainedDir != "" && !start.IsZero() {
+		newest := int64(-1) // the newest checkpoint written after it began
+		for _, r := range f.Retained {
+			if time.UnixMilli(r.AtMs).Before(start.Add(-ClockMargin)) {
+				continue
+			}
+			if r.N == n {
+				v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("%s holds chk-%d/_metadata, written after it began", f.RetainedDir, n)
+				return v
+			}
+			newest = max(newest, r.N)
+		}
+		// Flink writes a checkpoint's _metadata before it calls it
+		// complete, and keeps the newest it completed: a newer one written
+		// since it began, and none for its own, means its own had not
+		// completed.
+		if newest > 0 && newest < n {
+			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("the newest checkpoint in %s is chk-%d, written after it began, and it has no chk-%d: checkpoint %d had not completed when txnscope looked",
+				f.RetainedDir, newest, n, n)
+			return v
+		}
+	}
+	switch {
+	case f.Flink != nil && f.Flink.Job.Err != "":
+		v.Evidence = "Flink's checkpoint statistics could not be read: " + f.Flink.Job.Err
+	case f.Flink != nil && f.Flink.Job.Latest == nil:
+		v.Evidence = "Flink reports no completed checkpoint for this run"
+	case f.Flink != nil:
+		v.Evidence = fmt.Sprintf("checkpoint %d is older than what Flink still lists, and not in a retained directory", n)
+	default:
+		v.Evidence = fmt.Sprintf("no chk-%d/_metadata written after it began in %s (it may not have completed, or been pruned), and no --flink", n, f.RetainedDir)
+	}
+	return v
+}
+
+// byTimes judges a transaction whose id carries no checkpoint (POOLING) by
+// its start against the checkpoints' trigger and completion times: it
+// belongs to the first checkpoint triggered after it began.
+func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
+	if f.Flink == nil || len(f.Flink.Job.History) == 0 {
+		v.Evidence = "its id names a slot, not a checkpoint, and Flink's checkpoint history (--flink) is not known"
+		return v
+	}
+	if start.IsZero() {
+		v.Evidence = "the coordinator reports no start for it"
+		return v
+	}
+	hist := slices.Clone(f.Flink.Job.History)
+	slices.SortFunc(hist, func(a, b FlinkCheckpoint) int { return int(a.TriggerMs - b.TriggerMs) })
+	for _, c := range hist {
+		trigger := time.UnixMilli(c.TriggerMs)
+		if d := trigger.Sub(start); d > -ClockMargin && d < ClockMargin {
+			v.Evidence = fmt.Sprintf("it began within %s of checkpoint %d's trigger: the clocks cannot tell which checkpoint it belongs to", ClockMargin, c.ID)
+			return v
+		}
+		if trigger.Before(start) {
+			continue
+		}
+		v.Checkpoint = c.ID
+		switch c.Status {
+		case "COMPLETED":
+			v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("it began before checkpoint %d was triggered and is still open; Flink says %d completed", c.ID, c.ID)
+		case "FAILED":
+			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("it began before checkpoint %d was triggered; Flink says %d failed", c.ID, c.ID)
+		default:
+			v.Evidence = fmt.Sprintf("checkpoint %d, the first triggered after it began, is %s", c.ID, c.Status)
+		}
+		return v
+	}
+	if running {
+		v.Kind, v.Evidence = NotCheckpointed, "no checkpoint was triggered since it began (the job runs: it commits or aborts it)"
+	} else {
+		v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("no checkpoint was triggered after it began, and the job is %s", f.Flink.Job.State)
+	}
+	return v
+}

@@ -1,0 +1,103 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVerdicts(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	ms := func(d time.Duration) int64 { return now.Add(d).UnixMilli() }
+	run := func(state string, history ...FlinkCheckpoint) *FlinkMatch {
+		j := FlinkJob{Source: "http://jm:8081", ID: "j", Name: "job p", State: state, StartMs: ms(-10 * time.Minute), History: history}
+		for _, c := range history {
+			if c.Status == "COMPLETED" && (j.Latest == nil || c.ID > j.Latest.ID) {
+				c := c
+				j.Latest = &c
+			}
+		}
+		return &FlinkMatch{Job: j, By: "name"}
+	}
+	cp := func(id int64, status string, trigger time.Duration) FlinkCheckpoint {
+		return FlinkCheckpoint{ID: id, Status: status, TriggerMs: ms(trigger), AckMs: ms(trigger + 100*time.Millisecond)}
+	}
+	open := func(id string, began time.Duration) Txn {
+		tx := Txn{ID: id, State: Ongoing, ProducerID: 1, TimeoutMs: 600000, Described: true}
+		tx.SetStart(now.Add(began))
+		return tx
+	}
+	hist := []FlinkCheckpoint{cp(12, "COMPLETED", -9*time.Second), cp(13, "COMPLETED", -6*time.Second), cp(14, "FAILED", -3*time.Second)}
+	for _, c := range []struct {
+		name    string
+		txns    []Txn
+		facts   CheckpointFacts
+		kind    VerdictKind
+		n       int64
+		because string
+	}{
+		{"its checkpoint completed, the commit lost", []Txn{open("p-0-13", -8 * time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 13, "says checkpoint 13 completed"},
+		{"its checkpoint failed", []Txn{open("p-0-14", -5 * time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, NotCheckpointed, 14, "checkpoint 14 failed"},
+		{"past the latest, job dead", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("CANCELED", hist[:2]...)}, NotCheckpointed, 15, "the job is CANCELED: 15 never completed"},
+		{"past the latest, job runs", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("RUNNING", hist[:2]...)}, NotCheckpointed, 15, "has not completed yet"},
+		{"in progress", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("RUNNING", append(hist, cp(15, "IN_PROGRESS", -time.Second))...)}, VerdictUnknown, 15, "in progress"},
+		{"too old for Flink's history", []Txn{open("p-0-3", -5 * time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 3, "older than what Flink still lists"},
+		// A fresh start counts from 1: the old run's 13 is not the new run's.
+		{"an earlier run's transaction", []Txn{open("p-0-13", -11 * time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 0, "Flink's checkpoints are another run's"},
+		{"retained dir, written after it began", []Txn{open("p-0-13", -8 * time.Second)},
+			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{12, ms(-8500 * time.Millisecond)}, {13, ms(-5 * time.Second)}}}, Checkpointed, 13, "/chk holds chk-13/_metadata"},
+		{"retained dir, an earlier run's chk-13", []Txn{open("p-0-13", -8 * time.Second)},
+			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-time.Hour)}}}, VerdictUnknown, 13, "no chk-13/_metadata written after it began"},
+		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5 * time.Second)},
+			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-4 * time.Second)}}}, NotCheckpointed, 14, "it has no chk-14: checkpoint 14 had not completed"},
+		{"being ended", []Txn{{ID: "p-0-13", State: PrepareAbort, Described: true}}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 0, "ending it already"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Snapshot{TakenAt: now, Txns: append([]Txn{{ID: "p-0-12", State: CompleteCommit, Described: true}}, c.txns...)}
+			s.Sort()
+			j := Jobs(s, nil, now)[0]
+			vs := j.Verdicts(c.facts)
+			if len(vs) != 1 {
+				t.Fatalf("verdicts %+v", vs)
+			}
+			v := vs[0]
+			if v.Kind != c.kind || v.Checkpoint != c.n || !strings.Contains(v.Evidence, c.because) {
+				t.Errorf("%+v; want %s, checkpoint %d, %q", v, c.kind, c.n, c.because)
+			}
+		})
+	}
+}
+
+// POOLING ids name slots: the checkpoint is the first one triggered after
+// the transaction began; within the clock margin of a trigger, unknown.
+func TestVerdictsByTimes(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	ms := func(d time.Duration) int64 { return now.Add(d).UnixMilli() }
+	fj := FlinkJob{Source: "http://jm:8081", Name: "job p", State: "FAILED", StartMs: ms(-time.Hour), History: []FlinkCheckpoint{
+		{ID: 7, Status: "COMPLETED", TriggerMs: ms(-20 * time.Second), AckMs: ms(-19 * time.Second)},
+		{ID: 8, Status: "COMPLETED", TriggerMs: ms(-10 * time.Second), AckMs: ms(-9 * time.Second)},
+	}}
+	for _, c := range []struct {
+		began   time.Duration
+		kind    VerdictKind
+		n       int64
+		because string
+	}{
+		{-15 * time.Second, Checkpointed, 8, "began before checkpoint 8 was triggered"},
+		{-5 * time.Second, NotCheckpointed, 0, "no checkpoint was triggered after it began, and the job is FAILED"},
+		{-11 * time.Second, VerdictUnknown, 0, "within 2s of checkpoint 8's trigger"},
+	} {
+		tx := Txn{ID: "p-0-1", State: Ongoing, ProducerID: 1, TimeoutMs: 600000, Described: true}
+		tx.SetStart(now.Add(c.began))
+		s := &Snapshot{TakenAt: now, Txns: []Txn{{ID: "p-0-0", State: CompleteCommit, Described: true}, tx}}
+		s.Sort()
+		j := Jobs(s, nil, now)[0]
+		if !j.Pooling {
+			t.Fatal("slot 0 committed: want POOLING")
+		}
+		vs := j.Verdicts(CheckpointFacts{Flink: &FlinkMatch{Job: fj}})
+		if len(vs) != 1 || vs[0].Kind != c.kind || vs[0].Checkpoint != c.n || !strings.Contains(vs[0].Evidence, c.because) {
+			t.Errorf("began %s: %+v; want %s, %d, %q", c.began, vs, c.kind, c.n, c.because)
+		}
+	}
+}
