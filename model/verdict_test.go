@@ -36,19 +36,19 @@ func TestVerdicts(t *testing.T) {
 		n       int64
 		because string
 	}{
-		{"its checkpoint completed, the commit lost", []Txn{open("p-0-13", -8 * time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 13, "says checkpoint 13 completed"},
-		{"its checkpoint failed", []Txn{open("p-0-14", -5 * time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, NotCheckpointed, 14, "checkpoint 14 failed"},
-		{"past the latest, job dead", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("CANCELED", hist[:2]...)}, NotCheckpointed, 15, "the job is CANCELED: 15 never completed"},
-		{"past the latest, job runs", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("RUNNING", hist[:2]...)}, NotCheckpointed, 15, "has not completed yet"},
-		{"in progress", []Txn{open("p-0-15", -2 * time.Second)}, CheckpointFacts{Flink: run("RUNNING", append(hist, cp(15, "IN_PROGRESS", -time.Second))...)}, VerdictUnknown, 15, "in progress"},
-		{"too old for Flink's history", []Txn{open("p-0-3", -5 * time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 3, "older than what Flink still lists"},
+		{"its checkpoint completed, the commit lost", []Txn{open("p-0-13", -8*time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 13, "says checkpoint 13 completed"},
+		{"its checkpoint failed", []Txn{open("p-0-14", -5*time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, NotCheckpointed, 14, "checkpoint 14 failed"},
+		{"past the latest, job dead", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("CANCELED", hist[:2]...)}, NotCheckpointed, 15, "the job is CANCELED: 15 never completed"},
+		{"past the latest, job runs", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("RUNNING", hist[:2]...)}, NotCheckpointed, 15, "has not completed yet"},
+		{"in progress", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("RUNNING", append(hist, cp(15, "IN_PROGRESS", -time.Second))...)}, VerdictUnknown, 15, "in progress"},
+		{"too old for Flink's history", []Txn{open("p-0-3", -5*time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 3, "older than what Flink still lists"},
 		// A fresh start counts from 1: the old run's 13 is not the new run's.
-		{"an earlier run's transaction", []Txn{open("p-0-13", -11 * time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 0, "Flink's checkpoints are another run's"},
-		{"retained dir, written after it began", []Txn{open("p-0-13", -8 * time.Second)},
+		{"an earlier run's transaction", []Txn{open("p-0-13", -11*time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 0, "Flink's checkpoints are another run's"},
+		{"retained dir, written after it began", []Txn{open("p-0-13", -8*time.Second)},
 			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{12, ms(-8500 * time.Millisecond)}, {13, ms(-5 * time.Second)}}}, Checkpointed, 13, "/chk holds chk-13/_metadata"},
-		{"retained dir, an earlier run's chk-13", []Txn{open("p-0-13", -8 * time.Second)},
+		{"retained dir, an earlier run's chk-13", []Txn{open("p-0-13", -8*time.Second)},
 			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-time.Hour)}}}, VerdictUnknown, 13, "no chk-13/_metadata written after it began"},
-		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5 * time.Second)},
+		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5*time.Second)},
 			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-4 * time.Second)}}}, NotCheckpointed, 14, "it has no chk-14: checkpoint 14 had not completed"},
 		{"being ended", []Txn{{ID: "p-0-13", State: PrepareAbort, Described: true}}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 0, "ending it already"},
 	} {
