@@ -22,8 +22,10 @@ import (
 
 // Client reads one JobManager.
 type Client struct {
-	base string // scheme://host[:port][/path], no trailing slash
-	hc   *http.Client
+	base string // scheme://[user:pass@]host[:port][/path], no trailing slash
+	// shown is base without its user info: what messages and the JSON say.
+	shown string
+	hc    *http.Client
 }
 
 // maxBody bounds what one answer may be: /jobs/:id/checkpoints carries the
@@ -40,11 +42,14 @@ func New(raw string) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("--flink %s: want the JobManager's REST address, http://HOST:PORT or https://HOST:PORT", escape.Quote(raw))
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), hc: &http.Client{}}, nil
+	c := &Client{base: strings.TrimSuffix(u.String(), "/"), hc: &http.Client{}}
+	u.User = nil
+	c.shown = strings.TrimSuffix(u.String(), "/")
+	return c, nil
 }
 
-// URL is the JobManager's address as given.
-func (c *Client) URL() string { return c.base }
+// URL is the JobManager's address as given, without a password in it.
+func (c *Client) URL() string { return c.shown }
 
 // Jobs reads every job the JobManager knows (running and archived ones),
 // each with its details; a job whose details cannot be read is kept with
@@ -66,7 +71,7 @@ func (c *Client) Jobs(ctx context.Context) ([]model.FlinkJob, error) {
 	sem := make(chan struct{}, parallelJobs)
 	var wg sync.WaitGroup
 	for i, j := range ov.Jobs {
-		out[i] = model.FlinkJob{Source: c.base, ID: j.ID, Name: j.Name, State: j.State, StartMs: j.Start}
+		out[i] = model.FlinkJob{Source: c.shown, ID: j.ID, Name: j.Name, State: j.State, StartMs: j.Start}
 		if !validID(j.ID) {
 			out[i].Err = "job id " + escape.Quote(j.ID) + " is not Flink's"
 			continue
@@ -208,7 +213,7 @@ func Poll(ctx context.Context, cs []*Client, timeout time.Duration) ([]model.Fli
 			defer cancel()
 			js, err := c.Jobs(ctx)
 			if err != nil {
-				errs[i] = c.base + ": " + err.Error()
+				errs[i] = c.shown + ": " + err.Error()
 			}
 			jobs[i] = js
 		})
@@ -234,7 +239,7 @@ func Read(ctx context.Context, src Sources, timeout time.Duration) *model.FlinkV
 	jobs, errs := Poll(ctx, src.Clients, timeout)
 	v := &model.FlinkView{Jobs: jobs, Errs: errs, At: time.Now(), Prefixes: src.Prefixes}
 	for _, c := range src.Clients {
-		v.Sources = append(v.Sources, c.base)
+		v.Sources = append(v.Sources, c.shown)
 	}
 	for prefix, dir := range src.Retained {
 		if v.Retained == nil {

@@ -157,3 +157,22 @@ func TestNewRefusesWhatIsNotAJobManagerURL(t *testing.T) {
 		}
 	}
 }
+
+// A password in --flink's URL is sent, never shown.
+func TestPasswordNeverShown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ops" || p != "s3cret" {
+			t.Errorf("basic auth %q %q %v", u, p, ok)
+		}
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	c, err := New(strings.Replace(srv.URL, "http://", "http://ops:s3cret@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Read(context.Background(), Sources{Clients: []*Client{c}}, time.Second)
+	if strings.Contains(c.URL()+v.Errs[0]+strings.Join(v.Sources, ""), "s3cret") || v.Errs[0] == "" {
+		t.Errorf("shown: %q, %q, %q", c.URL(), v.Errs, v.Sources)
+	}
+}
