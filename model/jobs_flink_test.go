@@ -434,3 +434,26 @@ func TestCrashedTakesFlinksWord(t *testing.T) {
 		}
 	}
 }
+
+// A subtask whose commits lag has its open checkpoints one after another,
+// however many: not two jobs. Two runs on one prefix leave a gap.
+func TestSequencesNeedAGap(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	shared := func(cps ...int) bool {
+		s := &Snapshot{TakenAt: now, Txns: []Txn{{ID: "p-0-3", State: CompleteCommit, ProducerID: 1, TimeoutMs: 60000, Described: true}}}
+		for i, c := range cps {
+			tx := Txn{ID: fmt.Sprintf("p-0-%d", c), State: Ongoing, ProducerID: int64(10 + i), TimeoutMs: 60000, Described: true}
+			tx.SetStart(now.Add(-time.Duration(len(cps)-i) * time.Second))
+			s.Txns = append(s.Txns, tx)
+		}
+		s.Sort()
+		j := Jobs(s, nil, now)[0]
+		return j.Shared || j.Sequences != ""
+	}
+	if shared(4, 5, 6, 7, 8) {
+		t.Error("a lagging committer's checkpoints 4 to 8 taken for two jobs")
+	}
+	if !shared(4, 5, 12, 13) {
+		t.Error("checkpoints 4-5 and 12-13 open at once not taken for two jobs")
+	}
+}

@@ -435,38 +435,58 @@ const sameAsStart = 50 * time.Millisecond
 // than a live transaction of the job gets: two runs, both writing, on one
 // subtask's ids ("" when not).
 func (j *Job) liveSequences(u *Unit, now time.Time) string {
-	lo, hi := int64(-1), int64(-1)
+	var live []int64
 	for _, o := range u.open {
 		if o.start.IsZero() || now.Sub(o.start) >= j.liveFor() {
 			continue
 		}
-		if lo < 0 || o.checkpoint < lo {
-			lo = o.checkpoint
-		}
-		hi = max(hi, o.checkpoint)
+		live = append(live, o.checkpoint)
 	}
-	if lo < 0 || hi-lo <= behindBy {
+	lo, hi, ok := widestGap(live)
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("subtask %s writes checkpoints %d and %d at once", u.Name, lo, hi)
 }
 
+// widestGap finds the widest gap between the checkpoints cps (any order):
+// ok when it is wider than behindBy, lo and hi the checkpoints either side
+// of it. A subtask whose commits lag has its open checkpoints one after
+// another, however many; two runs on one prefix leave a gap between
+// theirs.
+func widestGap(cps []int64) (lo, hi int64, ok bool) {
+	if len(cps) < 2 {
+		return 0, 0, false
+	}
+	cps = slices.Clone(cps)
+	slices.Sort(cps)
+	for i := 1; i < len(cps); i++ {
+		if g := cps[i] - cps[i-1]; g > behindBy && (!ok || g > hi-lo) {
+			lo, hi, ok = cps[i-1], cps[i], true
+		}
+	}
+	return lo, hi, ok
+}
+
 // twoSequences reports whether u has transactions open on checkpoints too
-// far apart for one job: the same subtask of two jobs on one prefix, each
-// of which commits side by side with the other (real Flink: about 11
-// checkpoints apart), or transactions a crashed run left. An old one that
-// goes on from a committed checkpoint (predCommitted) may then be the other
-// job's live transaction, when its checkpoints are far apart and no cadence
-// is known: only its producer's silence says it is not.
+// far apart for one job, with a gap between them (widestGap: a subtask
+// whose commits lag has them one after another): the same subtask of two
+// jobs on one prefix, each of which commits side by side with the other
+// (real Flink: about 11 checkpoints apart), or transactions a crashed run
+// left. An old one that goes on from a committed checkpoint (predCommitted)
+// may then be the other job's live transaction, when its checkpoints are
+// far apart and no cadence is known: only its producer's silence says it
+// is not.
 func (j *Job) twoSequences(u *Unit) bool {
 	if j.Pooling || len(u.open) < 2 {
 		return false
 	}
-	lo, hi := u.open[0].checkpoint, u.open[0].checkpoint
-	for _, o := range u.open[1:] {
-		lo, hi = min(lo, o.checkpoint), max(hi, o.checkpoint)
+	cps := make([]int64, len(u.open))
+	for i, o := range u.open {
+		cps[i] = o.checkpoint
 	}
-	return hi-lo > behindBy
+	_, _, ok := widestGap(cps)
+	return ok
 }
 
 // LingeringPins are the job's pinned partitions held by its lingering
