@@ -40,7 +40,39 @@ func (m *Model) forceTerminate(t model.Txn) {
 		m.setStatus(statusInfo, err.Error())
 		return
 	}
-	m.openDialog(a, "")
+	m.openDialog(a, m.verdictNotice(t.ID))
+}
+
+// verdictNotice is what Flink's checkpoints say aborting id loses ("" when
+// there is nothing to say it from: no --flink, --flink-checkpoints, or no
+// verdict).
+func (m *Model) verdictNotice(id string) string {
+	if m.data.flink == nil || m.data.snap == nil {
+		return ""
+	}
+	g := model.Group(m.data.snap, m.data.pins)
+	g.Flink = m.data.flink
+	job := model.JobOf(id).Job
+	for _, j := range g.Jobs(m.hist, m.now) {
+		if j.ID != job {
+			continue
+		}
+		for _, v := range j.OpenVerdicts {
+			if v.ID != id {
+				continue
+			}
+			switch v.Kind {
+			case model.Checkpointed:
+				return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; restoring the job from checkpoint %d commits them.",
+					v.Evidence, v.Checkpoint)
+			case model.NotCheckpointed:
+				return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
+			default:
+				return "Whether its checkpoint completed is not known: " + v.Evidence + "."
+			}
+		}
+	}
+	return ""
 }
 
 // abortPartition offers to abort the hanging transaction on p; t is the

@@ -334,3 +334,29 @@ func TestFlinkBesideTheJob(t *testing.T) {
 		t.Errorf("warehouse-loader's Flink job: %+v", j)
 	}
 }
+
+// The force-terminate dialog says what Flink's checkpoints make of the
+// transaction: aborting one whose checkpoint completed loses its records.
+func TestForceTerminateSaysWhatItLoses(t *testing.T) {
+	view := &model.FlinkView{At: uitest.T0, Sources: []string{"http://jm:8081"}, Errs: []string{""},
+		Jobs: []model.FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "warehouse-loader", State: "FAILED",
+			StartMs: uitest.T0.Add(-time.Hour).UnixMilli(), Latest: &model.FlinkCheckpoint{ID: 121, Status: "COMPLETED"},
+			History: []model.FlinkCheckpoint{{ID: 121, Status: "COMPLETED"}, {ID: 120, Status: "COMPLETED"}}}}}
+	h := jobsStarted(t, func(o *Options) { o.Flink = func() *model.FlinkView { return view } })
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, c := range []struct{ id, want string }{
+		{"warehouse-loader-1-121", "Checkpointed: Flink (http://jm:8081) says checkpoint 121 completed. Aborting loses records Flink counts as delivered"},
+		{"warehouse-loader-0-118", "Whether its checkpoint completed is not known: checkpoint 118 is older than what Flink still lists"},
+	} {
+		tx, ok := h.m.data.snap.Txn(c.id)
+		if !ok {
+			t.Fatalf("no %s", c.id)
+		}
+		h.m.forceTerminate(tx)
+		if h.m.dialog == nil || h.m.dialog.notice == "" || !strings.HasPrefix(h.m.dialog.notice, c.want) {
+			t.Errorf("%s: notice %q, want %q", c.id, h.m.dialog.notice, c.want)
+		}
+		mustContain(t, strings.Join(strings.Fields(h.screen()), " "), strings.Fields(c.want)[0])
+		h.press("esc")
+	}
+}
