@@ -398,7 +398,7 @@ func verdictsSaid(vs []Verdict) string {
 		switch v.Kind {
 		case Checkpointed:
 			done = append(done, v.ID)
-			cps[v.Checkpoint] = true
+			cps[v.CompletedIn] = true
 		case NotCheckpointed:
 			notDone = append(notDone, v.ID)
 		default:

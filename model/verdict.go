@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -33,9 +34,11 @@ type Verdict struct {
 	ID   string
 	Kind VerdictKind
 	// Checkpoint is the checkpoint the transaction belongs to (0: not
-	// known).
-	Checkpoint int64
-	Evidence   string
+	// known); CompletedIn, when checkpointed, the completed checkpoint
+	// whose state holds it: its own, or a later one when its own failed.
+	// Restoring the job from it commits the transaction.
+	Checkpoint, CompletedIn int64
+	Evidence                string
 }
 
 // ClockMargin is how far apart the brokers' and the JobManager's clocks may
@@ -113,30 +116,44 @@ func (j Job) verdict(o openTxn, f CheckpointFacts) Verdict {
 }
 
 // byNumber judges checkpoint v.Checkpoint from what Flink and the directory
-// say of it.
+// say of it. Flink's committer keeps what a checkpoint pre-committed until
+// a checkpoint completes, its own or, when its own failed, the next: so a
+// transaction is in Flink's state once any checkpoint at or after its own
+// completed (in its run).
 func (j Job) byNumber(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
 	n := v.Checkpoint
 	if f.Flink != nil {
 		fj := f.Flink.Job
+		// Begun before the job's last restore: an earlier attempt's. The
+		// restore brought back the committer's state of checkpoint R: what
+		// R holds is Flink's (it commits it on restore), what came after R
+		// is not and is replayed.
+		if r := fj.Restored; r != nil && r.RestoreMs > 0 && !start.IsZero() && start.Before(time.UnixMilli(r.RestoreMs).Add(-ClockMargin)) {
+			if n <= r.ID {
+				v.Kind, v.CompletedIn = Checkpointed, r.ID
+				v.Evidence = fmt.Sprintf("it began before the job restored from checkpoint %d, which holds what checkpoint %d pre-committed (Flink commits it on restore)", r.ID, n)
+			} else {
+				v.Kind = NotCheckpointed
+				v.Evidence = fmt.Sprintf("it began before the job restored from checkpoint %d: checkpoint %d is not in the restored state, and Flink replays its records", r.ID, n)
+			}
+			return v
+		}
+		if fj.Latest != nil && fj.Latest.ID >= n {
+			v.Kind, v.CompletedIn = Checkpointed, fj.Latest.ID
+			v.Evidence = fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, fj.Latest.ID)
+			if fj.Latest.ID > n {
+				v.Evidence += fmt.Sprintf(", which holds what checkpoint %d pre-committed", n)
+			}
+			return v
+		}
 		for _, c := range fj.History {
-			if c.ID != n {
-				continue
-			}
-			switch c.Status {
-			case "COMPLETED":
-				v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, n)
-			case "IN_PROGRESS":
+			if c.ID == n && c.Status == "IN_PROGRESS" {
 				v.Evidence = fmt.Sprintf("Flink says checkpoint %d is in progress", n)
-			case "FAILED":
-				v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("Flink says checkpoint %d failed", n)
+				return v
 			}
-			return v
 		}
-		if fj.Latest != nil && fj.Latest.ID == n {
-			v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, n)
-			return v
-		}
-		if fj.Latest != nil && n > fj.Latest.ID {
+		switch {
+		case fj.Latest != nil:
 			v.Kind = NotCheckpointed
 			if running {
 				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d; %d has not completed yet (the job runs: it commits or aborts it)", fj.Latest.ID, n)
@@ -144,28 +161,35 @@ func (j Job) byNumber(v Verdict, start time.Time, f CheckpointFacts, running boo
 				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d and the job is %s: %d never completed", fj.Latest.ID, fj.State, n)
 			}
 			return v
+		case fj.Err == "" && fj.Completed == 0:
+			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("Flink reports no checkpoint completed in this run (the job is %s)", fj.State)
+			return v
 		}
 	}
-	// A directory says only "completed", and only of a chk-N written after
-	// the transaction began: a chk-N of an earlier run with the same number
-	// is another checkpoint.
+	// A directory is believed only of a chk-M written after the transaction
+	// began: a chk-M of an earlier run with the same number is another
+	// checkpoint.
 	if f.RetainedDir != "" && !start.IsZero() {
-		newest := int64(-1) // the newest checkpoint written after it began
+		newest, holding := int64(-1), int64(-1)
 		for _, r := range f.Retained {
 			if time.UnixMilli(r.AtMs).Before(start.Add(-ClockMargin)) {
 				continue
 			}
-			if r.N == n {
-				v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("%s holds chk-%d/_metadata, written after it began", f.RetainedDir, n)
-				return v
-			}
 			newest = max(newest, r.N)
+			if r.N >= n && (holding < 0 || r.N < holding) {
+				holding = r.N
+			}
+		}
+		if holding > 0 {
+			v.Kind, v.CompletedIn = Checkpointed, holding
+			v.Evidence = fmt.Sprintf("%s holds chk-%d/_metadata, written after it began", f.RetainedDir, holding)
+			return v
 		}
 		// Flink writes a checkpoint's _metadata before it calls it
 		// complete, and keeps the newest it completed: a newer one written
-		// since it began, and none for its own, means its own had not
-		// completed.
-		if newest > 0 && newest < n {
+		// since it began, and none at or after its own, means its own had
+		// not completed.
+		if newest > 0 {
 			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("the newest checkpoint in %s is chk-%d, written after it began, and it has no chk-%d: checkpoint %d had not completed when txnscope looked",
 				f.RetainedDir, newest, n, n)
 			return v
@@ -174,19 +198,18 @@ func (j Job) byNumber(v Verdict, start time.Time, f CheckpointFacts, running boo
 	switch {
 	case f.Flink != nil && f.Flink.Job.Err != "":
 		v.Evidence = "Flink's checkpoint statistics could not be read: " + f.Flink.Job.Err
-	case f.Flink != nil && f.Flink.Job.Latest == nil:
-		v.Evidence = "Flink reports no completed checkpoint for this run"
 	case f.Flink != nil:
-		v.Evidence = fmt.Sprintf("checkpoint %d is older than what Flink still lists, and not in a retained directory", n)
+		v.Evidence = "Flink lists checkpoints but not the latest completed one"
 	default:
-		v.Evidence = fmt.Sprintf("no chk-%d/_metadata written after it began in %s (it may not have completed, or been pruned), and no --flink", n, f.RetainedDir)
+		v.Evidence = fmt.Sprintf("no chk-M/_metadata written after it began in %s (checkpoints may have been pruned), and no --flink", f.RetainedDir)
 	}
 	return v
 }
 
 // byTimes judges a transaction whose id carries no checkpoint (POOLING) by
-// its start against the checkpoints' trigger and completion times: it
-// belongs to the first checkpoint triggered after it began.
+// its start against the checkpoints' trigger times: the first checkpoint
+// triggered after it began pre-committed it, and the first completed one
+// from then on holds it.
 func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
 	if f.Flink == nil || len(f.Flink.Job.History) == 0 {
 		v.Evidence = "its id names a slot, not a checkpoint, and Flink's checkpoint history (--flink) is not known"
@@ -197,7 +220,7 @@ func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool
 		return v
 	}
 	hist := slices.Clone(f.Flink.Job.History)
-	slices.SortFunc(hist, func(a, b FlinkCheckpoint) int { return int(a.TriggerMs - b.TriggerMs) })
+	slices.SortFunc(hist, func(a, b FlinkCheckpoint) int { return cmp.Compare(a.TriggerMs, b.TriggerMs) })
 	for _, c := range hist {
 		trigger := time.UnixMilli(c.TriggerMs)
 		if d := trigger.Sub(start); d > -ClockMargin && d < ClockMargin {
@@ -207,21 +230,23 @@ func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool
 		if trigger.Before(start) {
 			continue
 		}
-		v.Checkpoint = c.ID
+		if v.Checkpoint == 0 {
+			v.Checkpoint = c.ID
+		}
 		switch c.Status {
 		case "COMPLETED":
-			v.Kind, v.Evidence = Checkpointed, fmt.Sprintf("it began before checkpoint %d was triggered and is still open; Flink says %d completed", c.ID, c.ID)
-		case "FAILED":
-			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("it began before checkpoint %d was triggered; Flink says %d failed", c.ID, c.ID)
-		default:
-			v.Evidence = fmt.Sprintf("checkpoint %d, the first triggered after it began, is %s", c.ID, c.Status)
+			v.Kind, v.CompletedIn = Checkpointed, c.ID
+			v.Evidence = fmt.Sprintf("it began before checkpoint %d was triggered and is still open; Flink says %d completed", v.Checkpoint, c.ID)
+			return v
+		case "IN_PROGRESS":
+			v.Evidence = fmt.Sprintf("checkpoint %d, triggered after it began, is in progress", c.ID)
+			return v
 		}
-		return v
 	}
 	if running {
-		v.Kind, v.Evidence = NotCheckpointed, "no checkpoint was triggered since it began (the job runs: it commits or aborts it)"
+		v.Kind, v.Evidence = NotCheckpointed, "no checkpoint triggered since it began has completed (the job runs: it commits or aborts it)"
 	} else {
-		v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("no checkpoint was triggered after it began, and the job is %s", f.Flink.Job.State)
+		v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("no checkpoint triggered after it began completed, and the job is %s", f.Flink.Job.State)
 	}
 	return v
 }

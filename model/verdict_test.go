@@ -37,19 +37,36 @@ func TestVerdicts(t *testing.T) {
 		because string
 	}{
 		{"its checkpoint completed, the commit lost", []Txn{open("p-0-13", -8*time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 13, "says checkpoint 13 completed"},
-		{"its checkpoint failed", []Txn{open("p-0-14", -5*time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, NotCheckpointed, 14, "checkpoint 14 failed"},
+		{"its checkpoint failed", []Txn{open("p-0-14", -5*time.Second)}, CheckpointFacts{Flink: run("FAILED", hist...)}, NotCheckpointed, 14, "latest completed checkpoint is 13 and the job is FAILED: 14 never completed"},
+		// The committer keeps a failed checkpoint's pre-commit for the next.
+		{"its checkpoint failed, the next completed", []Txn{open("p-0-14", -5*time.Second)}, CheckpointFacts{Flink: run("FAILED", append(hist, cp(15, "COMPLETED", -time.Second))...)},
+			Checkpointed, 14, "says checkpoint 15 completed, which holds what checkpoint 14 pre-committed"},
 		{"past the latest, job dead", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("CANCELED", hist[:2]...)}, NotCheckpointed, 15, "the job is CANCELED: 15 never completed"},
 		{"past the latest, job runs", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("RUNNING", hist[:2]...)}, NotCheckpointed, 15, "has not completed yet"},
 		{"in progress", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("RUNNING", append(hist, cp(15, "IN_PROGRESS", -time.Second))...)}, VerdictUnknown, 15, "in progress"},
-		{"too old for Flink's history", []Txn{open("p-0-3", -5*time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 3, "older than what Flink still lists"},
+		{"older than Flink's history", []Txn{open("p-0-3", -5*time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 3, "checkpoint 13 completed, which holds what checkpoint 3"},
 		// A fresh start counts from 1: the old run's 13 is not the new run's.
 		{"an earlier run's transaction", []Txn{open("p-0-13", -11*time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 0, "Flink's checkpoints are another run's"},
 		{"retained dir, written after it began", []Txn{open("p-0-13", -8*time.Second)},
 			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{12, ms(-8500 * time.Millisecond)}, {13, ms(-5 * time.Second)}}}, Checkpointed, 13, "/chk holds chk-13/_metadata"},
 		{"retained dir, an earlier run's chk-13", []Txn{open("p-0-13", -8*time.Second)},
-			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-time.Hour)}}}, VerdictUnknown, 13, "no chk-13/_metadata written after it began"},
+			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-time.Hour)}}}, VerdictUnknown, 13, "no chk-M/_metadata written after it began"},
 		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5*time.Second)},
 			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-4 * time.Second)}}}, NotCheckpointed, 14, "it has no chk-14: checkpoint 14 had not completed"},
+		{"an earlier attempt's, in the restored state", []Txn{open("p-0-13", -8*time.Second)},
+			CheckpointFacts{Flink: func() *FlinkMatch {
+				m := run("RUNNING", hist...)
+				m.Job.Restored = &FlinkCheckpoint{ID: 13, RestoreMs: ms(-2 * time.Second)}
+				return m
+			}()},
+			Checkpointed, 13, "restored from checkpoint 13, which holds what checkpoint 13 pre-committed"},
+		{"an earlier attempt's, after the restored checkpoint", []Txn{open("p-0-14", -5*time.Second)},
+			CheckpointFacts{Flink: func() *FlinkMatch {
+				m := run("RUNNING", hist...)
+				m.Job.Restored = &FlinkCheckpoint{ID: 13, RestoreMs: ms(-2 * time.Second)}
+				return m
+			}()},
+			NotCheckpointed, 14, "checkpoint 14 is not in the restored state"},
 		{"being ended", []Txn{{ID: "p-0-13", State: PrepareAbort, Described: true}}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 0, "ending it already"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,7 +101,7 @@ func TestVerdictsByTimes(t *testing.T) {
 		because string
 	}{
 		{-15 * time.Second, Checkpointed, 8, "began before checkpoint 8 was triggered"},
-		{-5 * time.Second, NotCheckpointed, 0, "no checkpoint was triggered after it began, and the job is FAILED"},
+		{-5 * time.Second, NotCheckpointed, 0, "no checkpoint triggered after it began completed, and the job is FAILED"},
 		{-11 * time.Second, VerdictUnknown, 0, "within 2s of checkpoint 8's trigger"},
 	} {
 		tx := Txn{ID: "p-0-1", State: Ongoing, ProducerID: 1, TimeoutMs: 600000, Described: true}

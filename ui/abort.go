@@ -64,7 +64,7 @@ func (m *Model) verdictNotice(id string) string {
 			switch v.Kind {
 			case model.Checkpointed:
 				return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; restoring the job from checkpoint %d commits them.",
-					v.Evidence, v.Checkpoint)
+					v.Evidence, v.CompletedIn)
 			case model.NotCheckpointed:
 				return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
 			default:
