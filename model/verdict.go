@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -74,15 +75,7 @@ func (j Job) Verdicts(f CheckpointFacts) []Verdict {
 			out = append(out, j.verdict(o, f))
 		}
 	}
-	slices.SortFunc(out, func(a, b Verdict) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Verdict) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
@@ -101,6 +94,9 @@ func (j Job) verdict(o openTxn, f CheckpointFacts) Verdict {
 		running = false
 		if f.RetainedDir == "" {
 			v.Evidence = "it began before the run Flink lists started: Flink's checkpoints are another run's"
+			if o.start.IsZero() {
+				v.Evidence = "the coordinator reports no start for it, so which run of the job it belongs to is not known"
+			}
 			return v
 		}
 	}
