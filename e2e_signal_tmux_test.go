@@ -141,6 +141,7 @@ func openDialog(t *testing.T, boot, id, auditLog string) (*uitest.Term, string) 
 	t.Helper()
 	s, exe := inTerm(t, "-b", boot, "--refresh", "500ms", "--audit-log", auditLog)
 	s.WaitText([]string{"TRANSACTIONAL ID", id, "Ongoing", "● connected"})
+	waitDescribed(s, id)
 	s.Keys("a")
 	s.WaitText([]string{"FORCE-TERMINATE " + id, "Ongoing since", "Type abort and press enter"})
 	return s, exe
@@ -397,6 +398,7 @@ func TestTmuxAuditLogUnwritableTUI(t *testing.T) {
 			hook := hookInits(t, c, false)
 			s, _ := inTerm(t, "-b", boot, "--refresh", "500ms", "--audit-log", path)
 			s.WaitText([]string{"TRANSACTIONAL ID", id, "Ongoing", "● connected"})
+			waitDescribed(s, id)
 			s.Keys("a")
 			s.WaitText([]string{"cannot abort: audit log: "}, "FORCE-TERMINATE")
 			s.Text("abort")
@@ -479,6 +481,7 @@ func TestTmuxSessionDropInFlight(t *testing.T) {
 	s.Text(fmt.Sprintf("%q -b %q --refresh 500ms --audit-log %q", exe, boot, auditLog))
 	s.Keys("Enter")
 	s.WaitText([]string{"TRANSACTIONAL ID", id, "Ongoing", "● connected"})
+	waitDescribed(s, id)
 	s.Keys("a")
 	s.WaitText([]string{"FORCE-TERMINATE " + id, "Type abort and press enter"})
 	s.Text("abort")
@@ -551,4 +554,18 @@ func TestSignalInFlightJSON(t *testing.T) {
 		t.Errorf("the JSON's attempt %q is not the audit log's %q", out.Attempt, a[0].Attempt)
 	}
 	hook.let()
+}
+
+// waitDescribed waits until id's row shows its age against its timeout: a
+// refresh described it (a listed row is described in batches, and a on a row
+// not yet described only says so).
+func waitDescribed(s *uitest.Term, id string) {
+	s.Wait(id+" described", func(scr string) bool {
+		for _, l := range strings.Split(scr, "\n") {
+			if strings.Contains(l, id) && strings.Contains(l, "Ongoing") && strings.Contains(l, "%") {
+				return true
+			}
+		}
+		return false
+	})
 }
