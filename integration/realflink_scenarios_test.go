@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -83,7 +84,7 @@ func testRealFlinkRestarts(t *testing.T, flink string, fresh bool) {
 	started(run, n, "restored at parallelism 2")
 	w.until(ctx, 30*time.Second, "2 tasks, subtask 2 retired", func() bool {
 		return w.job.Tasks == 2 && slices.ContainsFunc(w.job.Units, func(u model.Unit) bool { return u.Subtask == 2 && u.Retired })
-	}, w.noLingering, w.nothingBehind)
+	}, w.noLingering, w.never(model.ProblemBehind))
 	w.healthyFor(ctx, 5, 2, false)
 	out.until(ctx, 60*time.Second, prefix, "restored at parallelism 2", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
 		if bad := healthyOutputs(2)(s, j, series); bad != "" {
@@ -102,7 +103,7 @@ func testRealFlinkRestarts(t *testing.T, flink string, fresh bool) {
 	started(run, n, "restored at parallelism 3")
 	for range 5 {
 		w.poll(ctx)
-		if bad := cmpOr(w.noLingering(), w.nothingBehind()); bad != "" || w.job.Tasks < 2 || w.job.Tasks > 3 || len(w.problems()) > 0 {
+		if bad := cmp.Or(w.noLingering(), w.never(model.ProblemBehind)()); bad != "" || w.job.Tasks < 2 || w.job.Tasks > 3 || len(w.problems()) > 0 {
 			t.Fatalf("restored 2 → 3: %s; want 2 or 3 tasks and no problem (%s)", bad, w)
 		}
 		time.Sleep(time.Second)
@@ -141,22 +142,14 @@ func freshStart(ctx context.Context, t *testing.T, run *realFlink, w *jobWatch, 
 	})
 }
 
-// nothingBehind is a check for until: no subtask is behind (a retired one
-// is not).
-func (w *jobWatch) nothingBehind() string {
-	if w.found && slices.Contains(w.kinds(), model.ProblemBehind) {
-		return "a subtask shown behind"
-	}
-	return ""
-}
-
-func cmpOr(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
+// never is a check for until: the job never shows a problem of kind k.
+func (w *jobWatch) never(k model.ProblemKind) func() string {
+	return func() string {
+		if w.found && slices.Contains(w.kinds(), k) {
+			return "problem " + string(k) + " shown"
 		}
+		return ""
 	}
-	return ""
 }
 
 // TestRealFlinkTimeouts: transaction.timeout.ms 5 s with checkpoints every
@@ -198,7 +191,7 @@ func testRealFlinkTimeouts(t *testing.T, flink string, checkpointSleep time.Dura
 	if checkpointSleep == 0 {
 		w.until(ctx, 90*time.Second, "timeout below 2× the interval", func() bool {
 			return slices.Contains(w.kinds(), model.ProblemTimeoutShort)
-		}, w.noLingering, w.noCrashLoop)
+		}, w.noLingering, w.never(model.ProblemCrashLoop))
 		out.until(ctx, 60*time.Second, prefix, "timeout below 2× the interval", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
 			p := problemOf(j, model.ProblemTimeoutShort)
 			switch {
@@ -238,12 +231,4 @@ func testRealFlinkTimeouts(t *testing.T, flink string, checkpointSleep time.Dura
 		}
 		return ""
 	})
-}
-
-// noCrashLoop is a check for until.
-func (w *jobWatch) noCrashLoop() string {
-	if w.found && slices.Contains(w.kinds(), model.ProblemCrashLoop) {
-		return "a crash loop shown"
-	}
-	return ""
 }
