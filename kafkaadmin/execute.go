@@ -13,8 +13,8 @@ import (
 	"github.com/txnscope/txnscope/model"
 )
 
-// Execute carries out a, the one way the TUI and the command line abort
-// anything: just before every request it sends (a retry included) it re-reads
+// Execute carries out a, the one way the TUI and the command line abort or
+// commit anything: just before every request it sends (a retry included) it re-reads
 // the target and refuses unless it is still the very transaction a describes
 // (model.CheckForceTerminate, model.CheckAbortPartition), then appends the
 // attempt to rec and sends. Nothing is ever sent without a record; a request
@@ -30,6 +30,8 @@ func (c *Client) Execute(ctx context.Context, a model.Action, rec model.Recorder
 		r = c.forceTerminate(ctx, a, rec)
 	case a.Kind == model.AbortPartition:
 		r = c.abortPartition(ctx, a, rec)
+	case a.Kind == model.Commit:
+		r = c.commit(ctx, a, rec)
 	default:
 		r = refused("refused: unknown action %q", a.Kind)
 	}

@@ -44,6 +44,34 @@ func forceTarget(t *testing.T) *target {
 		send: kmsg.InitProducerID, id: id}
 }
 
+// commitTarget: an abandoned Ongoing transaction on orders-0 whose
+// checkpoint completed, to commit.
+func commitTarget(t *testing.T) *target {
+	c, boot := kafkatest.NewCluster(t)
+	const id = "sink-0-7"
+	kafkatest.OpenTxn(t, boot, id, "orders", 10*time.Minute)
+	tx := txnOf(t, refresh(t, newAdmin(t, boot), nil), id)
+	return &target{c: c, boot: boot, inj: newInjector(t, c), a: faultAdminWith(t, boot, execTimeout), act: commitOf(t, tx),
+		send: kmsg.EndTxn, id: id}
+}
+
+// commitOf plans the commit of tx on evidence that always says its
+// checkpoint completed and the job failed.
+func commitOf(t *testing.T, tx model.Txn) model.Action {
+	t.Helper()
+	rv := func(context.Context, model.Txn) (model.CommitEvidence, error) {
+		return model.CommitEvidence{Verdict: model.Verdict{Kind: model.Checkpointed, Checkpoint: 7, CompletedIn: 7, Evidence: "chk-7 is retained"},
+			FlinkState: "FAILED", At: time.Now()}, nil
+	}
+	ev, _ := rv(context.Background(), tx)
+	a, err := model.PlanCommit(tx, ev, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Reverify = rv
+	return a
+}
+
 // abortTarget: a transaction whose coordinator forgot orders-0 (kfake leaves
 // the partition out of DescribeTransactions), to abort on that partition.
 func abortTarget(t *testing.T) *target {
@@ -79,7 +107,7 @@ func (tg *target) done(t *testing.T) bool {
 	defer a.Close()
 	s := refresh(t, a, nil)
 	p0 := partOf(t, s, "orders", 0)
-	if tg.act.Kind == model.ForceTerminate {
+	if tg.act.Kind != model.AbortPartition {
 		tx := txnOf(t, s, tg.id)
 		ended := tx.State != model.Ongoing || tx.ProducerEpoch != tg.act.ProducerEpoch
 		if ended != !p0.Pinned() {
@@ -111,7 +139,7 @@ func TestExecuteUnderFaults(t *testing.T) {
 		f    fault
 	}
 	var cases []kase
-	for kind, send := range map[model.ActionKind]kmsg.Key{model.ForceTerminate: kmsg.InitProducerID, model.AbortPartition: kmsg.WriteTxnMarkers} {
+	for kind, send := range map[model.ActionKind]kmsg.Key{model.ForceTerminate: kmsg.InitProducerID, model.AbortPartition: kmsg.WriteTxnMarkers, model.Commit: kmsg.EndTxn} {
 		for _, f := range faultsOn(send, execTimeout) {
 			if f.nodes != nil || f.empty && send == kmsg.InitProducerID {
 				continue // one broker is the one; an empty InitProducerId answer is a success
@@ -121,6 +149,7 @@ func TestExecuteUnderFaults(t *testing.T) {
 	}
 	prechecks := map[model.ActionKind][]kmsg.Key{
 		model.ForceTerminate: {kmsg.DescribeTransactions, kmsg.FindCoordinator, kmsg.Metadata},
+		model.Commit:         {kmsg.DescribeTransactions, kmsg.FindCoordinator, kmsg.Metadata},
 		model.AbortPartition: {kmsg.Metadata, kmsg.DescribeProducers, kmsg.ListTransactions, kmsg.FindCoordinator, kmsg.DescribeTransactions},
 	}
 	for kind, keys := range prechecks {
@@ -141,10 +170,7 @@ func TestExecuteUnderFaults(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t.Run(fmt.Sprintf("%s/%s %s", k.kind, k.f.keys[0].Name(), k.f.name), func(t *testing.T) {
-				tg := forceTarget
-				if k.kind == model.AbortPartition {
-					tg = abortTarget
-				}
+				tg := map[model.ActionKind]func(*testing.T) *target{model.ForceTerminate: forceTarget, model.AbortPartition: abortTarget, model.Commit: commitTarget}[k.kind]
 				checkExecute(t, tg(t), k.f)
 			})
 		})
@@ -175,7 +201,7 @@ func checkExecute(t *testing.T, tg *target, fs ...fault) {
 	retried := false // a "nothing happened" answer InitProducerId retries
 	for _, f := range fs {
 		slept = max(slept, f.sleep)
-		retried = retried || f.keys[0] == kmsg.InitProducerID && f.code != nil && containsErr(retriedCodes, f.code)
+		retried = retried || (f.keys[0] == kmsg.InitProducerID || f.keys[0] == kmsg.EndTxn) && f.code != nil && containsErr(retriedCodes, f.code)
 	}
 	time.Sleep(slept) // let a request slept past the timeout reach the cluster
 	happened := tg.done(t)
@@ -236,7 +262,7 @@ func checkExecute(t *testing.T, tg *target, fs ...fault) {
 		if r.ErrorCode != f.code.Message || r.Unknown {
 			t.Fatalf("answered %s, result %+v", f.code.Message, r)
 		}
-		if containsErr(retriedCodes, f.code) && tg.send == kmsg.InitProducerID && tg.inj.count(tg.send) < 2 {
+		if containsErr(retriedCodes, f.code) && tg.send != kmsg.WriteTxnMarkers && tg.inj.count(tg.send) < 2 {
 			t.Fatalf("%s was not retried", f.code.Message)
 		}
 	}

@@ -116,12 +116,26 @@ func (c *Client) PlanForceTerminate(ctx context.Context, id string) (model.Actio
 func (c *Client) Recheck(ctx context.Context, a model.Action) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
-	if a.Kind == model.ForceTerminate {
+	switch a.Kind {
+	case model.ForceTerminate:
 		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
 		if err != nil {
 			return err
 		}
 		return model.CheckForceTerminate(a, fresh, found)
+	case model.Commit:
+		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+		if err != nil {
+			return err
+		}
+		if err := model.CheckCommit(a, fresh, found); err != nil || a.Unverified {
+			return err
+		}
+		ev, err := a.Reverify(ctx, fresh)
+		if err != nil {
+			return fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
+		}
+		return model.CheckCommitEvidence(a, ev)
 	}
 	fresh, owner, err := c.rereadPartition(ctx, a)
 	if err != nil {

@@ -35,12 +35,13 @@ type trail struct {
 	newerAt    int64 // the producer's first batch after that marker: a newer transaction; -1 none
 	dataAt     int64 // the first records of the producer after that marker; -1 none
 	abortAt    int64 // an ABORT marker of the producer after that marker; -1 none
+	commitAt   int64 // a COMMIT marker of the producer after newer records; -1 none
 	open       bool  // records of the producer after its last marker: no end read
 	whole      bool  // read to the high watermark
 }
 
 func newTrail(at tp) trail {
-	return trail{at: at, endedAt: -1, newerAt: -1, dataAt: -1, abortAt: -1}
+	return trail{at: at, endedAt: -1, newerAt: -1, dataAt: -1, abortAt: -1, commitAt: -1}
 }
 
 // scan adds the batches of one fetch (from offset from) to the trail; it
@@ -79,6 +80,11 @@ func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next in
 		}
 		if typ == model.CompleteAbort && tr.abortAt < 0 {
 			tr.abortAt = b.FirstOffset
+		}
+		// A commit ends a transaction only if it wrote here: a COMMIT
+		// marker with no records before it is a retry's, not a newer one's.
+		if typ == model.CompleteCommit && tr.dataAt >= 0 && tr.commitAt < 0 {
+			tr.commitAt = b.FirstOffset
 		}
 		return true
 	})

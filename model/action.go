@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ActionKind names the two ways txnscope can end a transaction.
+// ActionKind names the ways txnscope can end a transaction.
 type ActionKind string
 
 const (
@@ -16,6 +16,9 @@ const (
 	ForceTerminate ActionKind = "force-terminate"
 	// AbortPartition sends WriteTxnMarkers (abort) for one partition to its leader.
 	AbortPartition ActionKind = "abort-partition"
+	// Commit sends EndTxn (commit) with the transaction's own producer id
+	// and epoch to its coordinator: what Flink's committer would have sent.
+	Commit ActionKind = "commit"
 )
 
 // Action is an abort the operator asked for, carrying everything that tells
@@ -52,14 +55,22 @@ type Action struct {
 	MinIdle    time.Duration
 	IdleWaived bool
 
-	// Both.
+	// Commit: the force-terminate's fields, and what it rests on. Verdict
+	// and FlinkState are the evidence when planned; Reverify reads it again
+	// before every request (nil only when Unverified: the operator's word).
+	Verdict    Verdict
+	FlinkState string
+	Unverified bool
+	Reverify   Reverify
+
+	// All.
 	ProducerID    int64
 	ProducerEpoch int16
 }
 
 // Target is the thing acted on, as written in the audit log.
 func (a Action) Target() string {
-	if a.Kind == ForceTerminate {
+	if a.Kind != AbortPartition {
 		return a.TransactionalID
 	}
 	return fmt.Sprintf("%s-%d", a.Topic, a.Partition)
@@ -67,8 +78,11 @@ func (a Action) Target() string {
 
 // Wire says exactly what will be sent, to the broker planned.
 func (a Action) Wire() string {
-	if a.Kind == ForceTerminate {
+	switch a.Kind {
+	case ForceTerminate:
 		return a.WireTo(a.Coordinator, a.TimeoutMs)
+	case Commit:
+		return a.WireTo(a.Coordinator, 0)
 	}
 	return a.WireTo(a.Leader, 0)
 }
@@ -76,8 +90,13 @@ func (a Action) Wire() string {
 // WireTo is the request as it goes out to broker (the coordinator or leader
 // found by the re-read just before), with the transaction timeout sent
 // (force-terminate; 0 leaves it out). The id is quoted as Go does, so no id
-// can pass for the end of the request and the start of another.
+// can pass for the end of the request and the start of another. A commit's
+// request version is chosen as it goes (CommitWire); here it is left out.
 func (a Action) WireTo(broker, timeoutMs int32) string {
+	if a.Kind == Commit {
+		return fmt.Sprintf("EndTxn(COMMIT, transactional.id %s, producer id %d, epoch %d) to coordinator broker %d",
+			strconv.Quote(a.TransactionalID), a.ProducerID, a.ProducerEpoch, broker)
+	}
 	if a.Kind == ForceTerminate {
 		timeout := ""
 		if timeoutMs > 0 {
@@ -92,6 +111,9 @@ func (a Action) WireTo(broker, timeoutMs int32) string {
 
 // Consequences are what the operator must know before confirming.
 func (a Action) Consequences() []string {
+	if a.Kind == Commit {
+		return a.commitConsequences()
+	}
 	if a.Kind == ForceTerminate {
 		return []string{
 			"The live producer holding this id is fenced: a Flink job fails and restores from its last checkpoint.",
@@ -110,8 +132,8 @@ func (a Action) Consequences() []string {
 // Facts identify the transaction being confirmed, one "label  value" line
 // each: the dialog and the one-shot prompt both show them.
 func (a Action) Facts(now time.Time, loc *time.Location) []string {
-	if a.Kind == ForceTerminate {
-		return []string{
+	if a.Kind != AbortPartition {
+		facts := []string{
 			// Whole, wrapped if need be: a title may be clipped, and Flink
 			// ids differ only in their last characters.
 			"id           " + a.TransactionalID,
@@ -119,6 +141,10 @@ func (a Action) Facts(now time.Time, loc *time.Location) []string {
 			fmt.Sprintf("producer     id %d, epoch %d, coordinator broker %d", a.ProducerID, a.ProducerEpoch, a.Coordinator),
 			"partitions   " + partitionList(a.Partitions),
 		}
+		if a.Kind == Commit {
+			facts = append(facts, a.verdictFact())
+		}
+		return facts
 	}
 	idle := "set aside: its producer may still be live"
 	if !a.IdleWaived {
@@ -186,6 +212,9 @@ func partitionList(tps []TopicPartition) string {
 // abort that sets aside the idle rule takes a longer phrase, so it is never
 // sent by habit.
 func (a Action) ConfirmWord() string {
+	if a.Kind == Commit {
+		return "commit"
+	}
 	if a.Kind == AbortPartition && a.IdleWaived {
 		return "abort anyway"
 	}
@@ -194,6 +223,9 @@ func (a Action) ConfirmWord() string {
 
 // needs names the ACL the broker checks for the action (README, "needs").
 func (a Action) needs() string {
+	if a.Kind == Commit {
+		return "EndTxn needs WRITE on the transactional id"
+	}
 	if a.Kind == ForceTerminate {
 		return "InitProducerId needs WRITE on the transactional id"
 	}

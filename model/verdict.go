@@ -246,3 +246,16 @@ func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool
 	}
 	return v
 }
+
+// VerdictOf is the verdict of t, one open transaction of Flink job j, as
+// just re-read from its coordinator: what Verdicts would say of it.
+func (j Job) VerdictOf(t Txn, f CheckpointFacts) Verdict {
+	if j.ID.Family != FlinkSink || (f.Flink == nil && f.RetainedDir == "") {
+		return Verdict{ID: t.ID, Kind: VerdictUnknown}
+	}
+	o := openTxn{id: t.ID, checkpoint: JobOf(t.ID).Checkpoint, ending: t.State != Ongoing}
+	if t.HasStart() {
+		o.start = t.StartTime()
+	}
+	return j.verdict(o, f)
+}

@@ -41,6 +41,13 @@ type Entry struct {
 	ProducerEpoch         int16                  `json:"producer_epoch"`
 	Wire                  string                 `json:"request"`
 
+	// What a commit rests on: the verdict when it was confirmed (the
+	// executor asks again before each request), or the operator's word.
+	Verdict     string `json:"verdict,omitempty"`
+	CompletedIn int64  `json:"completed_in,omitempty"`
+	Evidence    string `json:"evidence,omitempty"`
+	Unverified  bool   `json:"unverified,omitempty"`
+
 	Outcome   string `json:"outcome,omitempty"` // sent, refused, unknown, failed
 	Result    string `json:"result,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"`
@@ -52,10 +59,13 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap,
 		Action: string(a.Kind), Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
 	}
-	if a.Kind == model.ForceTerminate {
+	if a.Kind == model.ForceTerminate || a.Kind == model.Commit {
 		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, model.Base64(a.TransactionalID), string(a.State), a.Partitions
 		if !a.Start.IsZero() {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
+		}
+		if a.Kind == model.Commit {
+			e.Verdict, e.CompletedIn, e.Evidence, e.Unverified = string(a.Verdict.Kind), a.Verdict.CompletedIn, a.Verdict.Evidence, a.Unverified
 		}
 		return e
 	}

@@ -115,6 +115,9 @@ func refused(o out, c config, planned *model.Action, auditPath string, err error
 
 // asked is the action the command's flags name, before the cluster said more.
 func asked(c config) model.Action {
+	if c.cmd == cmdCommit {
+		return model.Action{Kind: model.Commit, TransactionalID: c.one.transactionalID, ProducerID: -1, ProducerEpoch: -1}
+	}
 	if c.cmd == cmdForceTerminate {
 		return model.Action{Kind: model.ForceTerminate, TransactionalID: c.one.transactionalID, ProducerID: -1, ProducerEpoch: -1}
 	}
@@ -174,6 +177,8 @@ func promptText(a model.Action, now time.Time, auditPath string) string {
 	switch a.Kind {
 	case model.ForceTerminate:
 		add("Force-terminate %s", a.TransactionalID)
+	case model.Commit:
+		add("Commit %s", a.TransactionalID)
 	default:
 		add("Abort the open transaction of producer %d on %s-%d", a.ProducerID, a.Topic, a.Partition)
 	}
@@ -187,7 +192,11 @@ func promptText(a model.Action, now time.Time, auditPath string) string {
 	for _, c := range a.Consequences() {
 		add("  - %s", c)
 	}
-	add("Just before sending, it is re-read and refused unless it is this very transaction; each request is written to %s before it goes out.", auditPath)
+	if a.Kind == model.Commit && !a.Unverified {
+		add("Just before sending, it is re-read and refused unless it is this very transaction, and its checkpoint evidence is read again and must still say checkpointed; each request is written to %s before it goes out.", auditPath)
+	} else {
+		add("Just before sending, it is re-read and refused unless it is this very transaction; each request is written to %s before it goes out.", auditPath)
+	}
 	return strings.Join(lines, "\n") + "\n" + typeLine(a)
 }
 

@@ -88,6 +88,12 @@ func init() {
 		{cmd: cmdForceTerminate, synopsis: "abort the ongoing transaction of a transactional id (changes the cluster)", oneShot: true, acts: true,
 			shape: "--transactional-id ID [--yes]",
 			flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runForceTerminate)},
+		{cmd: cmdCommit, synopsis: "commit the ongoing transaction of a transactional id whose Flink checkpoint completed (changes the cluster)", acts: true,
+			shape: "--transactional-id ID (--flink URL | --flink-checkpoints PREFIX=DIR | --unverified) [--yes]",
+			flags: slices.Concat(actFlags, []string{"transactional-id", "flink", "flink-prefix", "flink-checkpoints", "unverified"}), check: checkCommit, run: withClient(runCommit)},
+		{cmd: cmdResolve, synopsis: "end a stopped Flink job's open transactions: commit the checkpointed ones, abort the rest (changes the cluster)", acts: true,
+			shape: "--job PREFIX (--flink URL | --flink-checkpoints PREFIX=DIR) [--yes]",
+			flags: slices.Concat(actFlags, []string{"job", "flink", "flink-prefix", "flink-checkpoints"}), check: checkResolve, run: withClient(runResolve)},
 		{cmd: cmdCompletion, synopsis: "print a shell completion script, for bash, zsh or fish", arg: "bash|zsh|fish",
 			check: checkCompletion, run: runCompletion},
 	}

@@ -95,6 +95,16 @@ func commandHelp(s spec) string {
 		name := cmp.Or(aliasOf(s.cmd), string(s.cmd))
 		b.WriteString("\nkafka-transactions.sh's " + name + ", with its flags, columns and semantics; -o json prints JSON.\n")
 	}
+	switch s.cmd {
+	case cmdCommit:
+		b.WriteString("It sends EndTxn(commit) with the transaction's own producer id and epoch, as Flink's committer\n" +
+			"would have, only when its checkpoint completed (--flink, --flink-checkpoints) and Flink does not\n" +
+			"run the job; the evidence is read again just before every request. docs/aborting.md.\n")
+	case cmdResolve:
+		b.WriteString("For each open transaction of the job: commit when its checkpoint completed, force-terminate when\n" +
+			"it never did, leave open (and say why) when that is not known. One confirmation; each is then\n" +
+			"re-checked and audited on its own. Refused while Flink says the job runs. docs/aborting.md.\n")
+	}
 	if s.acts {
 		b.WriteString("It shows the transaction's start time, re-checks the target just before every request,\n" +
 			"refuses unless it is the very transaction shown, and writes each request to the audit log\nbefore it goes out.\n")

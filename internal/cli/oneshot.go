@@ -25,7 +25,7 @@ func withClient(run func(context.Context, *kafkaadmin.Client, config, out, Stdio
 				return refused(o, c, nil, c.auditLog, usagef("%s changes the cluster, and --read-only forbids it", c.cmd))
 			case !c.one.yes && !readsTerminal(std.In): // nobody is there to confirm
 				return refused(o, c, nil, c.auditLog,
-					usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type abort)", c.cmd))
+					usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type %s)", c.cmd, confirmWordOf(c.cmd)))
 			}
 		}
 		cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})
@@ -89,4 +89,15 @@ func afterPartial(printErr, readErr error) error {
 		return printErr
 	}
 	return readErr
+}
+
+// confirmWordOf is what the command asks the operator to type.
+func confirmWordOf(cmd command) string {
+	switch cmd {
+	case cmdCommit:
+		return "commit"
+	case cmdResolve:
+		return "resolve"
+	}
+	return "abort"
 }

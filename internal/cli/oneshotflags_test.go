@@ -83,7 +83,7 @@ func TestParseOneShotErrors(t *testing.T) {
 			`invalid argument "40000" for "--producer-epoch"`},
 		// Flags of another command are refused, never ignored.
 		{[]string{"list", "--topic", "t"}, "--topic does not apply to list (it goes with describe-producers, find-hanging, abort)"},
-		{[]string{"describe", "--transactional-id", "x", "--yes"}, "--yes does not apply to describe (it goes with abort, force-terminate)"},
+		{[]string{"describe", "--transactional-id", "x", "--yes"}, "--yes does not apply to describe (it goes with abort, force-terminate, commit, resolve)"},
 		{[]string{"snapshot", "--duration-filter", "5"}, "--duration-filter does not apply to snapshot (it goes with list)"},
 		{[]string{"--start-offset", "5"}, "--start-offset does not apply to the UI (it goes with abort)"},
 		{[]string{"list", "extra"}, `unexpected argument "extra" after list`},

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/flinkrest"
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
+)
+
+// commit is the commit Flink's committer never sent: EndTxn(commit) for the
+// Ongoing transaction of one transactional id whose checkpoint completed
+// (action.go runs it, with the same chain as force-terminate).
+const cmdCommit command = "commit"
+
+func checkCommit(c *config, given func(string) bool) error {
+	if err := checkTransactionalID(c, given); err != nil {
+		return err
+	}
+	return needEvidence(c, "commit")
+}
+
+// needEvidence refuses a commit with nothing to verify its checkpoint from
+// and no --unverified.
+func needEvidence(c *config, what string) error {
+	if len(c.flink.Clients) == 0 && len(c.flink.Retained) == 0 && !c.one.unverified {
+		return usagef("%s needs --flink URL or --flink-checkpoints PREFIX=DIR to verify that the checkpoint completed (or --unverified, on your own word)", what)
+	}
+	return nil
+}
+
+func runCommit(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
+	return runAction(ctx, cl, c, o, std, func(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error) {
+		s, err := cl.Refresh(ctx, nil)
+		if err != nil {
+			return model.Action{}, err
+		}
+		t, ok := s.Txn(c.one.transactionalID)
+		if !ok {
+			return model.Action{}, fmt.Errorf("%s is not known to any coordinator", c.one.transactionalID)
+		}
+		job := jobOf(s, t.ID)
+		ev := model.CommitEvidenceOf(readFlink(ctx, c), job, t)
+		a, err := model.PlanCommit(t, ev, c.one.unverified)
+		if err != nil {
+			return a, err
+		}
+		if !a.Unverified {
+			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
+		}
+		return a, nil
+	})
+}
+
+// jobOf is the job id belongs to, as the jobs view groups it (its naming
+// scheme read from its other ids).
+func jobOf(s *model.Snapshot, id string) model.Job {
+	want := model.JobOf(id).Job
+	for _, j := range model.Group(s, nil).Jobs(nil, time.Now()) {
+		if j.ID == want {
+			return j
+		}
+	}
+	return model.Job{ID: want}
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/flinkrest"
+	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
+)
+
+// resolve ends a stopped Flink job's open transactions as Flink would have:
+// it commits the ones whose checkpoint completed and force-terminates the
+// ones whose checkpoint never did; it leaves open, and names, the ones it
+// cannot judge. One confirmation for the plan; each transaction is then
+// re-checked, audited and sent on its own, exactly as commit and
+// force-terminate do.
+const cmdResolve command = "resolve"
+
+func checkResolve(c *config, _ func(string) bool) error {
+	if strings.TrimSpace(c.one.job) == "" {
+		return usagef("resolve needs --job PREFIX: the transactional-id prefix of the Flink job")
+	}
+	if len(c.flink.Clients) == 0 && len(c.flink.Retained) == 0 {
+		return usagef("resolve needs --flink URL or --flink-checkpoints PREFIX=DIR: only the job's checkpoints say which transactions to commit")
+	}
+	return nil
+}
+
+// resolveJSON is resolve's -o json document.
+type resolveJSON struct {
+	Job      string        `json:"job"`
+	Steps    []resolveStep `json:"steps"`
+	OK       bool          `json:"ok"`
+	Result   string        `json:"result"`
+	AuditLog string        `json:"audit_log"`
+}
+
+// resolveStep is one transaction of the job: what was decided, and what
+// became of it.
+type resolveStep struct {
+	TransactionalID       string `json:"transactional_id"`
+	TransactionalIDBase64 string `json:"transactional_id_base64,omitempty"`
+	Verdict               string `json:"verdict"`
+	CompletedIn           int64  `json:"completed_in,omitempty"`
+	Evidence              string `json:"evidence,omitempty"`
+	// Action is commit or force-terminate; "" when it was left open, and
+	// LeftOpen says why.
+	Action    string `json:"action,omitempty"`
+	LeftOpen  string `json:"left_open,omitempty"`
+	Request   string `json:"request,omitempty"`
+	Attempt   string `json:"attempt,omitempty"`
+	Sends     int    `json:"sends"`
+	Refused   bool   `json:"refused"`
+	Unknown   bool   `json:"unknown"`
+	OK        bool   `json:"ok"`
+	ErrorCode string `json:"error_code,omitempty"`
+	Result    string `json:"result,omitempty"`
+}
+
+func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
+	log := audit.New(c.auditLog)
+	doc := resolveJSON{Job: c.one.job, AuditLog: log.Path()}
+	fail := func(err error) error {
+		if o.json {
+			doc.Result = err.Error()
+			return errors.Join(err, o.emit(doc, nil, nil))
+		}
+		return err
+	}
+	if err := log.Open(); err != nil {
+		return fail(fmt.Errorf("resolve refused, nothing sent: %w", err))
+	}
+	defer log.Close()
+	steps, err := planResolve(ctx, cl, c)
+	if err != nil {
+		return fail(fmt.Errorf("resolve refused: %w", err))
+	}
+	if !c.one.yes {
+		ok, err := confirmResolve(ctx, std.In, std.Err, c.one.job, steps, log.Path())
+		switch {
+		case err != nil:
+			return fail(err)
+		case !ok:
+			return fail(errNotConfirmed)
+		}
+	}
+	// Commits first: they are what a dead job still owes its consumers.
+	slices.SortStableFunc(steps, func(a, b model.ResolveStep) int { return rank(a) - rank(b) })
+	boot := strings.Join(c.bootstrap, ",")
+	var bad []string
+	for _, s := range steps {
+		st := resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: model.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
+			CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, LeftOpen: s.Why}
+		if s.Action == nil {
+			bad = append(bad, s.Txn.ID+" left open")
+		} else {
+			a := *s.Action
+			r := cl.Execute(ctx, a, log.Begin(boot, a))
+			st.Action, st.Request, st.Attempt, st.Sends = string(a.Kind), r.Request, r.Attempt, r.Sends
+			st.Refused, st.Unknown, st.OK, st.ErrorCode, st.Result = r.Refused, r.Unknown, r.OK(), r.ErrorCode, r.Summary()
+			if !r.OK() {
+				bad = append(bad, fmt.Sprintf("%s %s not done", a.Kind, s.Txn.ID))
+			}
+		}
+		doc.Steps = append(doc.Steps, st)
+		if !o.json {
+			if _, err := fmt.Fprintln(o.w, escape.Text(stepLine(st))); err != nil {
+				return err
+			}
+		}
+	}
+	doc.OK = len(bad) == 0
+	doc.Result = fmt.Sprintf("%d of %d transactions of %s resolved", len(steps)-len(bad), len(steps), c.one.job)
+	if o.json {
+		if err := o.emit(doc, nil, nil); err != nil {
+			return err
+		}
+	}
+	if !doc.OK {
+		return fmt.Errorf("resolve %s: %s: %s", c.one.job, doc.Result, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func rank(s model.ResolveStep) int {
+	switch {
+	case s.Action == nil:
+		return 2
+	case s.Action.Kind == model.Commit:
+		return 0
+	}
+	return 1
+}
+
+// planResolve reads the cluster and the job's checkpoints once and plans
+// each open transaction of the job.
+func planResolve(ctx context.Context, cl *kafkaadmin.Client, c config) ([]model.ResolveStep, error) {
+	flink := make(chan *model.FlinkView, 1)
+	go func() { flink <- readFlink(ctx, c) }()
+	s, err := cl.Refresh(ctx, nil)
+	view := <-flink
+	if err != nil {
+		return nil, err
+	}
+	want := model.JobID{Family: model.FlinkSink, Name: c.one.job}
+	var job model.Job
+	found := false
+	for _, j := range model.Group(s, nil).Jobs(nil, time.Now()) {
+		if j.ID == want {
+			job, found = j, true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no transactional id of a Flink job with prefix %q is known to the coordinators", c.one.job)
+	}
+	steps, err := model.PlanResolve(job, s.Txns, func(t model.Txn) model.CommitEvidence { return model.CommitEvidenceOf(view, job, t) })
+	if err != nil {
+		return nil, err
+	}
+	for i := range steps {
+		if a := steps[i].Action; a != nil && a.Kind == model.Commit {
+			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
+		}
+	}
+	return steps, nil
+}
+
+// stepLine is one transaction's line of the plan or of the outcome.
+func stepLine(st resolveStep) string {
+	v := st.Verdict
+	if st.CompletedIn > 0 {
+		v += fmt.Sprintf(" in %d", st.CompletedIn)
+	}
+	switch {
+	case st.Action == "":
+		return fmt.Sprintf("left open      %s (%s): %s", st.TransactionalID, v, st.LeftOpen)
+	case st.Result == "":
+		return fmt.Sprintf("%-14s %s (%s): %s", st.Action, st.TransactionalID, v, st.Evidence)
+	}
+	return fmt.Sprintf("%-14s %s (%s): %s", st.Action, st.TransactionalID, v, st.Result)
+}
+
+// confirmResolve shows the plan on w and reports whether the operator typed
+// resolve. Each transaction is re-checked when its turn comes, so a plan
+// gone stale while they read is refused one transaction at a time.
+func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, steps []model.ResolveStep, auditPath string) (bool, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Resolve the open transactions of Flink job %s:\n", escape.Text(job))
+	for _, s := range steps {
+		st := resolveStep{TransactionalID: s.Txn.ID, Verdict: string(s.Verdict.Kind), CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, LeftOpen: s.Why}
+		if s.Action != nil {
+			st.Action = string(s.Action.Kind)
+		}
+		b.WriteString("  " + escape.Text(stepLine(st)) + "\n")
+	}
+	b.WriteString("  - commit: read_committed consumers see its records; Flink counts them as delivered, a restore from that checkpoint finds them committed.\n")
+	b.WriteString("  - force-terminate: its records are discarded; a restored job replays them from its last completed checkpoint.\n")
+	fmt.Fprintf(&b, "Each is re-read just before its request and refused unless it is the very transaction listed (a commit's checkpoint evidence is read again too); each request is written to %s before it goes out.\n",
+		escape.Text(auditPath))
+	b.WriteString("Type resolve and press enter to send them (anything else cancels): ")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return false, err
+	}
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		return strings.TrimSpace(line) == "resolve", nil
+	case <-ctx.Done():
+		fmt.Fprintln(w)
+		return false, errNotConfirmed
+	}
+}

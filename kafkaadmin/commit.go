@@ -1,0 +1,306 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// maxCommitAttempts bounds the EndTxn requests of one commit: only answers
+// that say the coordinator did nothing are retried, each after a re-read.
+const maxCommitAttempts = 10
+
+// commit sends EndTxn(commit) with the transaction's own producer id and
+// epoch to its coordinator: the request Flink's committer would have sent
+// had it lived. Before every request the transaction is re-read and must
+// still be the very one confirmed (model.CheckCommit), and the checkpoint
+// evidence is read afresh and must still say checkpointed
+// (model.CheckCommitEvidence), so that no commit rests on one old answer.
+//
+// Kafka offers no conditional commit: under transaction version 1 a
+// producer that committed the one shown and began the next, with the same
+// producer id and epoch, would have that next one committed by a request on
+// its way. The logs of the partitions, from marks noted before the re-check,
+// tell afterwards what the request hit.
+func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder) model.Result {
+	switch {
+	case a.TransactionalID == "":
+		return refused("refused: no transactional.id given")
+	case !a.Unverified && a.Reverify == nil:
+		return refused("refused: the commit has no checkpoint evidence to re-read before sending; nothing sent")
+	}
+	start := time.Now()
+	marks := c.noteMarks(ctx, a)
+	var (
+		r       model.Result
+		version int16 = -1
+		why     string
+	)
+	for try := 1; ; try++ {
+		fresh, stop := c.beforeCommit(ctx, a, r, try, start)
+		if stop != nil {
+			return *stop
+		}
+		if version < 0 {
+			version, why = c.endTxnVersion(ctx, fresh)
+		}
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = a.TransactionalID, fresh.ProducerID, fresh.ProducerEpoch, true
+		r.ErrorCode, r.Err = "", ""
+		resp, next := c.send(ctx, rec, try, fresh.Coordinator, endTxnAt{req, version}, a.CommitWire(fresh.Coordinator, version)+" ("+why+")", r)
+		r = next
+		if resp == nil {
+			return r
+		}
+		ke := kerr.ErrorForCode(resp.(*kmsg.EndTxnResponse).ErrorCode)
+		if ke == nil {
+			return c.afterCommit(ctx, a, marks, r)
+		}
+		if answered(&r, ke) {
+			return r
+		}
+		switch {
+		case errors.Is(ke, kerr.ConcurrentTransactions):
+			// A transition of the id is under way: the re-read tells which.
+			r.Err = "the coordinator is completing a transition of the id"
+		case errors.Is(ke, kerr.CoordinatorLoadInProgress), errors.Is(ke, kerr.NotCoordinator), errors.Is(ke, kerr.CoordinatorNotAvailable):
+			// Refused before the coordinator did anything.
+		default:
+			return c.commitRefused(ctx, a, r)
+		}
+		if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
+			r.Err += "; interrupted before it was re-read"
+			return r
+		}
+	}
+}
+
+// beforeCommit re-reads the transaction and its evidence before request
+// number try and returns the transaction when the request may go; otherwise
+// stop is how the commit ends: refused on the first try, and after an
+// answer that did nothing, what the re-read showed.
+func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Result, try int, start time.Time) (model.Txn, *model.Result) {
+	end := func(err error) (model.Txn, *model.Result) {
+		if try == 1 {
+			return model.Txn{}, &model.Result{Refused: true, Err: err.Error()}
+		}
+		r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+		return model.Txn{}, &r
+	}
+	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+	if err != nil {
+		return end(fmt.Errorf("refused: %w", err))
+	}
+	if err := model.CheckCommit(a, fresh, found); err != nil {
+		return end(err)
+	}
+	if !a.Unverified {
+		ev, err := a.Reverify(ctx, fresh)
+		if err != nil {
+			return end(fmt.Errorf("refused: the checkpoint evidence could not be read again: %w", err))
+		}
+		if err := model.CheckCommitEvidence(a, ev); err != nil {
+			return end(err)
+		}
+	}
+	if try > maxCommitAttempts || try > 1 && time.Since(start) >= c.cfg.Timeout {
+		r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
+		return model.Txn{}, &r
+	}
+	return fresh, nil
+}
+
+// commitRefused reports an answer that refused the commit (the producer was
+// fenced, the id is in another state), with what a re-read shows now.
+func (c *Client) commitRefused(ctx context.Context, a model.Action, r model.Result) model.Result {
+	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+	switch {
+	case err != nil:
+		r.Err += "; it could not be re-read afterwards: " + err.Error()
+	case !found:
+		r.Err += "; it is no longer known to its coordinator"
+	default:
+		r.Err += fmt.Sprintf("; nothing was committed: now %s at epoch %d%s", fresh.State, fresh.ProducerEpoch, commitNow(a, fresh))
+	}
+	return r
+}
+
+// commitNow says what fresh means for the transaction confirmed.
+func commitNow(a model.Action, fresh model.Txn) string {
+	switch {
+	case fresh.ProducerID != a.ProducerID || !fresh.StartTime().Equal(a.Start):
+		return " (another transaction of the id)"
+	case fresh.State == model.PrepareEpochFence || fresh.State == model.PrepareAbort || fresh.State == model.CompleteAbort:
+		return " (aborted: its timeout, or a new producer fenced it; its records are lost)"
+	}
+	return ""
+}
+
+// markerWait is how long the outcome is awaited in the logs: the
+// coordinator answers once PrepareCommit is written, and writes the markers
+// after.
+const markerWait = 5 * time.Second
+
+// afterCommit reads what a commit answered without an error did, from the
+// logs of the partitions of the one confirmed: its COMMIT marker, and
+// nothing newer of the producer committed after it.
+func (c *Client) afterCommit(ctx context.Context, a model.Action, marks []mark, r model.Result) model.Result {
+	deadline := time.Now().Add(markerWait)
+	for {
+		if ctx.Err() != nil {
+			r.Unknown, r.Err = true, "interrupted before the outcome could be read"
+			return r
+		}
+		trails := c.readTrails(ctx, marks)
+		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+		now := "it could not be re-read afterwards"
+		switch {
+		case err == nil && found:
+			now = fmt.Sprintf("now %s at epoch %d", fresh.State, fresh.ProducerEpoch)
+		case err == nil:
+			now = "it is no longer known to its coordinator"
+		}
+		v := judgeCommit(a, trails)
+		switch {
+		case v.unknown:
+			r.Unknown, r.Err = true, v.text+"; "+now
+			return r
+		case v.committed && v.whole:
+			r.After = v.text + "; " + now
+			return r
+		case v.aborted:
+			r.Err = v.text + "; " + now
+			return r
+		case time.Now().Before(deadline) && sleep(ctx, 200*time.Millisecond):
+			continue
+		case v.committed:
+			r.After = v.text + "; " + now
+			return r
+		case err == nil && found && fresh.ProducerID == a.ProducerID && fresh.StartTime().Equal(a.Start) &&
+			(fresh.State == model.PrepareCommit || fresh.State == model.CompleteCommit):
+			r.After = "the coordinator has it " + string(fresh.State) + "; " + v.text
+			return r
+		}
+		r.Unknown, r.Err = true, "the coordinator answered without an error, but "+v.text+"; "+now
+		return r
+	}
+}
+
+// A commitVerdict is what the logs say a commit did.
+type commitVerdict struct {
+	committed bool // the one confirmed has its COMMIT marker
+	whole     bool // on every partition, with nothing newer committed after
+	aborted   bool // the one confirmed has its ABORT marker
+	unknown   bool // a newer transaction was committed after it: maybe by this request
+	text      string
+}
+
+func judgeCommit(a model.Action, trails []trail) commitVerdict {
+	var v commitVerdict
+	for _, tr := range trails {
+		if tr.ended != "" && tr.commitAt >= 0 {
+			return commitVerdict{unknown: true, text: fmt.Sprintf("%s; a newer transaction of %s began after it (at offset %d of %s) and has a COMMIT marker at offset %d: this request may have committed it before its producer meant to",
+				shownText(tr), a.TransactionalID, tr.newerAt, partText(tr.at), tr.commitAt)}
+		}
+	}
+	read, committedAll := 0, true
+	for _, tr := range trails {
+		switch tr.ended {
+		case model.CompleteAbort:
+			return commitVerdict{aborted: true, text: fmt.Sprintf("its ABORT marker is at offset %d of %s: it was aborted before the commit arrived (its timeout, or a fence); its records are lost", tr.endedAt, partText(tr.at))}
+		case model.CompleteCommit:
+			read++
+			if v.text == "" {
+				v.text = fmt.Sprintf("its COMMIT marker is at offset %d of %s", tr.endedAt, partText(tr.at))
+			}
+		default:
+			committedAll = false
+		}
+	}
+	v.committed = read > 0
+	v.whole = read > 0 && committedAll && len(trails) == len(a.Partitions)
+	switch {
+	case read == 0:
+		v.text = "no COMMIT marker of it could be read yet"
+	case !v.whole:
+		v.text += fmt.Sprintf(" (read on %d of its %d partitions)", read, len(a.Partitions))
+	case len(a.Partitions) > 1:
+		v.text += fmt.Sprintf(" and on all %d of its partitions", len(a.Partitions))
+	}
+	return v
+}
+
+// endTxnAt is an EndTxn sent at no newer version than max: kgo sends the
+// newest both sides speak, and the transaction's own version decides.
+type endTxnAt struct {
+	*kmsg.EndTxnRequest
+	max int16
+}
+
+func (r endTxnAt) MaxVersion() int16 { return r.max }
+
+// endTxnVersion is the EndTxn version for fresh's transaction, and why:
+// the version its own client would send. A transaction-version-2 client
+// sends v5 (the commit bumps the epoch, and the client's own retry still
+// matches); an older client v4 or less (the epoch stays). Sent the other
+// way, Kafka 4.4 still commits, but a restored Flink job's own commit of
+// the same transaction is then refused (PRODUCER_FENCED or
+// INVALID_TXN_STATE) instead of accepted as a retry.
+func (c *Client) endTxnVersion(ctx context.Context, fresh model.Txn) (int16, string) {
+	max, tv, err := c.txnFeature(ctx, fresh.Coordinator)
+	switch {
+	case err != nil:
+		return 4, "the broker's versions could not be read: " + errText(err) + "; v4 works under either transaction version"
+	case max < 5:
+		return max, fmt.Sprintf("the coordinator serves EndTxn up to v%d", max)
+	case tv < 2:
+		return 4, fmt.Sprintf("the cluster's transaction.version is %d", tv)
+	}
+	ctv, err := c.clientTxnVersion(ctx, fresh)
+	switch {
+	case err != nil:
+		return 4, "its client's transaction version is not known (" + err.Error() + "); v4 commits under either"
+	case ctv >= 2:
+		return 5, "its client speaks transaction version 2, as the coordinator's log says"
+	}
+	return 4, fmt.Sprintf("its client speaks transaction version %d, as the coordinator's log says", ctv)
+}
+
+// txnFeature asks broker for its newest EndTxn version and the cluster's
+// finalized transaction.version (0 when it reports none).
+func (c *Client) txnFeature(ctx context.Context, broker int32) (maxEndTxn, tv int16, err error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrApiVersionsRequest()
+	// v3+ refuses a request without a client name (INVALID_REQUEST).
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "txnscope", "1"
+	resp, err := c.kgo.Broker(int(broker)).Request(ctx, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if err := kerr.ErrorForCode(av.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	maxEndTxn = -1
+	for _, k := range av.ApiKeys {
+		if k.ApiKey == int16(kmsg.EndTxn) {
+			maxEndTxn = k.MaxVersion
+		}
+	}
+	for _, f := range av.FinalizedFeatures {
+		if f.Name == "transaction.version" {
+			tv = f.MaxVersionLevel
+		}
+	}
+	if maxEndTxn < 0 {
+		return 0, 0, errors.New("the broker does not serve EndTxn")
+	}
+	return maxEndTxn, tv, nil
+}

@@ -1,0 +1,156 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func cmTxn() Txn {
+	return Txn{ID: "orders-sink-1-15", State: Ongoing, Described: true, Coordinator: 2, ProducerID: 9001, ProducerEpoch: 3,
+		TimeoutMs: 900000, StartUnixMs: ftStart.UnixMilli(), Partitions: []TopicPartition{{"orders", 1}}}
+}
+
+func checkpointed(completedIn int64) CommitEvidence {
+	return CommitEvidence{Verdict: Verdict{ID: "orders-sink-1-15", Kind: Checkpointed, Checkpoint: 15, CompletedIn: completedIn,
+		Evidence: "Flink (http://jm:8081) says checkpoint 15 completed"}, FlinkState: "FAILED"}
+}
+
+func TestPlanCommit(t *testing.T) {
+	notYet := checkpointed(15)
+	notYet.Verdict.Kind, notYet.Verdict.Evidence = NotCheckpointed, "Flink's latest completed checkpoint is 14 and the job is FAILED: 15 never completed"
+	unknown := checkpointed(15)
+	unknown.Verdict = Verdict{Kind: VerdictUnknown, Evidence: "it began within 2s of checkpoint 15's trigger"}
+	running := checkpointed(15)
+	running.FlinkState = "RUNNING"
+	undescribed := cmTxn()
+	undescribed.Described = false
+	for _, tc := range []struct {
+		name       string
+		t          func(Txn) Txn
+		ev         CommitEvidence
+		unverified bool
+		refuse     string
+	}{
+		{"checkpointed, job failed", nil, checkpointed(15), false, ""},
+		{"checkpointed in a later one", nil, checkpointed(16), false, ""},
+		{"checkpointed, directory only", nil, CommitEvidence{Verdict: checkpointed(15).Verdict}, false, ""},
+		{"not checkpointed", nil, notYet, false, "is not checkpointed (Flink's latest completed checkpoint is 14"},
+		{"not checkpointed, on the operator's word", nil, notYet, true, ""},
+		{"unknown", nil, unknown, false, "is not known (it began within 2s"},
+		{"no evidence at all", nil, CommitEvidence{}, false, "there is no checkpoint evidence"},
+		{"no evidence, unverified", nil, CommitEvidence{}, true, ""},
+		{"the job runs", nil, running, false, "Flink says its job is RUNNING: its own committer commits"},
+		{"committing already", func(t Txn) Txn { t.State = PrepareCommit; return t }, checkpointed(15), true, "only an Ongoing transaction can be committed"},
+		{"aborted", func(t Txn) Txn { t.State = CompleteAbort; return t }, checkpointed(15), false, "is CompleteAbort"},
+		{"not described", func(Txn) Txn { return undescribed }, checkpointed(15), false, "has not been described"},
+		{"no start", func(t Txn) Txn { t.StartUnixMs = 0; return t }, checkpointed(15), false, "no start time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := cmTxn()
+			if tc.t != nil {
+				tx = tc.t(tx)
+			}
+			a, err := PlanCommit(tx, tc.ev, tc.unverified)
+			switch {
+			case tc.refuse == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refuse != "" && (err == nil || !strings.Contains(err.Error(), tc.refuse)):
+				t.Fatalf("got %v, want a refusal saying %q", err, tc.refuse)
+			case err != nil:
+				return
+			}
+			if a.Kind != Commit || a.ProducerID != 9001 || a.ProducerEpoch != 3 || !a.Start.Equal(tx.StartTime()) || a.ConfirmWord() != "commit" {
+				t.Errorf("plan = %+v", a)
+			}
+		})
+	}
+}
+
+func TestCheckCommit(t *testing.T) {
+	a, err := PlanCommit(cmTxn(), checkpointed(15), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		f      func(Txn) Txn
+		found  bool
+		refuse string
+	}{
+		{"unchanged", func(t Txn) Txn { return t }, true, ""},
+		{"coordinator moved", func(t Txn) Txn { t.Coordinator = 0; return t }, true, ""},
+		{"gone", func(t Txn) Txn { return t }, false, "no longer known"},
+		{"another producer", func(t Txn) Txn { t.ProducerID = 9002; return t }, true, "producer id changed 9001→9002"},
+		// The coordinator's timeout fences and aborts it: the commit is
+		// no longer possible, and its records are lost.
+		{"timed out, aborting", func(t Txn) Txn { t.State, t.ProducerEpoch = PrepareEpochFence, 4; return t }, true,
+			"it is PrepareEpochFence now: the coordinator is aborting it (its timeout, or a new producer fenced it): its records are lost, nothing to commit (epoch 3→4)"},
+		{"aborted", func(t Txn) Txn { t.State, t.ProducerEpoch = CompleteAbort, 4; return t }, true, "it was aborted"},
+		{"committed by Flink meanwhile (v2)", func(t Txn) Txn { t.State, t.ProducerEpoch = CompleteCommit, 4; return t }, true, "it is CompleteCommit now: it committed (epoch 3→4)"},
+		{"committing", func(t Txn) Txn { t.State = PrepareCommit; return t }, true, "being committed already"},
+		// Transaction version 1: committed and the next one begun, with
+		// the same producer id and epoch; only the start tells.
+		{"turned over (v1)", func(t Txn) Txn { t.SetStart(ftStart.Add(5 * time.Millisecond)); return t }, true, "this is a newer transaction"},
+		{"fenced, still open", func(t Txn) Txn { t.ProducerEpoch = 4; return t }, true, "producer epoch changed 3→4"},
+		{"partition added", func(t Txn) Txn { t.Partitions = append(t.Partitions, TopicPartition{"orders", 2}); return t }, true, "now also orders-2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRefusal(t, CheckCommit(a, tc.f(cmTxn()), tc.found), tc.refuse)
+		})
+	}
+}
+
+func TestCheckCommitEvidence(t *testing.T) {
+	a, err := PlanCommit(cmTxn(), checkpointed(16), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := checkpointed(16)
+	restarted.FlinkState = "RESTARTING"
+	otherRun := checkpointed(16)
+	otherRun.Verdict = Verdict{Kind: VerdictUnknown, Evidence: "it began before the run Flink lists started: Flink's checkpoints are another run's"}
+	for _, tc := range []struct {
+		name   string
+		a      Action
+		ev     CommitEvidence
+		refuse string
+	}{
+		{"same answer", a, checkpointed(16), ""},
+		{"a later checkpoint", a, checkpointed(17), ""},
+		{"went back (a JobManager that lost track)", a, checkpointed(15), "went back from checkpoint 16 to 15"},
+		{"restarted meanwhile", a, restarted, "RESTARTING"},
+		{"a new run", a, otherRun, "another run's"},
+		{"unverified rests on the operator", func() Action { x := a; x.Unverified = true; return x }(), otherRun, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRefusal(t, CheckCommitEvidence(tc.a, tc.ev), tc.refuse)
+		})
+	}
+}
+
+func TestCommitWireFactsAndConsequences(t *testing.T) {
+	a, _ := PlanCommit(cmTxn(), checkpointed(16), false)
+	if w := a.CommitWire(2, 5); w != `EndTxn(COMMIT, transactional.id "orders-sink-1-15", producer id 9001, epoch 3, v5) to coordinator broker 2` {
+		t.Errorf("wire = %q", w)
+	}
+	facts := strings.Join(a.Facts(ftStart, time.UTC), "\n")
+	for _, s := range []string{"orders-sink-1-15", "Ongoing since", "id 9001, epoch 3", "orders-1", "verdict      checkpointed: Flink", "checkpoint 16 holds it"} {
+		if !strings.Contains(facts, s) {
+			t.Errorf("facts lack %q:\n%s", s, facts)
+		}
+	}
+	c := strings.Join(a.Consequences(), "\n")
+	if !strings.Contains(c, "checkpoint 16") || strings.Contains(c, "No JobManager") {
+		t.Errorf("consequences:\n%s", c)
+	}
+	u, _ := PlanCommit(cmTxn(), CommitEvidence{}, true)
+	facts = strings.Join(u.Facts(ftStart, time.UTC), "\n")
+	c = strings.Join(u.Consequences(), "\n")
+	if !strings.Contains(facts, "NOT VERIFIED") || !strings.Contains(c, "twice") || !strings.Contains(c, "No JobManager") {
+		t.Errorf("an unverified commit must say what it risks:\n%s\n%s", facts, c)
+	}
+	if r := (Result{Action: a, ErrorCode: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", Err: "x"}); !strings.Contains(r.Summary(), "EndTxn needs WRITE") {
+		t.Errorf("summary = %q", r.Summary())
+	}
+}
