@@ -16,8 +16,9 @@ import (
 // count the requests that reach the broker, read the broker's answers, and
 // hold one request on the wire: the network delay during which a transaction
 // can turn over after txnscope's last re-read. It rewrites the brokers'
-// addresses in Metadata answers to itself, so that every connection the
-// client opens goes through it. One broker only (the test brokers have one).
+// addresses in Metadata and FindCoordinator answers to itself, so that every
+// connection the client opens goes through it. One broker only (the test
+// brokers have one).
 type kproxy struct {
 	t      *testing.T
 	ln     net.Listener
@@ -31,6 +32,12 @@ type kproxy struct {
 	sent    map[int16]int
 	answers []proxyAnswer
 	conns   []net.Conn
+	// lost are the keys whose requests are never forwarded (holdForever),
+	// held those requests, decoded; done is closed when the proxy closes.
+	lost      map[int16]bool
+	held      []kmsg.Request
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // proxyAnswer is the error code of one answer the broker gave to a request
@@ -47,7 +54,7 @@ func newProxy(t *testing.T, target string) *kproxy {
 		t.Fatal(err)
 	}
 	p := &kproxy{t: t, ln: ln, target: target, port: int32(ln.Addr().(*net.TCPAddr).Port),
-		hold: map[int16]func(){}, sent: map[int16]int{}}
+		hold: map[int16]func(){}, sent: map[int16]int{}, lost: map[int16]bool{}, done: make(chan struct{})}
 	go p.serve()
 	t.Cleanup(p.close)
 	return p
@@ -61,6 +68,30 @@ func (p *kproxy) onRequest(key kmsg.Key, f func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hold[int16(key)] = f
+}
+
+// holdForever makes every later request of key stay on the wire, never
+// forwarded, the request lost between client and broker. The connection's
+// requests after it wait behind it, as they would on a real socket; its
+// goroutine ends when the proxy closes.
+func (p *kproxy) holdForever(key kmsg.Key) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lost[int16(key)] = true
+}
+
+// heldRequests are the requests of key holdForever keeps, decoded (a request
+// that would not decode keeps its zero fields and is logged).
+func (p *kproxy) heldRequests(key kmsg.Key) []kmsg.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []kmsg.Request
+	for _, r := range p.held {
+		if r.Key() == int16(key) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // count is how many requests of key reached the broker.
@@ -84,6 +115,7 @@ func (p *kproxy) codes(key kmsg.Key) []int16 {
 }
 
 func (p *kproxy) close() {
+	p.closeOnce.Do(func() { close(p.done) })
 	p.ln.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -153,8 +185,15 @@ func (p *kproxy) requests(client, broker net.Conn, pending *inflight) {
 		pending.m[corr] = k
 		pending.mu.Unlock()
 		p.mu.Lock()
-		hold := p.hold[k.key]
+		hold, lost := p.hold[k.key], p.lost[k.key]
+		if lost {
+			p.held = append(p.held, p.decodeRequest(k, b))
+		}
 		p.mu.Unlock()
+		if lost {
+			<-p.done
+			return
+		}
 		if hold != nil {
 			hold()
 		}
@@ -188,10 +227,56 @@ func (p *kproxy) responses(broker, client net.Conn, pending *inflight) {
 	}
 }
 
+// decodeRequest decodes a request frame: header v1 (key, version,
+// correlation id, nullable client id), v2 adding tagged fields, then the body.
+func (p *kproxy) decodeRequest(k reqKey, frame []byte) kmsg.Request {
+	req := kmsg.RequestForKey(k.key)
+	if req == nil {
+		p.t.Logf("proxy: no request of key %d to decode", k.key)
+		return &kmsg.ApiVersionsRequest{}
+	}
+	req.SetVersion(k.version)
+	head := 8
+	if len(frame) < head+2 {
+		p.t.Logf("proxy: request of key %d v%d too short", k.key, k.version)
+		return req
+	}
+	if n := int16(binary.BigEndian.Uint16(frame[head:])); n > 0 {
+		head += int(n)
+	}
+	head += 2
+	if req.IsFlexible() {
+		n, l := binary.Uvarint(frame[min(head, len(frame)):])
+		if l <= 0 {
+			p.t.Logf("proxy: request of key %d v%d: bad tagged fields", k.key, k.version)
+			return req
+		}
+		head += l
+		for range n {
+			_, l1 := binary.Uvarint(frame[min(head, len(frame)):])
+			size, l2 := binary.Uvarint(frame[min(head+max(l1, 0), len(frame)):])
+			if l1 <= 0 || l2 <= 0 {
+				p.t.Logf("proxy: request of key %d v%d: bad tagged fields", k.key, k.version)
+				return req
+			}
+			head += l1 + l2 + int(size)
+		}
+	}
+	if head > len(frame) {
+		p.t.Logf("proxy: request of key %d v%d: header longer than the frame", k.key, k.version)
+		return req
+	}
+	if err := req.ReadFrom(frame[head:]); err != nil {
+		p.t.Logf("proxy: cannot decode a request of key %d v%d: %v", k.key, k.version, err)
+	}
+	return req
+}
+
 // inspect records the answer to an InitProducerId and points the brokers of
-// a Metadata answer at the proxy; anything it cannot decode passes unchanged.
+// a Metadata answer and the coordinators of a FindCoordinator answer at the
+// proxy; anything it cannot decode passes unchanged.
 func (p *kproxy) inspect(k reqKey, frame []byte) []byte {
-	if k.key != int16(kmsg.Metadata) && k.key != int16(kmsg.InitProducerID) {
+	if k.key != int16(kmsg.Metadata) && k.key != int16(kmsg.InitProducerID) && k.key != int16(kmsg.FindCoordinator) {
 		return frame
 	}
 	resp := kmsg.ResponseForKey(k.key)
@@ -225,6 +310,20 @@ func (p *kproxy) inspect(k reqKey, frame []byte) []byte {
 	case *kmsg.MetadataResponse:
 		for i := range r.Brokers {
 			r.Brokers[i].Host, r.Brokers[i].Port = "127.0.0.1", p.port
+		}
+		return r.AppendTo(append([]byte(nil), frame[:head]...))
+	case *kmsg.FindCoordinatorResponse:
+		// A Java client connects to its coordinator at the address this
+		// answer gives (franz-go looks the node id up in its metadata
+		// instead): left alone, a Java producer's transactional requests,
+		// and its produce requests to the same node, would bypass the proxy.
+		if r.ErrorCode == 0 && r.Host != "" { // v0-v3
+			r.Host, r.Port = "127.0.0.1", p.port
+		}
+		for i := range r.Coordinators { // v4+
+			if c := &r.Coordinators[i]; c.ErrorCode == 0 && c.Host != "" {
+				c.Host, c.Port = "127.0.0.1", p.port
+			}
 		}
 		return r.AppendTo(append([]byte(nil), frame[:head]...))
 	}

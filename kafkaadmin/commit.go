@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,6 +107,15 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Resul
 			return end(fmt.Errorf("refused: the checkpoint evidence could not be read again: %w", err))
 		}
 		if err := model.CheckCommitEvidence(a, ev); err != nil {
+			return end(err)
+		}
+		// Asking Flink takes up to the timeout: the transaction is read
+		// again after it, so that nothing but the request itself comes
+		// between the last look and the send.
+		if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err != nil {
+			return end(fmt.Errorf("refused: %w", err))
+		}
+		if err := model.CheckCommit(a, fresh, found); err != nil {
 			return end(err)
 		}
 	}
@@ -231,13 +241,13 @@ func judgeCommit(a model.Action, trails []trail) commitVerdict {
 	case !v.whole:
 		v.text += fmt.Sprintf(" (read on %d of its %d partitions)", read, len(a.Partitions))
 	case len(a.Partitions) > 1:
-		v.text += fmt.Sprintf(" and on all %d of its partitions", len(a.Partitions))
+		v.text = fmt.Sprintf("its COMMIT markers are on all %d of its partitions (%s)", len(a.Partitions), strings.TrimPrefix(v.text, "its COMMIT marker is "))
 	}
 	return v
 }
 
-// endTxnAt is an EndTxn sent at no newer version than max: kgo sends the
-// newest both sides speak, and the transaction's own version decides.
+// endTxnAt is an EndTxn sent at no newer version than max: kgo would send
+// the newest both sides speak (endTxnVersion says why not).
 type endTxnAt struct {
 	*kmsg.EndTxnRequest
 	max int16
@@ -245,36 +255,29 @@ type endTxnAt struct {
 
 func (r endTxnAt) MaxVersion() int16 { return r.max }
 
-// endTxnVersion is the EndTxn version for fresh's transaction, and why:
-// the version its own client would send. A transaction-version-2 client
-// sends v5 (the commit bumps the epoch, and the client's own retry still
-// matches); an older client v4 or less (the epoch stays). Sent the other
-// way, Kafka 4.4 still commits, but a restored Flink job's own commit of
-// the same transaction is then refused (PRODUCER_FENCED or
-// INVALID_TXN_STATE) instead of accepted as a retry.
+// endTxnVersion is the EndTxn version to send, and why: v4, the request
+// of a client that speaks transaction version 1, whatever the transaction's
+// own client spoke. That is what a restored Flink job's committer sends for
+// the same transaction (it resumes the producer id and epoch without
+// initializing them), and on Kafka 4.4 its commit is then accepted as a
+// retry. After a v5 commit (transaction version 2 bumps the epoch) Flink 2.2
+// restored from the checkpoint logged "already fenced … most likely signals
+// data loss" for records that were all there.
 func (c *Client) endTxnVersion(ctx context.Context, fresh model.Txn) (int16, string) {
-	max, tv, err := c.txnFeature(ctx, fresh.Coordinator)
+	lo, hi, err := c.endTxnRange(ctx, fresh.Coordinator)
 	switch {
 	case err != nil:
-		return 4, "the broker's versions could not be read: " + errText(err) + "; v4 works under either transaction version"
-	case max < 5:
-		return max, fmt.Sprintf("the coordinator serves EndTxn up to v%d", max)
-	case tv < 2:
-		return 4, fmt.Sprintf("the cluster's transaction.version is %d", tv)
+		return 4, "the broker's versions could not be read: " + errText(err)
+	case hi < 4:
+		return hi, fmt.Sprintf("the coordinator serves EndTxn up to v%d", hi)
+	case lo > 4:
+		return lo, fmt.Sprintf("the coordinator serves EndTxn from v%d", lo)
 	}
-	ctv, err := c.clientTxnVersion(ctx, fresh)
-	switch {
-	case err != nil:
-		return 4, "its client's transaction version is not known (" + err.Error() + "); v4 commits under either"
-	case ctv >= 2:
-		return 5, "its client speaks transaction version 2, as the coordinator's log says"
-	}
-	return 4, fmt.Sprintf("its client speaks transaction version %d, as the coordinator's log says", ctv)
+	return 4, "as a restored Flink committer sends it"
 }
 
-// txnFeature asks broker for its newest EndTxn version and the cluster's
-// finalized transaction.version (0 when it reports none).
-func (c *Client) txnFeature(ctx context.Context, broker int32) (maxEndTxn, tv int16, err error) {
+// endTxnRange asks broker which EndTxn versions it serves.
+func (c *Client) endTxnRange(ctx context.Context, broker int32) (lo, hi int16, err error) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -288,19 +291,10 @@ func (c *Client) txnFeature(ctx context.Context, broker int32) (maxEndTxn, tv in
 	if err := kerr.ErrorForCode(av.ErrorCode); err != nil {
 		return 0, 0, err
 	}
-	maxEndTxn = -1
 	for _, k := range av.ApiKeys {
 		if k.ApiKey == int16(kmsg.EndTxn) {
-			maxEndTxn = k.MaxVersion
+			return k.MinVersion, k.MaxVersion, nil
 		}
 	}
-	for _, f := range av.FinalizedFeatures {
-		if f.Name == "transaction.version" {
-			tv = f.MaxVersionLevel
-		}
-	}
-	if maxEndTxn < 0 {
-		return 0, 0, errors.New("the broker does not serve EndTxn")
-	}
-	return maxEndTxn, tv, nil
+	return 0, 0, errors.New("the broker does not serve EndTxn")
 }

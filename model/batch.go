@@ -20,6 +20,9 @@ type Batch struct {
 	// AuditFailed: the audit log could not take the last answered action's
 	// record, so the log does not hold every attempt whole.
 	AuditFailed bool
+	// Resolve: a job's resolution (commits and force-terminates), confirmed
+	// with its own word.
+	Resolve bool
 }
 
 // PlanBatch plans the force-terminate of each of ids as s shows it. An id
@@ -47,7 +50,32 @@ func PlanBatch(s *Snapshot, ids []string) (b Batch, skipped []string) {
 func BatchConfirmWord(n int) string { return "abort " + strconv.Itoa(n) }
 
 // ConfirmWord is BatchConfirmWord for b's actions.
-func (b Batch) ConfirmWord() string { return BatchConfirmWord(len(b.Actions)) }
+func (b Batch) ConfirmWord() string {
+	if b.Resolve {
+		return "resolve " + strconv.Itoa(len(b.Actions))
+	}
+	return BatchConfirmWord(len(b.Actions))
+}
+
+// ResolveBatch is the batch of steps that send something, commits first
+// (what a dead job still owes its consumers), and the ones left open, each
+// with why.
+func ResolveBatch(steps []ResolveStep) (b Batch, left []string) {
+	b.Resolve = true
+	for _, kind := range []ActionKind{Commit, ForceTerminate} {
+		for _, s := range steps {
+			if s.Action != nil && s.Action.Kind == kind {
+				b.Actions = append(b.Actions, *s.Action)
+			}
+		}
+	}
+	for _, s := range steps {
+		if s.Action == nil {
+			left = append(left, fmt.Sprintf("%s left open: %s", s.Txn.ID, s.Why))
+		}
+	}
+	return b, left
+}
 
 // Confirms reports whether typed is the confirmation, as the single dialog
 // takes it: exactly, but for spaces around it.
@@ -94,6 +122,7 @@ type BatchOutcome string
 
 const (
 	BatchTerminated BatchOutcome = "force-terminated"
+	BatchCommitted  BatchOutcome = "committed"
 	BatchRefused    BatchOutcome = "refused"
 	BatchFailed     BatchOutcome = "failed"
 	// BatchUnknown: the request went out and what it did cannot be told
@@ -106,6 +135,8 @@ const (
 // OutcomeOf is how r ended.
 func OutcomeOf(r Result) BatchOutcome {
 	switch {
+	case r.OK() && r.Action.Kind == Commit:
+		return BatchCommitted
 	case r.OK():
 		return BatchTerminated
 	case r.Refused:
@@ -130,7 +161,7 @@ func (b Batch) Outcome(i int) BatchOutcome {
 
 // Tally counts the outcomes so far.
 type Tally struct {
-	Terminated, Refused, Unknown, Failed, Unsent, Waiting int
+	Committed, Terminated, Refused, Unknown, Failed, Unsent, Waiting int
 }
 
 // Tally counts b's outcomes.
@@ -138,6 +169,8 @@ func (b Batch) Tally() Tally {
 	var t Tally
 	for i := range b.Actions {
 		switch b.Outcome(i) {
+		case BatchCommitted:
+			t.Committed++
 		case BatchTerminated:
 			t.Terminated++
 		case BatchRefused:
@@ -162,7 +195,7 @@ func (t Tally) String() string {
 	for _, p := range []struct {
 		n    int
 		word BatchOutcome
-	}{{t.Terminated, BatchTerminated}, {t.Refused, BatchRefused}, {t.Unknown, BatchUnknown}, {t.Failed, BatchFailed}, {t.Unsent, BatchUnsent}, {t.Waiting, BatchWaiting}} {
+	}{{t.Committed, BatchCommitted}, {t.Terminated, BatchTerminated}, {t.Refused, BatchRefused}, {t.Unknown, BatchUnknown}, {t.Failed, BatchFailed}, {t.Unsent, BatchUnsent}, {t.Waiting, BatchWaiting}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.word))
 		}
@@ -179,9 +212,9 @@ func (t Tally) Answered() string {
 	return t.String()
 }
 
-// OK reports that every action was force-terminated.
+// OK reports that every action was sent and did what it meant to.
 func (t Tally) OK() bool {
-	return t.Terminated > 0 && t.Refused+t.Unknown+t.Failed+t.Unsent+t.Waiting == 0
+	return t.Committed+t.Terminated > 0 && t.Refused+t.Unknown+t.Failed+t.Unsent+t.Waiting == 0
 }
 
 // BatchConsequences are what the operator must know before confirming a
@@ -191,5 +224,14 @@ func BatchConsequences() []string {
 		"Each id's coordinator aborts its open transaction and bumps the id's epoch; a live producer still holding one of the ids is fenced.",
 		"Records written in them are discarded; read_committed consumers and the partitions' LSO move past them.",
 		"If Flink still means to commit one of them (pre-committed for a checkpoint it restores), that checkpoint's output is lost.",
+	}
+}
+
+// ResolveConsequences are what the operator must know before resolving a job.
+func ResolveConsequences() []string {
+	return []string{
+		"commit: its coordinator commits it with its own producer id and epoch; read_committed consumers see its records. Flink counts them as delivered: a restore from that checkpoint finds them committed.",
+		"force-terminate: its coordinator aborts it and bumps the id's epoch; its records are discarded. Its checkpoint never completed: a restored job replays them.",
+		"Each is re-read just before its request; a commit's checkpoint evidence is read again too. One refused does not stop the others.",
 	}
 }

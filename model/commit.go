@@ -216,7 +216,7 @@ func PlanResolve(j Job, txns []Txn, evOf func(Txn) CommitEvidence) ([]ResolveSte
 		}
 		ev := evOf(t)
 		if FlinkRunning(ev.FlinkState) {
-			return nil, fmt.Errorf("Flink says job %s is %s: it resolves its own transactions (its committer commits the checkpointed ones, a restart aborts the rest)", j.ID.Name, ev.FlinkState)
+			return nil, fmt.Errorf("the job runs (Flink says %s is %s): it resolves its own transactions (its committer commits the checkpointed ones, a restart aborts the rest)", j.ID.Name, ev.FlinkState)
 		}
 		s := ResolveStep{Txn: t, Verdict: ev.Verdict}
 		switch {

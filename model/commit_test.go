@@ -154,3 +154,105 @@ func TestCommitWireFactsAndConsequences(t *testing.T) {
 		t.Errorf("summary = %q", r.Summary())
 	}
 }
+
+func TestPlanResolve(t *testing.T) {
+	start := ftStart
+	txn := func(id string, s State, pid int64) Txn {
+		return Txn{ID: id, State: s, Described: true, ProducerID: pid, TimeoutMs: 900000, StartUnixMs: start.UnixMilli(),
+			Partitions: []TopicPartition{{"orders", 0}}}
+	}
+	txns := []Txn{
+		txn("sink-0-15", Ongoing, 1), txn("sink-1-15", Ongoing, 2), txn("sink-0-16", Ongoing, 3),
+		txn("sink-1-16", PrepareEpochFence, 4), txn("sink-0-14", CompleteCommit, 5), txn("other-0-16", Ongoing, 6),
+		txn("sink-1-17", Ongoing, 7),
+	}
+	j := Job{ID: JobID{FlinkSink, "sink"}}
+	ev := func(kind VerdictKind, state string) func(Txn) CommitEvidence {
+		return func(t Txn) CommitEvidence {
+			v := Verdict{ID: t.ID, Kind: kind, Evidence: "said so"}
+			switch JobOf(t.ID).Checkpoint {
+			case 15:
+				v.Kind, v.CompletedIn = Checkpointed, 15
+			case 16:
+				v.Kind = NotCheckpointed
+			}
+			return CommitEvidence{Verdict: v, FlinkState: state}
+		}
+	}
+	steps, err := PlanResolve(j, txns, ev(VerdictUnknown, "FAILED"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range steps {
+		what := "left: " + s.Why
+		if s.Action != nil {
+			what = string(s.Action.Kind)
+		}
+		got = append(got, s.Txn.ID+" "+what)
+	}
+	want := []string{
+		"sink-0-15 commit", "sink-0-16 force-terminate", "sink-1-15 commit",
+		"sink-1-16 left: it is PrepareEpochFence: the coordinator is ending it already",
+		"sink-1-17 left: whether its checkpoint completed is not known: said so",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("steps:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	b, left := ResolveBatch(steps)
+	var order []string
+	for _, a := range b.Actions {
+		order = append(order, a.TransactionalID)
+	}
+	if strings.Join(order, " ") != "sink-0-15 sink-1-15 sink-0-16" || len(left) != 2 || b.ConfirmWord() != "resolve 3" {
+		t.Errorf("batch %v (word %q), left %v: commits first", order, b.ConfirmWord(), left)
+	}
+	b.Results = []Result{{Action: b.Actions[0], Sent: true}, {Action: b.Actions[1], Sent: true}, {Action: b.Actions[2], Sent: true}}
+	if tl := b.Tally(); tl.String() != "2 committed, 1 force-terminated" || !tl.OK() {
+		t.Errorf("tally %q", tl.String())
+	}
+
+	for _, state := range []string{"RUNNING", "RESTARTING"} {
+		if _, err := PlanResolve(j, txns, ev(VerdictUnknown, state)); err == nil || !strings.Contains(err.Error(), "the job runs") {
+			t.Errorf("%s: %v", state, err)
+		}
+	}
+	if _, err := PlanResolve(Job{ID: JobID{StreamsApp, "app"}}, txns, ev(VerdictUnknown, "")); err == nil {
+		t.Error("a Streams app was resolved from Flink's checkpoints")
+	}
+	if _, err := PlanResolve(Job{ID: JobID{FlinkSink, "nothing"}}, txns, ev(VerdictUnknown, "")); err == nil {
+		t.Error("a job with nothing open was resolved")
+	}
+}
+
+// The evidence a commit re-reads: the job matched by its prefix, from a
+// JobManager or a retained directory alone; a JobManager that lists
+// another run says nothing of this one.
+func TestCommitEvidenceOf(t *testing.T) {
+	tx := cmTxn()
+	tx.ID = "orders-sink-1-15"
+	j := Job{ID: JobID{FlinkSink, "orders-sink"}}
+	jm := func(state string, startMs int64) *FlinkView {
+		return &FlinkView{Jobs: []FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "orders-sink job", State: state,
+			StartMs: startMs, Latest: &FlinkCheckpoint{ID: 15, Status: "COMPLETED"}}}}
+	}
+	for _, c := range []struct {
+		name  string
+		view  *FlinkView
+		kind  VerdictKind
+		state string
+	}{
+		{"failed job", jm("FAILED", ftStart.Add(-time.Hour).UnixMilli()), Checkpointed, "FAILED"},
+		{"a run started after it began", jm("RUNNING", ftStart.Add(time.Minute).UnixMilli()), VerdictUnknown, "RUNNING"},
+		{"directory alone", &FlinkView{Retained: map[string]RetainedDir{"orders-sink": {Dir: "/chk", Checkpoints: []RetainedCheckpoint{{N: 15, AtMs: ftStart.Add(time.Second).UnixMilli()}}}}},
+			Checkpointed, ""},
+		{"nothing", nil, VerdictUnknown, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := CommitEvidenceOf(c.view, j, tx)
+			if ev.Verdict.Kind != c.kind || ev.FlinkState != c.state {
+				t.Errorf("evidence %+v, want %s with Flink state %q", ev, c.kind, c.state)
+			}
+		})
+	}
+}

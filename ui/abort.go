@@ -127,10 +127,14 @@ func (d *abortDialog) recheck(m *Model) {
 	}
 	var err error
 	a := d.action
-	if a.Kind == model.ForceTerminate {
+	switch a.Kind {
+	case model.ForceTerminate:
 		t, ok := m.data.snap.Txn(a.TransactionalID)
 		err = model.CheckForceTerminate(a, t, ok)
-	} else {
+	case model.Commit:
+		t, ok := m.data.snap.Txn(a.TransactionalID)
+		err = model.CheckCommit(a, t, ok)
+	default:
 		p, ok := m.data.snap.Partition(a.TopicPartition)
 		err = model.CheckAbortPartition(a, p, ok, m.data.byPID[a.ProducerID], m.now)
 	}
@@ -160,7 +164,7 @@ func (m *Model) updateDialog(msg tea.Msg) tea.Cmd {
 		switch {
 		case key.Matches(kp, m.keys.Cancel):
 			m.dialog = nil
-			m.setStatus(statusInfo, "abort cancelled; nothing was sent")
+			m.setStatus(statusInfo, cancelled(d.action))
 			return nil
 		case key.Matches(kp, m.keys.Confirm):
 			word := d.action.ConfirmWord()
@@ -211,7 +215,10 @@ func (m *Model) dialogData() views.DialogData {
 	d := m.dialog
 	a := d.action
 	title := "FORCE-TERMINATE " + a.TransactionalID
-	if a.Kind == model.AbortPartition {
+	switch a.Kind {
+	case model.Commit:
+		title = "COMMIT " + a.TransactionalID
+	case model.AbortPartition:
 		title = fmt.Sprintf("ABORT ON PARTITION %s-%d (producer %d)", a.Topic, a.Partition, a.ProducerID)
 	}
 	dd := views.DialogData{
@@ -227,4 +234,11 @@ func (m *Model) dialogData() views.DialogData {
 		}
 	}
 	return dd
+}
+
+func cancelled(a model.Action) string {
+	if a.Kind == model.Commit {
+		return "commit cancelled; nothing was sent"
+	}
+	return "abort cancelled; nothing was sent"
 }

@@ -69,6 +69,12 @@ func (m *Model) forceTerminateAll(of string, ids []string) {
 		m.setStatus(statusInfo, "nothing to force-terminate: "+skipped[0])
 		return
 	}
+	m.openBatch(of, b, skipped)
+}
+
+// openBatch opens the confirmation of b (what it is of, for the title; the
+// ids left out, with why), once the audit log is known to be writable.
+func (m *Model) openBatch(of string, b model.Batch, skipped []string) {
 	if m.o.Audit == nil {
 		m.setStatus(statusError, "no audit log: aborts are not available")
 		return
@@ -92,7 +98,11 @@ func (d *batchDialog) recheck(m *Model) {
 	d.changed = map[string]string{}
 	for _, a := range d.batch.Actions {
 		t, ok := m.data.snap.Txn(a.TransactionalID)
-		if err := model.CheckForceTerminate(a, t, ok); err != nil {
+		check := model.CheckForceTerminate
+		if a.Kind == model.Commit {
+			check = model.CheckCommit
+		}
+		if err := check(a, t, ok); err != nil {
 			d.changed[a.TransactionalID] = err.Error()
 		}
 	}
@@ -123,7 +133,7 @@ func (m *Model) updateBatch(msg tea.Msg) tea.Cmd {
 		switch {
 		case key.Matches(kp, m.keys.Cancel):
 			m.bulk = nil
-			m.setStatus(statusInfo, "force-terminate cancelled; nothing was sent")
+			m.setStatus(statusInfo, d.verb()+" cancelled; nothing was sent")
 			return nil
 		case key.Matches(kp, m.keys.Confirm):
 			if !d.batch.Confirms(d.input.Value()) {
@@ -185,11 +195,19 @@ func (m *Model) batchSent(msg batchSentMsg) tea.Cmd {
 	if !t.OK() {
 		kind = statusError
 	}
-	m.setStatus(kind, "force-terminate "+d.of+": "+t.String())
+	m.setStatus(kind, d.verb()+" "+d.of+": "+t.String())
 	if m.quitAfterAbort {
 		return m.quit()
 	}
 	return m.refresh()
+}
+
+// verb is what the batch does, for the status line.
+func (d *batchDialog) verb() string {
+	if d.batch.Resolve {
+		return "resolve"
+	}
+	return "force-terminate"
 }
 
 // sendingBatch reports a batch with an id in flight.
@@ -203,6 +221,18 @@ func (m *Model) batchData() views.BatchDialogData {
 		Skipped: d.skipped, Consequences: model.BatchConsequences(), Word: d.batch.ConfirmWord(),
 		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase, AuditPath: m.o.Audit.Path(),
 		Wire: "InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>)",
+	}
+	if d.batch.Resolve {
+		commits := 0
+		for _, a := range d.batch.Actions {
+			if a.Kind == model.Commit {
+				commits++
+			}
+		}
+		dd.Title = fmt.Sprintf("RESOLVE: COMMIT %d, FORCE-TERMINATE %d", commits, n-commits)
+		dd.Consequences = model.ResolveConsequences()
+		dd.Wire = "EndTxn(COMMIT, transactional.id <id>, its own producer id and epoch) for a checkpointed one; " +
+			"InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>) for the others"
 	}
 	for i, a := range d.batch.Actions {
 		dd.Rows = append(dd.Rows, m.batchRow(d, i, a))
@@ -244,10 +274,18 @@ func (m *Model) batchRow(d *batchDialog, i int, a model.Action) views.BatchRow {
 	case d.phase == views.DialogConfirm:
 		if why, ok := d.changed[a.TransactionalID]; ok {
 			r.Status, r.Bad, r.Reason = "changed", true, why
+		} else if d.batch.Resolve {
+			r.Status = "abort"
+			if a.Kind == model.Commit {
+				r.Status, r.Reason = "commit", "checkpointed: "+a.Verdict.Evidence
+			}
 		}
 	case o == model.BatchWaiting:
-	case o == model.BatchTerminated:
+	case o == model.BatchTerminated || o == model.BatchCommitted:
 		r.Status = "ok"
+		if d.batch.Resolve {
+			r.Status = string(o)
+		}
 	default:
 		r.Status, r.Bad = string(o), true
 		if i < len(d.batch.Results) {

@@ -142,6 +142,8 @@ func (s *detailScreen) update(msg tea.Msg) tea.Cmd {
 		s.scroll(0, false)
 	case key.Matches(kp, k.Abort):
 		host.forceTerminate(s.data.Txn)
+	case key.Matches(kp, k.Commit):
+		host.commit(s.data.Txn)
 	case key.Matches(kp, k.AbortPartition):
 		if rows == 0 {
 			host.setStatus(statusInfo, "no partition selected")

@@ -116,6 +116,10 @@ func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
 		}
 	case key.Matches(kp, k.Abort):
 		s.forceTerminateJob()
+	case key.Matches(kp, k.Commit):
+		if j, ok := s.current(); ok {
+			s.e.host.resolveJob(j)
+		}
 	case key.Matches(kp, k.Back):
 		s.e.host.show(screenList)
 	}

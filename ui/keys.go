@@ -25,6 +25,9 @@ type keyMap struct {
 	// Dangerous keys. In read-only mode they are left unbound (no keys at
 	// all), so they neither match nor appear in any help.
 	Abort, AbortPartition key.Binding
+	// Commit commits a transaction whose Flink checkpoint completed; on the
+	// jobs view it resolves the job (commits those, aborts the rest).
+	Commit key.Binding
 }
 
 func newKeyMap(readOnly bool) keyMap {
@@ -64,6 +67,7 @@ func newKeyMap(readOnly bool) keyMap {
 	if !readOnly {
 		k.Abort = b([]string{"a"}, "a", "force-terminate the transaction (a job: its lingering ones)")
 		k.AbortPartition = b([]string{"x"}, "x", "abort a hanging txn on the partition (details)")
+		k.Commit = b([]string{"C"}, "C", "commit a txn Flink checkpointed (jobs view: resolve the job)")
 	}
 	return k
 }
@@ -101,6 +105,6 @@ func (k keyMap) groups() []views.HelpGroup {
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
 		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.EventsOlder, k.EventsNewer, k.Refresh, k.Help, k.Quit}},
 		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Jobs, k.Partitions, k.Groups}},
-		{Title: "abort (asks to type abort)", Keys: []key.Binding{k.Abort, k.AbortPartition}},
+		{Title: "abort, commit (asks to type the word)", Keys: []key.Binding{k.Abort, k.AbortPartition, k.Commit}},
 	}
 }

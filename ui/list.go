@@ -133,6 +133,10 @@ func (l *listScreen) update(msg tea.Msg) tea.Cmd {
 		if t, ok := l.current(); ok {
 			l.e.host.forceTerminate(t)
 		}
+	case key.Matches(kp, k.Commit):
+		if t, ok := l.current(); ok {
+			l.e.host.commit(t)
+		}
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// Flink is the latest reading of the JobManagers given with --flink
 	// (nil: none given; it returns nil until the first reading is in).
 	Flink func() *model.FlinkView
+	// ReadFlink reads the same sources afresh (nil: none given): a commit
+	// asks it again just before every request.
+	ReadFlink func(ctx context.Context) *model.FlinkView
 }
 
 // The layout needs this much room; below it a message says so.

@@ -71,6 +71,8 @@ type host interface {
 	forceTerminate(t model.Txn)
 	abortPartition(t model.Txn, p model.TxnPartition)
 	forceTerminateAll(of string, ids []string)
+	commit(t model.Txn)
+	resolveJob(j *model.Job)
 }
 
 type statusKind int

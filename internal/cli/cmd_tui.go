@@ -16,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/ui"
 )
 
@@ -60,6 +61,7 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
 		o.Flink = flinkrest.Watch(wctx, c.flink, c.refresh, c.timeout)
+		o.ReadFlink = func(ctx context.Context) *model.FlinkView { return flinkrest.Read(ctx, c.flink, c.timeout) }
 	}
 	memlimit.Hold(ctx)
 	m := ui.New(o)

@@ -1,0 +1,174 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/txnscope/txnscope/internal/testutil/uitest"
+	"github.com/txnscope/txnscope/model"
+)
+
+// failedJob is what a JobManager says of warehouse-loader after it failed:
+// checkpoint 121 completed, the run restored from 117 thirty seconds
+// before the fixture's snapshot.
+func failedJob(state string) *model.FlinkView {
+	return &model.FlinkView{At: uitest.T0, Sources: []string{"http://jm:8081"}, Errs: []string{""},
+		Jobs: []model.FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "warehouse-loader", State: state,
+			StartMs: uitest.T0.Add(-time.Hour).UnixMilli(), Latest: &model.FlinkCheckpoint{ID: 121, Status: "COMPLETED"},
+			Restored: &model.FlinkCheckpoint{ID: 117, RestoreMs: uitest.T0.Add(-30 * time.Second).UnixMilli()},
+			History:  []model.FlinkCheckpoint{{ID: 121, Status: "COMPLETED"}, {ID: 120, Status: "COMPLETED"}}}}}
+}
+
+// withFlink makes the harness read view, latest and afresh; reads counts
+// the fresh reads.
+func withFlink(view *model.FlinkView, reads *int) func(*Options) {
+	return func(o *Options) {
+		o.Flink = func() *model.FlinkView { return view }
+		o.ReadFlink = func(context.Context) *model.FlinkView {
+			if reads != nil {
+				*reads++
+			}
+			return view
+		}
+	}
+}
+
+func (h *harness) commitOn(id string) {
+	h.t.Helper()
+	tx, ok := h.m.data.snap.Txn(id)
+	if !ok {
+		h.t.Fatalf("no %s", id)
+	}
+	h.m.commit(tx)
+}
+
+func TestCommitFlow(t *testing.T) {
+	reads := 0
+	h := jobsStarted(t, withFlink(failedJob("FAILED"), &reads))
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	h.selectID("warehouse-loader-1-121")
+	h.press("C")
+	if h.m.dialog == nil || h.m.dialog.action.Kind != model.Commit {
+		t.Fatalf("C did not open the commit dialog: %s", h.screen())
+	}
+	scr := strings.Join(strings.Fields(h.screen()), " ")
+	mustContain(t, scr, "COMMIT warehouse-loader-1-121", "verdict checkpointed: Flink (http://jm:8081) says checkpoint 121 completed",
+		"EndTxn(COMMIT", "type commit")
+	h.typeText("abort")
+	h.press("enter")
+	if len(h.admin.Executed()) != 0 {
+		t.Fatal("abort confirmed a commit")
+	}
+	h.press("backspace", "backspace", "backspace", "backspace", "backspace")
+	h.typeText("commit")
+	h.press("enter")
+	ex := h.admin.Executed()
+	if len(ex) != 1 || ex[0].Kind != model.Commit || ex[0].TransactionalID != "warehouse-loader-1-121" || ex[0].Reverify == nil {
+		t.Fatalf("executed %+v", ex)
+	}
+	// The executor asks again before it sends: a fresh read, not the one
+	// the dialog showed.
+	before := reads
+	tx, _ := h.m.data.snap.Txn("warehouse-loader-1-121")
+	ev, err := ex[0].Reverify(context.Background(), tx)
+	if err != nil || ev.Verdict.Kind != model.Checkpointed || reads != before+1 {
+		t.Errorf("reverify: %+v %v (reads %d→%d)", ev, err, before, reads)
+	}
+}
+
+func TestCommitRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, id string
+		view     *model.FlinkView
+		want     string
+	}{
+		{"not checkpointed", "warehouse-loader-0-118", failedJob("FAILED"), "is not checkpointed (it began before the job restored from checkpoint 117"},
+		{"the job runs", "warehouse-loader-1-121", failedJob("RUNNING"), "Flink says its job is RUNNING: its own committer commits"},
+		{"no Flink", "warehouse-loader-1-121", nil, "commit needs --flink URL or --flink-checkpoints"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := withFlink(c.view, nil)
+			if c.view == nil {
+				opt = func(*Options) {}
+			}
+			h := jobsStarted(t, opt)
+			h.send(tea.WindowSizeMsg{Width: 200, Height: 40})
+			h.commitOn(c.id)
+			if h.m.dialog != nil {
+				t.Fatal("a commit txnscope cannot stand behind opened a dialog")
+			}
+			mustContain(t, h.screen(), c.want)
+		})
+	}
+}
+
+func TestCommitKeyAbsentReadOnly(t *testing.T) {
+	h := jobsStarted(t, withFlink(failedJob("FAILED"), nil), func(o *Options) { o.ReadOnly = true })
+	h.selectID("warehouse-loader-1-121")
+	h.press("C")
+	if h.m.dialog != nil || h.m.bulk != nil {
+		t.Fatal("C opened a dialog under --read-only")
+	}
+}
+
+// C on the jobs view resolves the job: one confirmation, then its
+// checkpointed transactions committed first, the rest force-terminated,
+// one at a time.
+func TestResolveJob(t *testing.T) {
+	h := jobsStarted(t, withFlink(failedJob("FAILED"), nil))
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J")
+	for i := 0; i < 10; i++ {
+		if j, ok := h.jobs().current(); ok && j.ID.Name == "warehouse-loader" {
+			break
+		}
+		h.press("down")
+	}
+	h.press("C")
+	if h.m.bulk == nil || !h.m.bulk.batch.Resolve {
+		t.Fatalf("C on the job did not open the resolve dialog: %s", h.screen())
+	}
+	scr := strings.Join(strings.Fields(h.screen()), " ")
+	mustContain(t, scr, "RESOLVE: COMMIT 3, FORCE-TERMINATE 2", "type resolve 5")
+	h.typeText("abort 5")
+	h.press("enter")
+	if len(h.admin.Executed()) != 0 {
+		t.Fatal("abort 5 confirmed a resolve")
+	}
+	for range len("abort 5") {
+		h.press("backspace")
+	}
+	h.typeText("resolve 5")
+	h.press("enter")
+	var got []string
+	for _, a := range h.admin.Executed() {
+		got = append(got, string(a.Kind)+" "+a.TransactionalID)
+	}
+	want := "commit warehouse-loader-0-121, commit warehouse-loader-1-121, commit warehouse-loader-2-118, " +
+		"force-terminate warehouse-loader-0-118, force-terminate warehouse-loader-0-119"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("sent %v\nwant %s", got, want)
+	}
+	mustContain(t, h.screen(), "resolve job warehouse-loader: 3 committed, 2 force-terminated")
+}
+
+func TestResolveRefusedWhileTheJobRuns(t *testing.T) {
+	h := jobsStarted(t, withFlink(failedJob("RESTARTING"), nil))
+	h.send(tea.WindowSizeMsg{Width: 200, Height: 48})
+	h.press("J")
+	for i := 0; i < 10; i++ {
+		if j, ok := h.jobs().current(); ok && j.ID.Name == "warehouse-loader" {
+			break
+		}
+		h.press("down")
+	}
+	h.press("C")
+	if h.m.bulk != nil {
+		t.Fatal("resolve offered on a job Flink says is restarting")
+	}
+	mustContain(t, h.screen(), "the job runs (Flink says warehouse-loader is RESTARTING)")
+}
