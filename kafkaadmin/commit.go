@@ -38,18 +38,14 @@ func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder)
 	}
 	start := time.Now()
 	marks := c.noteMarks(ctx, a)
-	var (
-		r       model.Result
-		version int16 = -1
-		why     string
-	)
+	// Asked before the re-check: nothing but the request itself may come
+	// between the last look and the send.
+	version, why := c.endTxnVersion(ctx, a.Coordinator)
+	var r model.Result
 	for try := 1; ; try++ {
 		fresh, stop := c.beforeCommit(ctx, a, r, try, start)
 		if stop != nil {
 			return *stop
-		}
-		if version < 0 {
-			version, why = c.endTxnVersion(ctx, fresh)
 		}
 		req := kmsg.NewPtrEndTxnRequest()
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = a.TransactionalID, fresh.ProducerID, fresh.ProducerEpoch, true
@@ -205,7 +201,7 @@ func (c *Client) afterCommit(ctx context.Context, a model.Action, marks []mark, 
 // A commitVerdict is what the logs say a commit did.
 type commitVerdict struct {
 	committed bool // the one confirmed has its COMMIT marker
-	whole     bool // on every partition, with nothing newer committed after
+	whole     bool // read on every one of its partitions
 	aborted   bool // the one confirmed has its ABORT marker
 	unknown   bool // a newer transaction was committed after it: maybe by this request
 	text      string
@@ -263,8 +259,8 @@ func (r endTxnAt) MaxVersion() int16 { return r.max }
 // retry. After a v5 commit (transaction version 2 bumps the epoch) Flink 2.2
 // restored from the checkpoint logged "already fenced … most likely signals
 // data loss" for records that were all there.
-func (c *Client) endTxnVersion(ctx context.Context, fresh model.Txn) (int16, string) {
-	lo, hi, err := c.endTxnRange(ctx, fresh.Coordinator)
+func (c *Client) endTxnVersion(ctx context.Context, coordinator int32) (int16, string) {
+	lo, hi, err := c.endTxnRange(ctx, coordinator)
 	switch {
 	case err != nil:
 		return 4, "the broker's versions could not be read: " + errText(err)

@@ -376,7 +376,11 @@ func (j Job) crashed(now time.Time, loc *time.Location) (Problem, bool) {
 			"if it will not be restarted, force-terminate them (a on each, from enter on a subtask) or let the timeout abort them, " +
 			"and its last checkpoint's records are lost"
 		if said := verdictsSaid(j.OpenVerdicts); said != "" {
-			p.WayOut += "; " + said
+			// Flink's checkpoints are known: the job can be resolved here,
+			// each transaction as Flink would have ended it.
+			p.WayOut = "restart the job from its latest checkpoint: on restore Flink commits what the checkpoint holds and aborts the rest; " +
+				"if it will not be restarted, resolve it (C on the job: commits what Flink checkpointed, force-terminates the rest) " +
+				"rather than let the timeout abort them all; " + said
 		}
 	case StreamsApp:
 		p.WayOut = "restart the application's instance: its producers fence and abort these; if it will not come back, force-terminate them (a on each)"

@@ -225,6 +225,7 @@ func (m *Model) dialogData() views.DialogData {
 		Title: title, Facts: a.Facts(m.now, m.loc), Wire: a.Wire(), Consequences: a.Consequences(),
 		Notice: d.notice, Warning: d.warn, Word: a.ConfirmWord(),
 		Input: d.input.View(views.DialogWidth(m.w)-4, m.st), Hint: d.hint, Phase: d.phase, AuditPath: m.o.Audit.Path(),
+		Reverified: a.Kind == model.Commit && !a.Unverified,
 	}
 	if d.phase == views.DialogDone {
 		dd.Result, dd.ResultOK, dd.Attempt = d.result.Summary(), d.result.OK(), d.result.Attempt

@@ -74,6 +74,25 @@ var screens = []struct {
 		h.typeText("abo")
 		return h
 	}},
+	{"dialog-commit", func(t *testing.T) *harness {
+		h := jobsStarted(t, withFlink(failedJob("FAILED"), nil))
+		h.selectID("warehouse-loader-1-121")
+		h.press("C")
+		h.typeText("comm")
+		return h
+	}},
+	{"dialog-resolve", func(t *testing.T) *harness {
+		h := jobsStarted(t, withFlink(failedJob("FAILED"), nil))
+		h.press("J")
+		for range 10 {
+			if j, ok := h.jobs().current(); ok && j.ID.Name == "warehouse-loader" {
+				break
+			}
+			h.press("down")
+		}
+		h.press("C")
+		return h
+	}},
 	{"dialog-abort-partition-refused", func(t *testing.T) *harness {
 		h := started(t)
 		h.admin.Result = func(a model.Action) model.Result {

@@ -36,6 +36,8 @@ type DialogData struct {
 	Attempt      string // the attempt's id in the audit log, once done
 	AuditPath    string // where the attempt is logged
 	AuditFailed  bool   // the log could not take the attempt's result
+	// Reverified: a commit, whose checkpoint evidence is read again too.
+	Reverified bool
 }
 
 // DialogWidth is how wide the dialog box is in a w-wide area.
@@ -77,8 +79,11 @@ func Dialog(d DialogData, w, h int, st Styles) string {
 	}
 	switch d.Phase {
 	case DialogConfirm:
-		audit := "Re-read just before sending and refused unless it is this very transaction; " +
-			"each request is written to " + d.AuditPath + " before it goes out."
+		again := "Re-read just before sending and refused unless it is this very transaction; "
+		if d.Reverified {
+			again = "Re-read just before sending, its checkpoint evidence asked again, and refused unless both hold; "
+		}
+		audit := again + "each request is written to " + d.AuditPath + " before it goes out."
 		for _, l := range wrap(audit, 0) {
 			note = append(note, st.Dim.Render(l))
 		}
