@@ -63,7 +63,7 @@ func (m *Model) verdictNotice(id string) string {
 			}
 			switch v.Kind {
 			case model.Checkpointed:
-				return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; restoring the job from checkpoint %d commits them.",
+				return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; C commits them here, or restoring the job from checkpoint %d does.",
 					v.Evidence, v.CompletedIn)
 			case model.NotCheckpointed:
 				return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
