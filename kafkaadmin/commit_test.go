@@ -132,3 +132,37 @@ func TestCommitEvidenceFlaps(t *testing.T) {
 		})
 	}
 }
+
+// A resolve's force-terminate rests on its checkpoint never having
+// completed: asked again before the request, an answer that now says
+// checkpointed, or that the job runs, sends nothing.
+func TestResolveAbortReverified(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		ev   model.CommitEvidence
+		want string
+	}{
+		{"checkpoint completed since", model.CommitEvidence{Verdict: model.Verdict{Kind: model.Checkpointed, Evidence: "chk-8 appeared"}}, "commit it instead"},
+		{"the job came back", model.CommitEvidence{Verdict: model.Verdict{Kind: model.NotCheckpointed}, FlinkState: "RUNNING"}, "would fence a live producer"},
+		{"no longer known", model.CommitEvidence{Verdict: model.Verdict{Kind: model.VerdictUnknown, Evidence: "the JobManager did not answer"}}, "no longer known"},
+		{"still not checkpointed", model.CommitEvidence{Verdict: model.Verdict{Kind: model.NotCheckpointed}, FlinkState: "FAILED"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tg := forceTarget(t)
+			tg.act.Reverify = func(context.Context, model.Txn) (model.CommitEvidence, error) { return c.ev, nil }
+			j := &kafkatest.Journal{}
+			r := tg.a.Execute(context.Background(), tg.act, j)
+			if c.want == "" {
+				if !r.OK() {
+					t.Fatalf("still not checkpointed, yet %s", r.Summary())
+				}
+				return
+			}
+			if !r.Refused || r.Sent || len(j.Tries()) != 0 || !strings.Contains(r.Err, c.want) {
+				t.Fatalf("result %+v: want refused, nothing sent, saying %q", r, c.want)
+			}
+		})
+	}
+}

@@ -113,7 +113,33 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r
 		r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
 		return fresh, r, true
 	}
+	if a.Reverify != nil {
+		// A resolve's abort rests on its checkpoint never having completed:
+		// asked again, and the transaction read once more after asking.
+		err := c.reverifyAbort(ctx, a, fresh)
+		if err == nil {
+			if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err == nil {
+				err = model.CheckForceTerminate(a, fresh, found)
+			}
+		}
+		switch {
+		case err != nil && try == 1:
+			return fresh, model.Result{Refused: true, Err: "refused: " + trimRefused(err)}, true
+		case err != nil:
+			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+			return fresh, r, true
+		}
+	}
 	return fresh, r, false
+}
+
+// reverifyAbort asks a's checkpoint evidence again (model.CheckAbortEvidence).
+func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) error {
+	ev, err := a.Reverify(ctx, fresh)
+	if err != nil {
+		return fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
+	}
+	return model.CheckAbortEvidence(a, ev)
 }
 
 // afterInit judges the coordinator's answer ke to InitProducerId number try:

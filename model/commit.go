@@ -77,6 +77,22 @@ func CheckCommitEvidence(a Action, ev CommitEvidence) error {
 	return nil
 }
 
+// CheckAbortEvidence refuses a resolve's force-terminate unless ev, read
+// just now, still says its checkpoint never completed and no Flink job runs
+// that ends it itself.
+func CheckAbortEvidence(a Action, ev CommitEvidence) error {
+	v := ev.Verdict
+	switch {
+	case FlinkRunning(ev.FlinkState):
+		return fmt.Errorf("refused: Flink says its job is %s: the job ends %s itself; aborting would fence a live producer", ev.FlinkState, a.TransactionalID)
+	case v.Kind == Checkpointed:
+		return fmt.Errorf("refused: its checkpoint completed since it was shown (%s): aborting would lose records Flink counts as delivered; commit it instead", v.Evidence)
+	case v.Kind != NotCheckpointed:
+		return fmt.Errorf("refused: whether its checkpoint completed is no longer known (%s)", v.Evidence)
+	}
+	return nil
+}
+
 func commitAllowed(id string, ev CommitEvidence) error {
 	v := ev.Verdict
 	switch {

@@ -82,8 +82,10 @@ func (m *Model) resolveJob(j *model.Job) {
 		m.setStatus(statusInfo, "resolve: "+err.Error())
 		return
 	}
+	// Each step rests on its verdict: asked again before its request,
+	// the aborts' as well as the commits'.
 	for i := range steps {
-		if a := steps[i].Action; a != nil && a.Kind == model.Commit {
+		if a := steps[i].Action; a != nil {
 			a.Reverify = m.reverify(job)
 		}
 	}

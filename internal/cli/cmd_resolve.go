@@ -166,8 +166,10 @@ func planResolve(ctx context.Context, cl *kafkaadmin.Client, c config) ([]model.
 	if err != nil {
 		return nil, err
 	}
+	// Each step rests on its verdict: asked again before its request,
+	// the aborts' as well as the commits'.
 	for i := range steps {
-		if a := steps[i].Action; a != nil && a.Kind == model.Commit {
+		if a := steps[i].Action; a != nil {
 			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
 		}
 	}
