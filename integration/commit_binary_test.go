@@ -93,7 +93,8 @@ func TestBinaryResolve(t *testing.T) {
 		t.Errorf("read_committed sees %v", vals)
 	}
 	// The refused commit was refused when planned: nothing attempted.
-	if lines := readAudit(t, audit); len(lines) != 4 || lines[0].Action != "commit" || lines[0].Verdict != "checkpointed" || lines[0].CompletedIn != 5 {
+	if lines := readAudit(t, audit); len(lines) != 4 || lines[0].Action != "commit" || lines[0].Verdict != "checkpointed" || lines[0].CompletedIn != 5 ||
+		lines[2].Action != "force-terminate" || lines[2].Verdict != "not_checkpointed" {
 		t.Errorf("audit log: want each step's attempt and result, the commit's with its verdict: %+v", lines)
 	}
 }

@@ -251,6 +251,7 @@ func PlanResolve(j Job, txns []Txn, evOf func(Txn) CommitEvidence) ([]ResolveSte
 				s.Why = err.Error()
 				break
 			}
+			a.Verdict, a.FlinkState = ev.Verdict, ev.FlinkState
 			s.Action = &a
 		default:
 			s.Why = "whether its checkpoint completed is not known: " + ev.Verdict.Evidence

@@ -64,7 +64,7 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 		if !a.Start.IsZero() {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
 		}
-		if a.Kind == model.Commit {
+		if a.Kind == model.Commit || a.Verdict.Kind != "" {
 			e.Verdict, e.CompletedIn, e.Evidence, e.Unverified = string(a.Verdict.Kind), a.Verdict.CompletedIn, a.Verdict.Evidence, a.Unverified
 		}
 		return e
