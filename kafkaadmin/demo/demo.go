@@ -141,6 +141,13 @@ type limits struct {
 	segmentBytes int64
 }
 
+// retentionMargin is added to every topic's retention: kfake trims by the
+// records' own timestamps (CreateTime), and on a loaded machine a record may
+// wait in its producer for seconds, or an abort at timeout come late, so
+// that twice the transaction's timeout alone once dropped the first records
+// of a transaction still open (TestDemoRetention, 2 runs in 8 under CI).
+const retentionMargin = 10 * time.Second
+
 func limitsFor(o Options) limits {
 	expiration := o.idExpiration
 	if expiration <= 0 {
@@ -153,7 +160,7 @@ func limitsFor(o Options) limits {
 		segmentBytes:   16 << 10,
 	}
 	for _, t := range topics(o) {
-		r := 2 * t.longestTxn
+		r := 2*t.longestTxn + retentionMargin
 		lim.retention[t.name] = r
 		lim.retentionCheck = min(lim.retentionCheck, r/10)
 	}

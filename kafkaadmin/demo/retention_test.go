@@ -48,7 +48,7 @@ func TestDemoRetention(t *testing.T) {
 	// What a busy topic may keep: its retention (twice the healthy jobs'
 	// timeout, 12 s here), plus the time until the next trim and a margin
 	// for a loaded machine.
-	keeps := 2*healthyTimeout(o) + 3*d.limits.retentionCheck + time.Second
+	keeps := 2*healthyTimeout(o) + retentionMargin + 3*d.limits.retentionCheck + time.Second
 	start := time.Now()
 	for time.Since(start) < keeps+time.Second {
 		checkNothingOpenTrimmed(t, d, o)
@@ -102,12 +102,12 @@ func TestDefaultLimits(t *testing.T) {
 		t.Errorf("ids expire after %s: about %d ids, want at most 1,000", lim.idExpiration, ids)
 	}
 	want := map[string]time.Duration{
-		"orders":          2 * time.Minute,
-		"orders-enriched": 2 * time.Minute,
-		"sessions":        2 * time.Minute,
-		"payments":        2 * time.Minute,
-		"inventory":       6 * time.Minute,  // inventory-sync-v7's crashes linger for 3 min
-		"reports":         30 * time.Minute, // the backfill stays open for 15 min
+		"orders":          2*time.Minute + retentionMargin,
+		"orders-enriched": 2*time.Minute + retentionMargin,
+		"sessions":        2*time.Minute + retentionMargin,
+		"payments":        2*time.Minute + retentionMargin,
+		"inventory":       6*time.Minute + retentionMargin,  // inventory-sync-v7's crashes linger for 3 min
+		"reports":         30*time.Minute + retentionMargin, // the backfill stays open for 15 min
 	}
 	for _, tp := range topics(o) {
 		if got := lim.retention[tp.name]; got != want[tp.name] {
