@@ -41,6 +41,7 @@ var (
 	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only).", "group")
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
 	problemDesc     = desc("job_problem", "1 while the jobs view shows this problem for the job (its kind as in snapshot -o json).", "txn_job", "family", "kind")
+	unknownDesc     = desc("unknown", "1 while txnscope cannot know this of the cluster (ACLs, or an API the brokers lack), else 0: the other series say nothing of it.", "what")
 	droppedDesc     = desc("scrape_errors_total", "Series left out of a scrape because they could not be built: a bug, please report it.")
 )
 
@@ -79,7 +80,7 @@ func newCollector(version string, now func() time.Time, grace time.Duration) *co
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
 		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
-		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, droppedDesc} {
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, unknownDesc, droppedDesc} {
 		ch <- d
 	}
 }
@@ -194,6 +195,9 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 	gauge(hangingDesc, float64(v.Hanging))
 	for _, g := range v.Groups {
 		gauge(stuckDesc, g.StuckFor.Seconds(), g.Group)
+	}
+	for _, what := range Unknowable {
+		gauge(unknownDesc, b2f(v.Unknown[what]), what)
 	}
 }
 

@@ -28,6 +28,36 @@ type Values struct {
 	// Groups are the read_committed groups stuck behind a pin, as the groups
 	// screen lists them.
 	Groups []GroupValues
+	// Unknown says which of Unknowable the last refresh could not know.
+	Unknown map[string]bool
+}
+
+// Unknowable are what a refresh may be unable to know, as the label of
+// txnscope_unknown: every one is served, 0 or 1, so that a rule sees it go.
+var Unknowable = []string{
+	"transactional_ids",       // ListTransactions leaves out ids the principal may not DESCRIBE
+	"producers",               // DescribeProducers refused (needs READ on the topic): who pins a partition
+	"partition_offsets",       // some partitions' offsets could not be read
+	"consumer_groups",         // the groups (or their offsets) could not be read: stuck groups
+	"max_transaction_timeout", // transaction.max.timeout.ms (DescribeConfigs): the timeout rule, the idle rule
+	"coordinator_log",         // __transaction_state cannot be followed: the history comes from polls
+}
+
+// unknownOf is what s says it could not know.
+func unknownOf(s *model.Snapshot) map[string]bool {
+	u := map[string]bool{
+		"transactional_ids":       s.Hidden != "",
+		"partition_offsets":       s.Unread > 0,
+		"consumer_groups":         s.GroupsErr != "",
+		"max_transaction_timeout": s.BrokerMaxTimeoutMs <= 0,
+		"coordinator_log":         !s.Source.Log,
+	}
+	for _, p := range s.Partitions {
+		if model.Denied(p.Err) {
+			u["producers"] = true
+		}
+	}
+	return u
 }
 
 // OpenTxn is one open transaction.
@@ -102,6 +132,7 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 		v.Groups = append(v.Groups, GroupValues{Group: g.Group, StuckFor: max(now.Sub(g.Since), 0)})
 	}
 	v.Jobs = jobValues(s, model.Group(s, pins).Jobs(h, now), v.Open, now)
+	v.Unknown = unknownOf(s)
 	return v
 }
 

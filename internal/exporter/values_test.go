@@ -137,3 +137,45 @@ func TestQuietCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSeries: what a refresh could not know is a series of its own,
+// every kind always served, so that a rule sees it come and go.
+func TestUnknownSeries(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*model.Snapshot)
+		want []string
+	}{
+		{"everything known", func(s *model.Snapshot) { s.BrokerMaxTimeoutMs, s.Source.Log = 900000, true }, nil},
+		{"the demo: no coordinator log", func(s *model.Snapshot) { s.BrokerMaxTimeoutMs, s.Source.Why = 900000, "the cluster has no __transaction_state" },
+			[]string{"coordinator_log"}},
+		{"a restricted principal", func(s *model.Snapshot) {
+			s.Hidden, s.GroupsErr, s.BrokerMaxTimeoutMs, s.Unread = model.HiddenIDs, "no permission to list groups", 0, 2
+			s.Partitions = append(s.Partitions, model.Partition{TopicPartition: model.TopicPartition{Topic: "orders", Partition: 9},
+				Err: model.NoPermission + " to read the producers: TOPIC_AUTHORIZATION_FAILED"})
+		}, []string{"transactional_ids", "producers", "partition_offsets", "consumer_groups", "max_transaction_timeout", "coordinator_log"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := uitest.Snapshot(uitest.T0)
+			c.edit(s)
+			v := Compute(s, nil, nil, uitest.T0)
+			for _, what := range Unknowable {
+				want := false
+				for _, w := range c.want {
+					want = want || w == what
+				}
+				if v.Unknown[what] != want {
+					t.Errorf("unknown %s = %v, want %v", what, v.Unknown[what], want)
+				}
+			}
+		})
+	}
+	e, a, _ := newTest()
+	refresh(t, e, a, uitest.Snapshot(uitest.T0))
+	got := series(t, e)
+	for _, what := range Unknowable {
+		if _, ok := got[`txnscope_unknown{what="`+what+`"}`]; !ok {
+			t.Errorf("no txnscope_unknown series for %s", what)
+		}
+	}
+}
