@@ -147,7 +147,9 @@ func TestUnknownSeries(t *testing.T) {
 		want []string
 	}{
 		{"everything known", func(s *model.Snapshot) { s.BrokerMaxTimeoutMs, s.Source.Log = 900000, true }, nil},
-		{"the demo: no coordinator log", func(s *model.Snapshot) { s.BrokerMaxTimeoutMs, s.Source.Why = 900000, "the cluster has no __transaction_state" },
+		{"the demo: no coordinator log", func(s *model.Snapshot) {
+			s.BrokerMaxTimeoutMs, s.Source.Why = 900000, "the cluster has no __transaction_state"
+		},
 			[]string{"coordinator_log"}},
 		{"a restricted principal", func(s *model.Snapshot) {
 			s.Hidden, s.GroupsErr, s.BrokerMaxTimeoutMs, s.Unread = model.HiddenIDs, "no permission to list groups", 0, 2
