@@ -19,6 +19,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -185,6 +186,10 @@ func aclPrefixScope(ctx context.Context, t *testing.T, bin string, b *Broker, ad
 	}
 	if !strings.HasPrefix(snap.Hidden, model.HiddenIDs) {
 		t.Errorf("%s: Snapshot.Hidden = %q, want it to start with %q", aclScoped, snap.Hidden, model.HiddenIDs)
+	}
+	// The exporter says so too: its series know nothing of the hidden ids.
+	if u := exporter.Compute(snap, nil, nil, time.Now()).Unknown; !u["transactional_ids"] {
+		t.Errorf("%s: the exporter's unknowns %v, want transactional_ids", aclScoped, u)
 	}
 	// The hidden id's transaction pins its partition: a producer no visible transaction owns,
 	// which must not be taken for a hanging transaction.
