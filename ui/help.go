@@ -66,6 +66,8 @@ func helpNotes(readOnly bool) []string {
 		notes = append(notes, "Aborts open a dialog that shows the transaction's start time: type abort and press enter to send; esc cancels. "+
 			"Just before sending, the target is re-read and the abort refused if it is not the very transaction shown; "+
 			"every request is written to the audit log before it goes out.")
+		notes = append(notes, "C commits a transaction whose Flink checkpoint completed (--flink or --flink-checkpoints say so), "+
+			"and on the jobs view resolves a dead job: commits those, force-terminates the rest; type commit (or resolve N).")
 	}
 	return notes
 }
