@@ -54,6 +54,9 @@ type Config struct {
 	// FollowLog makes Poll follow the coordinators' log (follow.go) and take
 	// the states and the history from it once it can; Refresh never does.
 	FollowLog bool
+	// Hooks are added to every client it makes: a measuring tool counts the
+	// requests txnscope sends with one (scripts/brokercost).
+	Hooks []kgo.Hook
 }
 
 // Client polls one cluster. Refresh and Execute may be called from different
@@ -138,6 +141,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.MaxVersions != nil {
 		opts = append(opts, kgo.MaxVersions(cfg.MaxVersions))
+	}
+	if len(cfg.Hooks) > 0 {
+		opts = append(opts, kgo.WithHooks(cfg.Hooks...))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
