@@ -155,17 +155,30 @@ func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, err
 	return best, nil
 }
 
-// speaksTxnV2 asks any broker which EndTxn versions it serves.
+// speaksTxnV2 asks any broker whether the cluster runs transaction version
+// 2: its finalized transaction.version, not the EndTxn versions it serves (a
+// 4.x broker serves EndTxn v5 while a cluster upgraded from 3.x stays at
+// version 1 until an operator raises it; observed on 4.0.2).
 func (c *Client) speaksTxnV2(ctx context.Context) (bool, error) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
-	resp, err := c.kgo.Request(ctx, kmsg.NewPtrApiVersionsRequest())
+	req := kmsg.NewPtrApiVersionsRequest()
+	// v3+ refuses a request without a client name (INVALID_REQUEST).
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "txnscope", "1"
+	resp, err := c.kgo.Request(ctx, req)
 	if err != nil {
 		return false, err
 	}
-	for _, k := range resp.(*kmsg.ApiVersionsResponse).ApiKeys {
+	av := resp.(*kmsg.ApiVersionsResponse)
+	endTxnV5 := false
+	for _, k := range av.ApiKeys {
 		if k.ApiKey == int16(kmsg.EndTxn) {
-			return k.MaxVersion >= 5, nil
+			endTxnV5 = k.MaxVersion >= 5
+		}
+	}
+	for _, f := range av.FinalizedFeatures {
+		if f.Name == "transaction.version" {
+			return endTxnV5 && f.MaxVersionLevel >= 2, nil
 		}
 	}
 	return false, nil

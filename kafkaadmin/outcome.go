@@ -104,7 +104,7 @@ func nearestStart(prev *model.Snapshot, p model.Txn) (best ending, found bool) {
 // unreported reports whether p's open transaction ended without the
 // coordinator saying how: the id is Empty now, or p was Ongoing and the id has
 // moved on to another transaction, open (model.MovedOn) or already complete
-// (under transaction version 2, two or more epochs up: more than one end).
+// (model.LaterEnd: the Complete* state is a later transaction's).
 func unreported(p, t model.Txn, bumpsOnEnd bool) bool {
 	switch {
 	case t.State == model.Empty:
@@ -113,10 +113,8 @@ func unreported(p, t model.Txn, bumpsOnEnd bool) bool {
 		return false
 	case t.State.Open():
 		return model.MovedOn(p, t)
-	case t.State == model.CompleteCommit || t.State == model.CompleteAbort:
-		return bumpsOnEnd && t.ProducerID == p.ProducerID && int(t.ProducerEpoch)-int(p.ProducerEpoch) >= 2
 	}
-	return false
+	return model.LaterEnd(p, t, bumpsOnEnd)
 }
 
 // readOutcomes returns CompleteCommit or CompleteAbort per id whose marker it

@@ -195,12 +195,39 @@ func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event
 // between the polls.
 func endedIn(prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 	mine, last := decided(p), outcomeOf(n)
+	if mine == "" && last != "" && !tv2 && LaterEnd(p, n, tv2) {
+		// Under version 1 n's outcome is a later transaction's: how p's
+		// ended is not known. (Under version 2 its marker is read.)
+		out := ended(prevAt, at, p, n, "", tv2)
+		k, _ := outcomeKind(n)
+		return append(out, ev(at, n, k, "began and ended between polls"))
+	}
 	if mine == "" || last == "" || last == mine {
 		return ended(prevAt, at, p, n, cmp.Or(mine, last), tv2)
 	}
 	out := ended(prevAt, at, p, n, mine, tv2)
 	k, _ := outcomeKind(n)
 	return append(out, ev(at, n, k, "began and ended between polls"))
+}
+
+// LaterEnd reports whether n, complete, ended a later transaction than p's
+// Ongoing one. Under transaction version 2 the epoch moves on every end: two
+// or more up is more than one end. Under version 1 a commit never moves it: a
+// COMMIT one or more up is a later transaction's, the id having been
+// initialized again since p (a fence, or a restarted producer). An ABORT up
+// is taken for p's own (a fence or the timeout bumps the epoch as it aborts).
+func LaterEnd(p, n Txn, tv2 bool) bool {
+	if p.State != Ongoing || n.ProducerID != p.ProducerID {
+		return false
+	}
+	rise := int(n.ProducerEpoch) - int(p.ProducerEpoch)
+	switch {
+	case tv2:
+		return (n.State == CompleteCommit || n.State == CompleteAbort) && rise >= 2
+	case n.State == CompleteCommit:
+		return rise >= 1
+	}
+	return false
 }
 
 // MovedOn reports whether the id went from p's open transaction straight to

@@ -115,10 +115,10 @@ func TestDiff(t *testing.T) {
 			[]string{"a:fenced"}},
 		{"transaction version 2: epoch +1 on every commit is not fencing",
 			[]*Snapshot{
-				snap(p1, tx("a", Ongoing, 1, 5, start)),
-				snap(p2, tx("a", CompleteCommit, 1, 6, time.Time{})),
-				snap(p2.Add(2*time.Second), tx("a", Ongoing, 1, 6, p2.Add(time.Second))),
-				snap(p2.Add(4*time.Second), tx("a", CompleteCommit, 1, 7, time.Time{})),
+				tv2(snap(p1, tx("a", Ongoing, 1, 5, start))),
+				tv2(snap(p2, tx("a", CompleteCommit, 1, 6, time.Time{}))),
+				tv2(snap(p2.Add(2*time.Second), tx("a", Ongoing, 1, 6, p2.Add(time.Second)))),
+				tv2(snap(p2.Add(4*time.Second), tx("a", CompleteCommit, 1, 7, time.Time{}))),
 			},
 			[]string{"a:committed", "a:began", "a:committed"}},
 		{"transaction version 2: epoch +1 on abort is a plain abort",
@@ -236,6 +236,18 @@ func TestDiff(t *testing.T) {
 		{"transaction version 2: Empty after a commit the log shows is a commit",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, withOutcome(tx("a", Empty, 1, 2, time.Time{}), CompleteCommit)))},
 			[]string{"a:committed"}},
+		// Transaction version 1 (Kafka 3.9, or 4.x left at version 1): a
+		// restored run fenced the Ongoing one and committed its own before
+		// the next poll. The CompleteCommit is the newer transaction's.
+		{"transaction version 1: fenced, then a newer one committed, no marker read",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 1, start)), snap(p2, tx("a", CompleteCommit, 1, 3, time.Time{}))},
+			[]string{"a:ended", "a:committed"}},
+		{"transaction version 1: fenced (its ABORT marker), then a newer one committed",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 1, start)), snap(p2, withPrev(tx("a", CompleteCommit, 1, 3, time.Time{}), CompleteAbort))},
+			[]string{"a:fenced", "a:committed"}},
+		{"transaction version 1: its own abort at timeout is one epoch up",
+			[]*Snapshot{snap(p1, tx("a", Ongoing, 1, 1, start)), snap(late, tx("a", CompleteAbort, 1, 2, time.Time{}))},
+			[]string{"a:aborted at timeout"}},
 		{"transaction version 2: several aborts between polls are aborts",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(p2, tx("a", CompleteAbort, 1, 3, time.Time{})))},
 			[]string{"a:aborted"}},
