@@ -43,6 +43,16 @@ func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder)
 	version, why := c.endTxnVersion(ctx, a.Coordinator)
 	var r model.Result
 	for try := 1; ; try++ {
+		if try > 1 && c.committing(ctx, a) {
+			// A coordinator that resigns as it writes PrepareCommit answers
+			// NOT_COORDINATOR; CONCURRENT_TRANSACTIONS may be the commit
+			// completing: the very transaction committing now is done, and
+			// its markers say so.
+			done := model.Result{Sent: true, Sends: r.Sends, Request: r.Request}
+			done = c.afterCommit(ctx, a, marks, done)
+			done.After = "the coordinator answered " + r.ErrorCode + " and the re-read shows it committing; " + done.After
+			return done
+		}
 		fresh, stop := c.beforeCommit(ctx, a, r, try, start)
 		if stop != nil {
 			return *stop
@@ -120,6 +130,14 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Resul
 		return model.Txn{}, &r
 	}
 	return fresh, nil
+}
+
+// committing reports a's very transaction (its producer id and start) now
+// PrepareCommit or CompleteCommit.
+func (c *Client) committing(ctx context.Context, a model.Action) bool {
+	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
+	return err == nil && found && fresh.ProducerID == a.ProducerID && fresh.StartTime().Equal(a.Start) &&
+		(fresh.State == model.PrepareCommit || fresh.State == model.CompleteCommit)
 }
 
 // commitRefused reports an answer that refused the commit (the producer was

@@ -74,7 +74,11 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 // the first try, and after a request, judged by what the re-read shows.
 func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
 	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
-	fenced := try > 1 && r.ErrorCode == kerr.ConcurrentTransactions.Message
+	// Both answers may come after the fence took effect: CONCURRENT_TRANSACTIONS
+	// is the fence's own answer, and a coordinator that resigns as it writes
+	// the fence answers NOT_COORDINATOR, and the new one aborts whatever is
+	// open once it has loaded it (seen on three brokers, TestCluster3ForceTerminate…).
+	fenced := try > 1 && (r.ErrorCode == kerr.ConcurrentTransactions.Message || r.ErrorCode == kerr.NotCoordinator.Message)
 	switch {
 	case err != nil && try == 1:
 		return fresh, refused("refused: %s", err), true
@@ -156,7 +160,11 @@ func (c *Client) afterInit(ctx context.Context, a model.Action, marks []mark, r 
 	switch {
 	case errors.Is(ke, kerr.ConcurrentTransactions):
 		r.Err = "the transaction is ending (being committed or aborted)"
-	case errors.Is(ke, kerr.CoordinatorLoadInProgress), errors.Is(ke, kerr.NotCoordinator), errors.Is(ke, kerr.CoordinatorNotAvailable):
+	case errors.Is(ke, kerr.NotCoordinator):
+		// Refused, or the coordinator resigned as it wrote the fence: the
+		// re-read (at the new coordinator) and the logs tell which.
+		r.Err = "the coordinator moved as it answered: the fence may have been written"
+	case errors.Is(ke, kerr.CoordinatorLoadInProgress), errors.Is(ke, kerr.CoordinatorNotAvailable):
 		// Refused before the coordinator did anything: the re-read finds
 		// the coordinator again.
 	default:
@@ -164,7 +172,7 @@ func (c *Client) afterInit(ctx context.Context, a model.Action, marks []mark, r 
 	}
 	if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
 		r.Err += "; interrupted before it was re-read"
-		if errors.Is(ke, kerr.ConcurrentTransactions) {
+		if errors.Is(ke, kerr.ConcurrentTransactions) || errors.Is(ke, kerr.NotCoordinator) {
 			r.Unknown = true
 		}
 		return r, false
