@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/txnscope/txnscope/internal/conn"
-	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/internal/exporter"
+	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
 

@@ -27,6 +27,10 @@
 // to connect: TLS, mutual TLS, SASL PLAIN/SCRAM/OAUTHBEARER, --command-config) and acl_test.go (the
 // StandardAuthorizer with restricted SCRAM users) and loading_test.go (a broker fenced by its
 // separate controller and back: coordinators that are not loaded prove no owner).
+//
+// cluster3.go finds the three-node cluster of `scripts/kafka-up --brokers 3` ($TXNSCOPE_KAFKA3_STATE)
+// and stops, starts and pauses its nodes with scripts/kafka-broker, for the cluster3_*_test.go
+// tests: a rolling restart, a force-terminate while its coordinator moves, a hung node.
 package integration
 
 import (

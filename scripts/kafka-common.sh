@@ -77,6 +77,9 @@ kafka_fetch_version() {
   fi
   ls "$tmp"/kafka_2.13-"$version".jar "$tmp"/kafka-tools-"$version".jar >/dev/null 2>&1 || {
     rm -rf "$tmp"; exec {lockfd}>&-; kafka_log "Kafka $version jars missing after maven run"; return 1; }
+  # Kafka 3.x brings its own SLF4J binding (reload4j): keep only the pom's log4j2 one, or SLF4J
+  # picks either and warns on every tool's stderr.
+  rm -f "$tmp"/slf4j-reload4j-*.jar
   printf '%s\n' "$pom_sum" >"$tmp/.complete"
   rm -rf "$libs"
   mv "$tmp" "$libs"
@@ -121,10 +124,30 @@ LOG
   printf '%s' "$f"
 }
 
+# kafka_tool_class CLASS: prints CLASS, or for an org.apache.kafka.tools class that this version's
+# kafka-tools jar lacks, its Scala predecessor in the broker's jar (kafka.tools.X or kafka.admin.X:
+# DumpLogSegments on 4.0 and 3.9, BrokerApiVersionsCommand, ConsoleProducer, AclCommand on 3.9,
+# ConfigCommand on 3.9 and 4.0). A jar's central directory keeps entry names uncompressed: grep finds
+# them without unzip.
+kafka_tool_class() {
+  local cls="$1" name pkg
+  name="${cls#org.apache.kafka.tools.}"
+  if [[ "$name" == "$cls" || "$name" == *.* ]] ||
+    grep -qaF "org/apache/kafka/tools/$name.class" "$KAFKA_LIBS"/kafka-tools-*.jar 2>/dev/null; then
+    printf '%s' "$cls"; return 0
+  fi
+  for pkg in kafka/tools kafka/admin; do
+    if grep -qaF "$pkg/$name.class" "$KAFKA_LIBS"/kafka_2.13-*.jar 2>/dev/null; then
+      printf '%s' "${pkg//\//.}.$name"; return 0
+    fi
+  done
+  printf '%s' "$cls"
+}
+
 # kafka_java_tool CLASS ARGS...: runs a Kafka CLI class with the resolved classpath (KAFKA_LIBS must be set).
 kafka_java_tool() {
-  local cls="$1"; shift
-  local log4j
+  local cls log4j
+  cls="$(kafka_tool_class "$1")"; shift
   log4j="$(kafka_tools_log4j "$KAFKA_LIBS/..")"
   # Short-lived JVMs: C1 only and a small serial heap start fastest.
   # KAFKA_TOOL_TIMEOUT (seconds), when set, bounds the run.
@@ -141,4 +164,38 @@ kafka_pid_is_ours() {
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   [[ -r "/proc/$pid/cmdline" ]] || return 1
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"
+}
+
+# kafka_node_ids: the node ids of a cluster env (kafka-up --brokers 3: TXNSCOPE_KAFKA_NODE<ID>_CONFIG),
+# ascending, one a line; nothing for a single broker. Call it after kafka_source_env.
+kafka_node_ids() {
+  local v
+  for v in $(compgen -v TXNSCOPE_KAFKA_NODE); do
+    [[ "$v" =~ ^TXNSCOPE_KAFKA_NODE([0-9]+)_CONFIG$ ]] && echo "${BASH_REMATCH[1]}"
+  done | sort -n
+}
+
+# kafka_start_jvm CONFIG LOG LOG4J HEAP_OPTS [JAVA_OPTS]: starts a broker JVM (kafka.Kafka CONFIG) in
+# the background on $KAFKA_LIBS, its output appended to LOG; sets KAFKA_JVM_PID.
+kafka_start_jvm() {
+  local cfg="$1" log="$2" log4j="$3" heap="$4" opts="${5:-}"
+  # shellcheck disable=SC2086
+  nohup java $heap \
+    -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+    -Dlog4j2.configurationFile="$log4j" $opts \
+    -cp "$KAFKA_LIBS/*" kafka.Kafka "$cfg" </dev/null >>"$log" 2>&1 &
+  KAFKA_JVM_PID=$!
+}
+
+# kafka_port_open PORT: true when something listens on 127.0.0.1:PORT.
+kafka_port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# kafka_listed_brokers BOOTSTRAP: prints the ids of the brokers the cluster's metadata lists (alive,
+# unfenced), ascending, one a line, as kafka-broker-api-versions.sh finds them; fails when none answers.
+# KAFKA_TOOL_TIMEOUT bounds it.
+kafka_listed_brokers() {
+  local out
+  out="$(kafka_java_tool org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "$1" 2>&1)" || return 1
+  sed -nE 's/^[^ ].* \(id: ([0-9]+) rack: .*/\1/p' <<<"$out" | sort -n
 }
