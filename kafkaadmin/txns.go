@@ -1,6 +1,7 @@
 package kafkaadmin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,17 +35,67 @@ type listed struct {
 	n int32
 }
 
-// brokerIDs asks for the cluster's brokers (and no topics).
+// hedgeAfter is how long brokerIDs waits on the broker kgo picked before it
+// asks every other one too: one hung node of three must not hold (nor fail)
+// a whole refresh (TestCluster3PausedBroker).
+const hedgeAfter = 500 * time.Millisecond
+
+// brokerIDs asks for the cluster's brokers (and no topics): of one broker,
+// and of every known one once it is slow; the first answer counts.
 func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
-	resp, err := c.kgo.Request(ctx, req)
-	if err != nil {
-		return nil, err
+	type answer struct {
+		resp kmsg.Response
+		err  error
 	}
-	m := resp.(*kmsg.MetadataResponse)
+	answers := make(chan answer, 1+len(c.kgo.DiscoveredBrokers()))
+	ask := func(r interface {
+		Request(context.Context, kmsg.Request) (kmsg.Response, error)
+	}) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
+		resp, err := r.Request(ctx, req)
+		answers <- answer{resp, err}
+	}
+	go ask(c.kgo)
+	asked, hedged := 1, false
+	hedgeNow := func() {
+		hedged = true
+		for _, b := range c.kgo.DiscoveredBrokers() {
+			if asked == cap(answers) {
+				break
+			}
+			go ask(b)
+			asked++
+		}
+	}
+	hedge := time.NewTimer(hedgeAfter)
+	defer hedge.Stop()
+	var firstErr error
+	for {
+		select {
+		case a := <-answers:
+			asked--
+			if a.err == nil {
+				return brokersOf(a.resp.(*kmsg.MetadataResponse))
+			}
+			firstErr = cmp.Or(firstErr, a.err)
+			if !hedged {
+				hedgeNow()
+			}
+			if asked == 0 {
+				return nil, firstErr
+			}
+		case <-hedge.C:
+			if !hedged {
+				hedgeNow()
+			}
+		}
+	}
+}
+
+func brokersOf(m *kmsg.MetadataResponse) ([]int32, error) {
 	ids := make([]int32, 0, len(m.Brokers))
 	for _, b := range m.Brokers {
 		ids = append(ids, b.NodeID)
