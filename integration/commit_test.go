@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -86,15 +87,9 @@ func TestRealKafkaCommit(t *testing.T) {
 	for _, cv := range clientVersions() {
 		t.Run(cv.name, func(t *testing.T) {
 			t.Parallel()
-			bootstrap := Bootstrap(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			adm := newAdmin(t, bootstrap)
-			tp := topicOn(ctx, t, adm)
-			waitTopic(ctx, t, adm, tp.Topic, 1)
-			id := name(t, "commit")
-			p := producer(t, bootstrap, id, 10*time.Minute, cv.opts...)
-			openTxn(ctx, t, p, tp, 3, "checkpointed")
+			bootstrap, adm, tp, id, _ := abandoned(ctx, t, 3, "checkpointed", cv.opts...)
 			sc := newScope(t, bootstrap)
 			tx := txnOf(t, sc.poll(ctx), id)
 			var calls atomic.Int32
@@ -161,15 +156,9 @@ func TestRealKafkaCommitRefused(t *testing.T) {
 		for _, cv := range clientVersions() {
 			t.Run(s.name+"/"+cv.name, func(t *testing.T) {
 				t.Parallel()
-				bootstrap := Bootstrap(t)
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				adm := newAdmin(t, bootstrap)
-				tp := topicOn(ctx, t, adm)
-				waitTopic(ctx, t, adm, tp.Topic, 1)
-				id := name(t, "commit")
-				p := producer(t, bootstrap, id, 10*time.Minute, cv.opts...)
-				openTxn(ctx, t, p, tp, 2, "shown")
+				bootstrap, adm, tp, id, p := abandoned(ctx, t, 2, "shown", cv.opts...)
 				sc := newScope(t, bootstrap)
 				tx := txnOf(t, sc.poll(ctx), id)
 				var calls atomic.Int32
@@ -239,15 +228,9 @@ func TestRealKafkaCommitHeldTurnover(t *testing.T) {
 	for _, cv := range clientVersions() {
 		t.Run(cv.name, func(t *testing.T) {
 			t.Parallel()
-			bootstrap := Bootstrap(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			adm := newAdmin(t, bootstrap)
-			tp := topicOn(ctx, t, adm)
-			waitTopic(ctx, t, adm, tp.Topic, 1)
-			id := name(t, "commit")
-			p := producer(t, bootstrap, id, 10*time.Minute, cv.opts...)
-			openTxn(ctx, t, p, tp, 2, "shown")
+			bootstrap, _, tp, id, p := abandoned(ctx, t, 2, "shown", cv.opts...)
 			px := newProxy(t, bootstrap)
 			sc := newScope(t, px.addr())
 			tx := txnOf(t, sc.poll(ctx), id)
@@ -284,15 +267,9 @@ func TestRealKafkaCommitHeldTurnover(t *testing.T) {
 // leaves the outcome unknown, on record, and the request is never sent again.
 func TestRealKafkaCommitInterrupted(t *testing.T) {
 	t.Parallel()
-	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	adm := newAdmin(t, bootstrap)
-	tp := topicOn(ctx, t, adm)
-	waitTopic(ctx, t, adm, tp.Topic, 1)
-	id := name(t, "commit")
-	p := producer(t, bootstrap, id, 10*time.Minute)
-	openTxn(ctx, t, p, tp, 2, "shown")
+	bootstrap, _, _, id, _ := abandoned(ctx, t, 2, "shown")
 	px := newProxy(t, bootstrap)
 	sc := newScope(t, px.addr())
 	tx := txnOf(t, sc.poll(ctx), id)
@@ -323,4 +300,19 @@ func TestRealKafkaCommitInterrupted(t *testing.T) {
 	if lines := readAudit(t, path); len(lines) != 2 || lines[1].Outcome != "unknown" {
 		t.Errorf("audit log: %+v", lines)
 	}
+}
+
+// abandoned is a transaction left Ongoing with n records of value on a new
+// one-partition topic, by a producer that will not end it: the transaction a
+// dead Flink job leaves.
+func abandoned(ctx context.Context, t *testing.T, n int, value string, opts ...kgo.Opt) (bootstrap string, adm *kadm.Client, tp model.TopicPartition, id string, p *kgo.Client) {
+	t.Helper()
+	bootstrap = Bootstrap(t)
+	adm = newAdmin(t, bootstrap)
+	tp = topicOn(ctx, t, adm)
+	waitTopic(ctx, t, adm, tp.Topic, 1)
+	id = name(t, "commit")
+	p = producer(t, bootstrap, id, 10*time.Minute, opts...)
+	openTxn(ctx, t, p, tp, n, value)
+	return bootstrap, adm, tp, id, p
 }

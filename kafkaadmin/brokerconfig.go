@@ -160,16 +160,10 @@ func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, err
 // 4.x broker serves EndTxn v5 while a cluster upgraded from 3.x stays at
 // version 1 until an operator raises it; observed on 4.0.2).
 func (c *Client) speaksTxnV2(ctx context.Context) (bool, error) {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	req := kmsg.NewPtrApiVersionsRequest()
-	// v3+ refuses a request without a client name (INVALID_REQUEST).
-	req.ClientSoftwareName, req.ClientSoftwareVersion = "txnscope", "1"
-	resp, err := c.kgo.Request(ctx, req)
+	av, err := c.apiVersions(ctx, c.kgo)
 	if err != nil {
 		return false, err
 	}
-	av := resp.(*kmsg.ApiVersionsResponse)
 	endTxnV5 := false
 	for _, k := range av.ApiKeys {
 		if k.ApiKey == int16(kmsg.EndTxn) {
@@ -182,4 +176,27 @@ func (c *Client) speaksTxnV2(ctx context.Context) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// requester is the client (any broker) or one broker.
+type requester interface {
+	Request(context.Context, kmsg.Request) (kmsg.Response, error)
+}
+
+// apiVersions asks r which requests and features it serves.
+func (c *Client) apiVersions(ctx context.Context, r requester) (*kmsg.ApiVersionsResponse, error) {
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	req := kmsg.NewPtrApiVersionsRequest()
+	// v3+ refuses a request without a client name (INVALID_REQUEST).
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "txnscope", "1"
+	resp, err := r.Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if err := kerr.ErrorForCode(av.ErrorCode); err != nil {
+		return nil, err
+	}
+	return av, nil
 }

@@ -292,17 +292,8 @@ func (c *Client) endTxnVersion(ctx context.Context, coordinator int32) (int16, s
 
 // endTxnRange asks broker which EndTxn versions it serves.
 func (c *Client) endTxnRange(ctx context.Context, broker int32) (lo, hi int16, err error) {
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
-	req := kmsg.NewPtrApiVersionsRequest()
-	// v3+ refuses a request without a client name (INVALID_REQUEST).
-	req.ClientSoftwareName, req.ClientSoftwareVersion = "txnscope", "1"
-	resp, err := c.kgo.Broker(int(broker)).Request(ctx, req)
+	av, err := c.apiVersions(ctx, c.kgo.Broker(int(broker)))
 	if err != nil {
-		return 0, 0, err
-	}
-	av := resp.(*kmsg.ApiVersionsResponse)
-	if err := kerr.ErrorForCode(av.ErrorCode); err != nil {
 		return 0, 0, err
 	}
 	for _, k := range av.ApiKeys {

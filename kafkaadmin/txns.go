@@ -50,9 +50,7 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 		err  error
 	}
 	answers := make(chan answer, 1+len(c.kgo.DiscoveredBrokers()))
-	ask := func(r interface {
-		Request(context.Context, kmsg.Request) (kmsg.Response, error)
-	}) {
+	ask := func(r requester) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
 		resp, err := r.Request(ctx, req)

@@ -50,26 +50,18 @@ func (m *Model) verdictNotice(id string) string {
 	if m.data.flink == nil || m.data.snap == nil {
 		return ""
 	}
-	g := model.Group(m.data.snap, m.data.pins)
-	g.Flink = m.data.flink
-	job := model.JobOf(id).Job
-	for _, j := range g.Jobs(m.hist, m.now) {
-		if j.ID != job {
+	for _, v := range m.jobOf(id).OpenVerdicts {
+		if v.ID != id {
 			continue
 		}
-		for _, v := range j.OpenVerdicts {
-			if v.ID != id {
-				continue
-			}
-			switch v.Kind {
-			case model.Checkpointed:
-				return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; C commits them here, or restoring the job from checkpoint %d does.",
-					v.Evidence, v.CompletedIn)
-			case model.NotCheckpointed:
-				return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
-			default:
-				return "Whether its checkpoint completed is not known: " + v.Evidence + "."
-			}
+		switch v.Kind {
+		case model.Checkpointed:
+			return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; C commits them here, or restoring the job from checkpoint %d does.",
+				v.Evidence, v.CompletedIn)
+		case model.NotCheckpointed:
+			return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
+		default:
+			return "Whether its checkpoint completed is not known: " + v.Evidence + "."
 		}
 	}
 	return ""

@@ -11,19 +11,23 @@ import (
 // JobManagers and retained checkpoints (Options.Flink) when planned, and on
 // a fresh one (Options.ReadFlink) just before every request.
 
-// commitEvidence is what the latest reading says of t, and the job it
-// belongs to as the jobs view groups it.
-func (m *Model) commitEvidence(t model.Txn) (model.Job, model.CommitEvidence) {
-	want := model.JobOf(t.ID).Job
-	job := model.Job{ID: want}
+// jobOf is the job id belongs to, as the jobs view groups it with the
+// latest reading of Flink (a bare Job of that id when none is grouped).
+func (m *Model) jobOf(id string) model.Job {
+	want := model.JobOf(id).Job
 	g := model.Group(m.data.snap, m.data.pins)
 	g.Flink = m.data.flink
 	for _, j := range g.Jobs(m.hist, m.now) {
 		if j.ID == want {
-			job = j
-			break
+			return j
 		}
 	}
+	return model.Job{ID: want}
+}
+
+// commitEvidence is what the latest reading says of t, and its job.
+func (m *Model) commitEvidence(t model.Txn) (model.Job, model.CommitEvidence) {
+	job := m.jobOf(t.ID)
 	return job, model.CommitEvidenceOf(m.data.flink, job, t)
 }
 

@@ -41,7 +41,7 @@ func runCommit(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 		if !ok {
 			return model.Action{}, fmt.Errorf("%s is not known to any coordinator", c.one.transactionalID)
 		}
-		job := jobOf(s, t.ID)
+		job, _ := jobOf(s, model.JobOf(t.ID).Job)
 		ev := model.CommitEvidenceOf(readFlink(ctx, c), job, t)
 		a, err := model.PlanCommit(t, ev, c.one.unverified)
 		if err != nil {
@@ -54,14 +54,13 @@ func runCommit(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	})
 }
 
-// jobOf is the job id belongs to, as the jobs view groups it (its naming
-// scheme read from its other ids).
-func jobOf(s *model.Snapshot, id string) model.Job {
-	want := model.JobOf(id).Job
+// jobOf is job as the jobs view groups it (its naming scheme read from its
+// ids); found is false when no id of the snapshot belongs to it.
+func jobOf(s *model.Snapshot, want model.JobID) (job model.Job, found bool) {
 	for _, j := range model.Group(s, nil).Jobs(nil, time.Now()) {
 		if j.ID == want {
-			return j
+			return j, true
 		}
 	}
-	return model.Job{ID: want}
+	return model.Job{ID: want}, false
 }

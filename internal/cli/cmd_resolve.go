@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/escape"
@@ -151,14 +150,7 @@ func planResolve(ctx context.Context, cl *kafkaadmin.Client, c config) ([]model.
 	if err != nil {
 		return nil, err
 	}
-	want := model.JobID{Family: model.FlinkSink, Name: c.one.job}
-	var job model.Job
-	found := false
-	for _, j := range model.Group(s, nil).Jobs(nil, time.Now()) {
-		if j.ID == want {
-			job, found = j, true
-		}
-	}
+	job, found := jobOf(s, model.JobID{Family: model.FlinkSink, Name: c.one.job})
 	if !found {
 		return nil, fmt.Errorf("no transactional id of a Flink job with prefix %q is known to the coordinators", c.one.job)
 	}
