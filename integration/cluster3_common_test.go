@@ -212,7 +212,6 @@ type c3Producer struct {
 
 	mu        sync.Mutex
 	commits   int // EndTransaction(commit) answered OK
-	commitAt  []time.Time
 	aborts    int // EndTransaction(abort) answered OK (after a produce failed)
 	uncertain int // EndTransaction failed: the outcome is unknown to the producer
 	reinits   int // the client was made anew (InitProducerId: aborts whatever was open)
@@ -283,7 +282,6 @@ func (p *c3Producer) run(ctx context.Context, stop <-chan struct{}, every time.D
 		switch {
 		case err == nil && commit:
 			p.commits++
-			p.commitAt = append(p.commitAt, time.Now())
 		case err == nil:
 			p.aborts++
 		default:

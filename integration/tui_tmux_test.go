@@ -39,7 +39,9 @@ type tuiTerm struct {
 // follow the defaults (--refresh 500ms, a state directory of the test's own).
 func startTUI(ctx context.Context, t *testing.T, bootstrap string, flags ...string) *tuiTerm {
 	t.Helper()
-	requireLoopback(t, bootstrap)
+	for _, b := range strings.Split(bootstrap, ",") {
+		requireLoopback(t, b)
+	}
 	bin := buildTxnscope(ctx, t)
 	argv := append([]string{bin, "-b", bootstrap, "--refresh", tuiRefresh}, flags...)
 	s := &tuiTerm{Term: uitest.StartTerm(t, 160, 40, []string{"XDG_STATE_HOME=" + filepath.Join(t.TempDir(), "state")}, argv...), t: t}

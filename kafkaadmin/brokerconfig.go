@@ -116,13 +116,15 @@ func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, err
 		return 0, errors.New("no brokers")
 	}
 	req := brokerConfigRequest(brokers, maxTimeoutKey)
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	var (
 		best    int64
 		lastErr error
 	)
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	shards := c.kgo.RequestSharded(rctx, req)
+	noteHungShards(ctx, rctx, shards)
+	for _, sh := range shards {
 		if sh.Err != nil {
 			lastErr = sh.Err
 			continue

@@ -74,6 +74,8 @@ type Client struct {
 
 	mu       sync.Mutex
 	settings brokerSettings
+	// seen is when each broker was last in the metadata (brokersGone).
+	seen map[int32]time.Time
 
 	// seeds are the bootstrap servers as given. reach is held by the one
 	// reachSeeds at work; narrowedAt is when it last left kgo a single seed.

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -221,6 +221,26 @@ func (f *follower) drop() {
 	}
 }
 
+// logEvents puts into snap, which listed its states, the events the log
+// has read so far while it stays live (Source.LogEvents); when it no longer
+// is, they are dropped as by drop, and snap's history is a Diff.
+func (c *Client) logEvents(snap *model.Snapshot) {
+	f := c.followed.Load()
+	if f == nil || !snap.Source.LogEvents {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	snap.Source.LogEvents = false
+	if f.log == nil {
+		return
+	}
+	evs := f.log.Take(time.Now())
+	if f.live && f.log.Sure() {
+		snap.Events, snap.Source.LogEvents = evs, true
+	}
+}
+
 // terminated tells the log's reader that txnscope force-terminated id.
 func (f *follower) terminated(id string, pid int64, epoch int16) {
 	f.mu.Lock()
@@ -259,13 +279,13 @@ var errNoTxnLog = errors.New("no " + txnStateTopic)
 // txnLogBounds reads the first and the next offset of every partition of
 // the log.
 func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64, err error) {
-	if ends, err = c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListEndOffsets); err != nil {
+	if ends, err = c.txnLogOffsets(ctx, -1); err != nil {
 		return nil, nil, err
 	}
 	if len(ends) == 0 {
 		return nil, nil, errNoTxnLog
 	}
-	if starts, err = c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListStartOffsets); err != nil {
+	if starts, err = c.txnLogOffsets(ctx, -2); err != nil {
 		return nil, nil, err
 	}
 	for p, e := range ends {
@@ -283,26 +303,56 @@ func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64
 
 // txnLogEnds reads the next offset of every partition of the log.
 func (c *Client) txnLogEnds(ctx context.Context) (map[int32]int64, error) {
-	out, err := c.txnLogOffsets(ctx, kadm.NewClient(c.kgo).ListEndOffsets)
+	out, err := c.txnLogOffsets(ctx, -1)
 	if err != nil {
 		return nil, fmt.Errorf("the end of %s: %s", txnStateTopic, errText(err))
 	}
 	return out, nil
 }
 
-// txnLogOffsets lists one kind of offset of every partition of the log.
-func (c *Client) txnLogOffsets(ctx context.Context, list func(context.Context, ...string) (kadm.ListedOffsets, error)) (map[int32]int64, error) {
-	ctx, cancel := c.deadline(ctx)
+// txnLogOffsets lists one kind of offset (timestamp -1 the next, -2 the
+// first) of every partition of the log; none when the topic does not exist.
+// Its own ListOffsets, not kadm's: a leader that does not answer is then
+// known by its id (noteHung), and the topic's metadata is hedged.
+func (c *Client) txnLogOffsets(ctx context.Context, timestamp int64) (map[int32]int64, error) {
+	meta, metaErr := c.metadata(ctx, []string{txnStateTopic})
+	m, ok := meta[txnStateTopic]
+	switch {
+	case metaErr != "":
+		return nil, errors.New(metaErr)
+	case ok && m.denied != nil:
+		return nil, m.denied
+	case !ok || m.err != "" || len(m.leader) == 0:
+		return map[int32]int64{}, nil
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.TimeoutMillis = int32(c.cfg.Timeout / time.Millisecond)
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = txnStateTopic
+	for p := range m.leader {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, timestamp
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
-	l, err := list(ctx, txnStateTopic)
-	if err == nil {
-		err = l.Error()
+	shards := c.kgo.RequestSharded(rctx, req)
+	noteHungShards(ctx, rctx, shards)
+	out := make(map[int32]int64, len(m.leader))
+	for _, sh := range shards {
+		if sh.Err != nil {
+			return nil, sh.Err
+		}
+		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return nil, err
+				}
+				out[p.Partition] = p.Offset
+			}
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[int32]int64{}
-	l.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out, nil
 }
 
@@ -343,7 +393,6 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Sna
 		cancel()
 	}
 	if !ok {
-		f.drop()
 		source.Log, source.Why = false, "the log reader is behind"
 		switch now := f.source(); {
 		case err != nil:
@@ -351,6 +400,11 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Sna
 		case !now.Log:
 			source = now // it failed while the refresh waited
 		}
+		// The reader is still live: what it has read is the history, and
+		// what it has not is for a later refresh (a Diff of this listing
+		// would count that again, and miss all but one commit an id). The
+		// refresh takes them once it has listed (logEvents).
+		source.LogEvents = f.source().Log
 	}
 	return snap, evs, source, ok
 }

@@ -28,14 +28,15 @@ const maxFetchPairs = 50000
 // groups are left out: they commit no offsets. A broker of known that kgo
 // did not ask is a failure like any other.
 func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, string) {
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrListGroupsRequest()
 	var (
 		out   []listedGroup
 		probs []string
 	)
-	shards := c.kgo.RequestSharded(ctx, req)
+	shards := c.kgo.RequestSharded(rctx, req)
+	noteHungShards(ctx, rctx, shards)
 	unasked := map[int32]error{}
 	notAsked(shards, known, unasked)
 	for b, why := range unasked {
@@ -74,7 +75,7 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 	if len(groups) == 0 || len(pinned) == 0 {
 		return nil, ""
 	}
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	state := make(map[string]string, len(groups))
 	for _, g := range groups {
@@ -89,7 +90,9 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 		failed   = groupFailures{}
 		answered = make(map[string]bool, len(groups))
 	)
-	for _, sh := range c.kgo.RequestSharded(ctx, offsetFetchRequest(groups, pinned, meta)) {
+	shards := c.kgo.RequestSharded(rctx, offsetFetchRequest(groups, pinned, meta))
+	noteHungShards(ctx, rctx, shards)
+	for _, sh := range shards {
 		asked := sh.Req.(*kmsg.OffsetFetchRequest).Groups
 		shardErr := sh.Err
 		if shardErr == nil {

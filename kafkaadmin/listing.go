@@ -26,16 +26,20 @@ func (l *listing) len() int { return len(l.ids) }
 // that did not answer to why; err is set only when none answered. 500,000
 // ids come in one slice, with no string allocated per id (listResp).
 func (c *Client) listAll(ctx context.Context, pids []int64, known []int32) (out listing, failed map[int32]error, err error) {
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	resps := make([]*listResp, len(known))
 	errs := make([]error, len(known))
 	var wg sync.WaitGroup
 	for i, b := range known {
 		wg.Go(func() {
+			if errs[i] = hungErr(ctx, b); errs[i] != nil {
+				return
+			}
 			req := &listReq{kmsg.NewPtrListTransactionsRequest()}
 			req.ProducerIDFilters = pids
-			r, err := c.kgo.Broker(int(b)).RetriableRequest(ctx, req)
+			r, err := c.kgo.Broker(int(b)).RetriableRequest(rctx, req)
+			noteHung(ctx, rctx, b)
 			if err == nil {
 				resps[i] = r.(*listResp)
 				err = kerr.ErrorForCode(resps[i].ErrorCode)
@@ -65,7 +69,7 @@ func (c *Client) listAll(ctx context.Context, pids []int64, known []int32) (out 
 		return listing{}, nil, errors.New("ListTransactions: no broker to ask")
 	}
 	if len(failed) == len(known) {
-		if ctxErr := ctx.Err(); ctxErr != nil && lastErr == nil {
+		if ctxErr := rctx.Err(); ctxErr != nil && lastErr == nil {
 			lastErr = ctxErr
 		}
 		return listing{}, failed, fmt.Errorf("ListTransactions failed on every broker: %w", lastErr)

@@ -361,7 +361,12 @@ func (c *Client) probe(ctx context.Context, brokers []int32, probes []string) ma
 
 // askBroker sends req to one broker, once.
 func (c *Client) askBroker(ctx context.Context, b int32, req kmsg.Request) (kmsg.Response, error) {
-	ctx, cancel := c.deadline(ctx)
+	if err := hungErr(ctx, b); err != nil {
+		return nil, err
+	}
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
-	return c.kgo.Broker(int(b)).Request(ctx, req)
+	resp, err := c.kgo.Broker(int(b)).Request(rctx, req)
+	noteHung(ctx, rctx, b)
+	return resp, err
 }

@@ -57,19 +57,17 @@ func (c *Client) topicMetadata(ctx context.Context, topics []string) (metaMap, s
 // topics is nil.
 func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string) {
 	out := make(metaMap, len(topics))
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
 	req := kmsg.NewPtrMetadataRequest()
 	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t)
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := c.kgo.Request(ctx, req)
+	resp, err := c.hedgedMetadata(ctx, req)
 	if err != nil {
 		return out, "metadata: " + errText(err)
 	}
-	for _, t := range resp.(*kmsg.MetadataResponse).Topics {
+	for _, t := range resp.Topics {
 		if t.Topic == nil {
 			continue
 		}
@@ -145,8 +143,11 @@ func groupByTopic(tps []tp) map[string][]int32 {
 // second is at least the high watermark read first. An LSO past the high
 // watermark read before it is clamped, so a snapshot never holds LSO > HWM.
 func (c *Client) stableOffsets(ctx context.Context, tps []tp, errs *partErrs) (hwm, lso map[tp]int64) {
-	hwm = c.offsets(ctx, tps, 0, "high watermark", errs)
+	// At once: one after the other, a hung leader was waited out twice.
+	var wg sync.WaitGroup
+	wg.Go(func() { hwm = c.offsets(ctx, tps, 0, "high watermark", errs) })
 	lso = c.offsets(ctx, tps, 1, "last stable offset", errs)
+	wg.Wait()
 	for p, l := range lso {
 		if h, ok := hwm[p]; ok && l > h {
 			hwm[p] = l
@@ -158,6 +159,7 @@ func (c *Client) stableOffsets(ctx context.Context, tps []tp, errs *partErrs) (h
 // offsets lists the latest offset of each partition: the high watermark with
 // read_uncommitted (isolation 0), the last stable offset with read_committed (1).
 func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what string, errs *partErrs) map[tp]int64 {
+	parent := ctx
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrListOffsetsRequest()
@@ -175,7 +177,9 @@ func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what str
 		req.Topics = append(req.Topics, rt)
 	}
 	out := make(map[tp]int64, len(tps))
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	shards := c.kgo.RequestSharded(ctx, req)
+	noteHungShards(parent, ctx, shards)
+	for _, sh := range shards {
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.ListOffsetsRequest).Topics {
 				for _, rp := range rt.Partitions {

@@ -59,11 +59,13 @@ func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp
 	if len(tps) == 0 {
 		return nil // kgo would send an empty request to some broker
 	}
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := producersRequest(tps)
 	out := make(map[tp][]model.Producer, len(tps))
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	shards := c.kgo.RequestSharded(rctx, req)
+	noteHungShards(ctx, rctx, shards)
+	for _, sh := range shards {
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.DescribeProducersRequest).Topics {
 				for _, p := range rt.Partitions {

@@ -50,6 +50,7 @@ const pollBudget = 10000
 func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) (*model.Snapshot, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
+	ctx = withHungNodes(ctx)
 
 	brokers, err := c.brokerIDs(ctx)
 	if err != nil {
@@ -105,6 +106,20 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if !logged {
+		c.logEvents(snap)
+	}
+	for b, err := range c.brokersGone(brokers, taken) {
+		if _, ok := failed[b]; !ok {
+			if failed == nil {
+				failed = map[int32]error{}
+			}
+			failed[b] = err
+		}
+	}
+	if u := silentBrokers(ctx, failed); len(u) > 0 {
+		snap.Unanswered = u
 	}
 	// Txns were sorted above and the scan returns its partitions sorted:
 	// nothing since has moved a row.

@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -68,8 +69,9 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		extraProds   map[tp][]model.Producer
 		groupsListed = make(chan struct{})
 	)
-	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, all, &errs) })
-	wg.Go(func() { producers = c.producers(ctx, watch, &errs) })
+	ask, askWatch := unhung(ctx, all, meta, &errs), unhung(ctx, watch, meta, &errs)
+	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, ask, &errs) })
+	wg.Go(func() { producers = c.producers(ctx, askWatch, &errs) })
 	go func() {
 		defer close(groupsListed)
 		groups, groupsErr = c.listGroups(ctx, brokers)
@@ -101,6 +103,24 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		out.parts = append(out.parts, partitionRow(p, meta, metaErr, hwm, lso, prods, &errs))
 	}
 	sort.Slice(out.parts, func(i, j int) bool { return out.parts[i].TopicPartition.Less(out.parts[j].TopicPartition) })
+	return out
+}
+
+// unhung are the partitions of tps whose leader this refresh has not
+// waited out already; the others get the error they would get again.
+func unhung(ctx context.Context, tps []tp, meta metaMap, errs *partErrs) []tp {
+	if !anyHung(ctx) {
+		return tps
+	}
+	out := make([]tp, 0, len(tps))
+	for _, p := range tps {
+		l, _ := meta.leaderOf(p)
+		if err := hungErr(ctx, l); err != nil {
+			errs.record(p, true, fmt.Sprintf("leader %d", l), err)
+			continue
+		}
+		out = append(out, p)
+	}
 	return out
 }
 

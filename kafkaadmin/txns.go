@@ -35,14 +35,25 @@ type listed struct {
 	n int32
 }
 
-// hedgeAfter is how long brokerIDs waits on the broker kgo picked before it
-// asks every other one too: one hung node of three must not hold (nor fail)
-// a whole refresh (TestCluster3PausedBroker).
+// hedgeAfter is how long a metadata request waits on the broker kgo picked
+// before every other one is asked too: one hung node of three must not hold
+// (nor fail) a whole refresh (TestCluster3PausedBroker).
 const hedgeAfter = 500 * time.Millisecond
 
-// brokerIDs asks for the cluster's brokers (and no topics): of one broker,
-// and of every known one once it is slow; the first answer counts.
+// brokerIDs asks for the cluster's brokers (and no topics).
 func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
+	resp, err := c.hedgedMetadata(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return brokersOf(resp)
+}
+
+// hedgedMetadata sends req to one broker, and to every known one once that
+// one is slow; the first answer counts.
+func (c *Client) hedgedMetadata(ctx context.Context, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	type answer struct {
@@ -51,9 +62,8 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 	}
 	answers := make(chan answer, 1+len(c.kgo.DiscoveredBrokers()))
 	ask := func(r requester) {
-		req := kmsg.NewPtrMetadataRequest()
-		req.Topics = []kmsg.MetadataRequestTopic{} // empty, not nil: nil means every topic
-		resp, err := r.Request(ctx, req)
+		own := *req // kgo writes the version into the request it sends
+		resp, err := r.Request(ctx, &own)
 		answers <- answer{resp, err}
 	}
 	go ask(c.kgo)
@@ -76,7 +86,7 @@ func (c *Client) brokerIDs(ctx context.Context) ([]int32, error) {
 		case a := <-answers:
 			asked--
 			if a.err == nil {
-				return brokersOf(a.resp.(*kmsg.MetadataResponse))
+				return a.resp.(*kmsg.MetadataResponse), nil
 			}
 			firstErr = cmp.Or(firstErr, a.err)
 			if !hedged {
@@ -299,6 +309,13 @@ func (c *Client) coordinatorsOf(ctx context.Context, refs []txnRef, idx []int) (
 // answer, and returns the ones to ask elsewhere: the broker is not (or no
 // longer, or not yet) their coordinator, or it did not answer.
 func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx []int, put func(int, described)) (again []int) {
+	if err := hungErr(ctx, coord); err != nil {
+		for _, i := range idx {
+			put(i, describeFailed(err))
+		}
+		return nil
+	}
+	parent := ctx
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrDescribeTransactionsRequest()
@@ -309,6 +326,7 @@ func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx
 		where[refs[i].id] = i
 	}
 	resp, err := req.RequestWith(ctx, c.kgo.Broker(int(coord)))
+	noteHung(parent, ctx, coord)
 	if err != nil {
 		if ctx.Err() != nil {
 			for _, i := range idx {
@@ -338,12 +356,14 @@ func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx
 }
 
 func (c *Client) describeChunk(ctx context.Context, ids []string) map[string]described {
-	ctx, cancel := c.deadline(ctx)
+	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	req := kmsg.NewPtrDescribeTransactionsRequest()
 	req.TransactionalIDs = ids
 	out := make(map[string]described, len(ids))
-	for _, sh := range c.kgo.RequestSharded(ctx, req) {
+	shards := c.kgo.RequestSharded(rctx, req)
+	noteHungShards(ctx, rctx, shards)
+	for _, sh := range shards {
 		if sh.Err != nil {
 			d := describeFailed(sh.Err)
 			for _, id := range sh.Req.(*kmsg.DescribeTransactionsRequest).TransactionalIDs {
@@ -439,6 +459,10 @@ func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
 }
 
 func errText(err error) string {
+	var hung errHung
+	if errors.As(err, &hung) {
+		return hung.Error()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "no answer within the timeout"
 	}

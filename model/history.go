@@ -89,15 +89,15 @@ type Event struct {
 }
 
 // EventsBetween is what happened between prev and next for a history:
-// what the coordinators' log says when it is next's source, even when prev
-// came from polls (a Diff across the switch would guess what the log tells
-// exactly); otherwise the Diff of the two polls. None for the first
-// snapshot (prev nil): it is a baseline either way.
+// what the coordinators' log says when it is the source of next's events,
+// even when prev came from polls (a Diff across the switch would guess what
+// the log tells exactly); otherwise the Diff of the two polls. None for the
+// first snapshot (prev nil): it is a baseline either way.
 func EventsBetween(prev, next *Snapshot) []Event {
 	if prev == nil {
 		return nil
 	}
-	if next.Source.Log {
+	if next.Source.Log || next.Source.LogEvents {
 		return next.Events
 	}
 	return Diff(prev, next)

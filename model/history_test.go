@@ -556,3 +556,40 @@ func TestHistoryOneFenceAfterForceTerminate(t *testing.T) {
 		t.Errorf("stats %+v, %d events; want one fence", st, h.Len())
 	}
 }
+
+// TestEventsBetweenLogEvents: a snapshot whose states were listed while the
+// log's reader stayed live takes the log's events, not a Diff: the Diff
+// would count again the commit the log reads later.
+func TestEventsBetweenLogEvents(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	prev := &Snapshot{TakenAt: t0, Txns: []Txn{{ID: "a", State: Ongoing, ProducerID: 1}}}
+	prev.Txns[0].SetStart(t0)
+	next := &Snapshot{TakenAt: t0.Add(time.Second), Txns: []Txn{{ID: "a", State: CompleteCommit, ProducerID: 1}}}
+	if evs := EventsBetween(prev, next); len(evs) != 1 || evs[0].Kind != Committed {
+		t.Fatalf("polls: %v", evs)
+	}
+	next.Source.LogEvents = true
+	if evs := EventsBetween(prev, next); len(evs) != 0 {
+		t.Errorf("log events, none read yet: %v", evs)
+	}
+	logged := []Event{{At: t0.Add(500 * time.Millisecond), ID: "a", Kind: Committed}}
+	next.Events = logged
+	if evs := EventsBetween(prev, next); len(evs) != 1 || evs[0] != logged[0] {
+		t.Errorf("log events: %v", evs)
+	}
+}
+
+func TestUnansweredText(t *testing.T) {
+	for _, c := range []struct {
+		ids  []int32
+		want string
+	}{{nil, ""}, {[]int32{2}, "broker 2"}, {[]int32{1, 3}, "brokers 1, 3"}} {
+		var bs []BrokerError
+		for _, id := range c.ids {
+			bs = append(bs, BrokerError{ID: id})
+		}
+		if got := UnansweredText(bs); got != c.want {
+			t.Errorf("%v: %q, want %q", c.ids, got, c.want)
+		}
+	}
+}

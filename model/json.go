@@ -25,6 +25,8 @@ type (
 		Replay *ReplayJSON `json:"replay,omitempty"`
 		// Hidden is Snapshot.Hidden (ACLs hide some transactional ids).
 		Hidden string `json:"hidden,omitempty"`
+		// Unanswered are the brokers that did not answer (absent when all did).
+		Unanswered []UnansweredJSON `json:"unanswered_brokers,omitempty"`
 		// Flink is each JobManager given with --flink (absent without).
 		Flink *FlinkSourcesJSON `json:"flink,omitempty"`
 	}
@@ -66,6 +68,10 @@ type (
 	}
 	// FinishedTxnJSON is one finished transaction (FinishedTxn); begin,
 	// duration_ms and partitions are null when the source did not tell.
+	UnansweredJSON struct {
+		Broker int32  `json:"broker"`
+		Error  string `json:"error"`
+	}
 	FinishedTxnJSON struct {
 		Begin      *time.Time `json:"begin"`
 		End        time.Time  `json:"end"`
@@ -135,6 +141,9 @@ func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 	if s.BrokerMaxTimeoutMs > 0 {
 		v := s.BrokerMaxTimeoutMs
 		out.BrokerMaxTimeoutMs = &v
+	}
+	for _, b := range s.Unanswered {
+		out.Unanswered = append(out.Unanswered, UnansweredJSON{Broker: b.ID, Error: b.Err})
 	}
 	out.PinnedPartitions, out.StuckGroups, out.Hanging = ExportPins(s, now)
 	out.History = HistoryJSON{Source: "polls", Why: s.Source.Why}

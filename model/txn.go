@@ -5,6 +5,7 @@ package model
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -338,16 +339,43 @@ type Snapshot struct {
 	GroupsErr string
 	// Source says where the states and the history come from.
 	Source Source
+	// Unanswered are the brokers that did not answer this refresh, sorted by
+	// id: what they hold is missing or last known, and the rest is read. A
+	// refresh that none answered fails instead.
+	Unanswered []BrokerError
 	// UnitCommits are when the coordinators' log last wrote a commit of
 	// each job's unit, Unix ms, when it is the source (nil otherwise).
 	UnitCommits map[UnitKey]int64
 	// Events are what the coordinators' log says happened since the previous
-	// snapshot, oldest first, when it is the source (Source.Log); nil
-	// otherwise, and then the history is a Diff of two snapshots.
+	// snapshot, oldest first, when it is the source of the events
+	// (Source.Log or Source.LogEvents); nil otherwise, and then the history
+	// is a Diff of two snapshots.
 	Events []Event
 
 	// index finds Txns by id; Sort builds it (index.go).
 	index *txnIndex
+}
+
+// BrokerError is one broker that did not answer, and why.
+type BrokerError struct {
+	ID  int32
+	Err string
+}
+
+// UnansweredText says in a few words which brokers did not answer ("" when
+// all did): "broker 2", "brokers 1, 3".
+func UnansweredText(bs []BrokerError) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	ids := make([]string, len(bs))
+	for i, b := range bs {
+		ids[i] = strconv.Itoa(int(b.ID))
+	}
+	if len(ids) == 1 {
+		return "broker " + ids[0]
+	}
+	return "brokers " + strings.Join(ids, ", ")
 }
 
 // Source is where a snapshot's states and history come from.
@@ -366,6 +394,12 @@ type Source struct {
 	// (model.UnreadLine; "" when none). While one of them leaves an id's
 	// state unknown the log is not the source, and Why says so too.
 	Unread string
+	// LogEvents: the states were listed (Log false) but the events are still
+	// the log's, read so far: its reader is live and was only behind, or
+	// the log's end could not be read for a moment (a leader election). A
+	// Diff would count again what the log reads later, and keep one event
+	// an id where the log has them all.
+	LogEvents bool
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one

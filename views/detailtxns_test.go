@@ -121,3 +121,14 @@ func TestForceTerminatedIsDanger(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderDegraded: a refresh some brokers did not answer says degraded,
+// and which, where it would say connected.
+func TestHeaderDegraded(t *testing.T) {
+	d := HeaderData{Bootstrap: "b:9092", Conn: Conn{Loaded: true}, Sum: Summary{Brokers: 3,
+		Unanswered: model.UnansweredText([]model.BrokerError{{ID: 2}, {ID: 3}})}}
+	got := ansi.Strip(Header(d, 160, PlainStyles()))
+	if !strings.Contains(got, "◐ degraded: brokers 2, 3 not answering") || strings.Contains(got, "connected") {
+		t.Errorf("header: %q", got)
+	}
+}

@@ -32,6 +32,9 @@ type Summary struct {
 	Pending int
 	// Source is where the states and the history come from.
 	Source model.Source
+	// Unanswered names the brokers that did not answer the refresh ("" when
+	// all did): the header says degraded, not connected.
+	Unanswered string
 }
 
 // countOrder is the order states are listed in the header.
@@ -46,7 +49,8 @@ func Summarize(s *model.Snapshot) Summary {
 		return Summary{}
 	}
 	counts := s.StateCounts()
-	out := Summary{Brokers: s.Brokers, Total: len(s.Txns), Hidden: s.Hidden, Source: s.Source}
+	out := Summary{Brokers: s.Brokers, Total: len(s.Txns), Hidden: s.Hidden, Source: s.Source,
+		Unanswered: model.UnansweredText(s.Unanswered)}
 	for _, st := range countOrder {
 		if n := counts[st]; n > 0 || st == model.Ongoing {
 			out.Counts = append(out.Counts, StateCount{st, n})
@@ -191,6 +195,8 @@ func connText(d HeaderData, st Styles) string {
 		parts = append(parts, st.Error.Render("✗ disconnected"))
 	case !c.Loaded:
 		parts = append(parts, st.Dim.Render("connecting…"))
+	case d.Sum.Unanswered != "":
+		parts = append(parts, st.Warn.Render("◐ degraded: "+d.Sum.Unanswered+" not answering"))
 	default:
 		parts = append(parts, st.Good.Render("● connected"))
 	}

@@ -42,6 +42,7 @@ var (
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
 	problemDesc     = desc("job_problem", "1 while the jobs view shows this problem for the job (its kind as in snapshot -o json).", "txn_job", "family", "kind")
 	unknownDesc     = desc("unknown", "1 while txnscope cannot know this of the cluster (ACLs, or an API the brokers lack), else 0: the other series say nothing of it.", "what")
+	silentDesc      = desc("brokers_unanswered", "Brokers that did not answer the last refresh: what they hold is missing or last known (/healthz says degraded).")
 	droppedDesc     = desc("scrape_errors_total", "Series left out of a scrape because they could not be built: a bug, please report it.")
 )
 
@@ -80,7 +81,7 @@ func newCollector(version string, now func() time.Time, grace time.Duration) *co
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
 		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
-		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, unknownDesc, droppedDesc} {
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, unknownDesc, silentDesc, droppedDesc} {
 		ch <- d
 	}
 }
@@ -199,6 +200,7 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 	for _, what := range Unknowable {
 		gauge(unknownDesc, b2f(v.Unknown[what]), what)
 	}
+	gauge(silentDesc, float64(len(v.Unanswered)))
 }
 
 func b2f(b bool) float64 {

@@ -1,11 +1,13 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -211,7 +213,9 @@ func (e *Exporter) healthz(w http.ResponseWriter, _ *http.Request) {
 	reason := e.unhealthy()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if reason == "" {
-		fmt.Fprintln(w, "ok")
+		// A broker that does not answer leaves the rest readable: the
+		// exporter is not down, and a probe that restarts it would not help.
+		fmt.Fprintln(w, cmp.Or(e.degraded(), "ok"))
 		return
 	}
 	w.WriteHeader(http.StatusServiceUnavailable)
@@ -234,6 +238,22 @@ func (e *Exporter) unhealthy() string {
 		return fmt.Sprintf("the last successful refresh was %s ago (refresh every %s)%s", ago.Round(time.Second), e.o.Refresh, why)
 	}
 	return ""
+}
+
+// degraded says which brokers the last refresh could not read ("" when it
+// read them all, or when its values are not served).
+func (e *Exporter) degraded() string {
+	e.c.mu.Lock()
+	defer e.c.mu.Unlock()
+	u := e.c.v.Unanswered
+	if len(u) == 0 || !e.c.st.up {
+		return ""
+	}
+	why := make([]string, len(u))
+	for i, b := range u {
+		why[i] = fmt.Sprintf("broker %d: %s", b.ID, b.Err)
+	}
+	return "degraded: " + model.UnansweredText(u) + " not answering (" + escape.Line(oneLine(strings.Join(why, "; "))) + ")"
 }
 
 func oneLine(s string) string {

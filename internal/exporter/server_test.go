@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
+	"github.com/txnscope/txnscope/model"
 )
 
 func get(t *testing.T, h http.Handler, path, accept string) (int, string, string) {
@@ -233,5 +234,29 @@ func TestValuesWithdrawnAfterGrace(t *testing.T) {
 	c.t = c.t.Add(5*time.Minute + time.Second)
 	if s := series(t, e); s["txnscope_up"] != 0 || len(named(s, "txnscope_transactions")) != 0 {
 		t.Errorf("5m1s without a refresh: up %v, %d state series", s["txnscope_up"], len(named(s, "txnscope_transactions")))
+	}
+}
+
+// TestHealthDegraded: a refresh that one broker of three did not answer is
+// served as it is: /healthz stays 200 and names the broker, and
+// txnscope_brokers_unanswered counts it, until a refresh reads them all.
+func TestHealthDegraded(t *testing.T) {
+	e, a, _ := newTest()
+	s := uitest.Snapshot(uitest.T0)
+	s.Unanswered = []model.BrokerError{{ID: 2, Err: "no answer within the timeout"}}
+	refresh(t, e, a, s)
+	code, _, body := get(t, e.Handler(), "/healthz", "")
+	if want := "degraded: broker 2 not answering (broker 2: no answer within the timeout)\n"; code != 200 || body != want {
+		t.Errorf("one broker silent: %d %q, want 200 %q", code, body, want)
+	}
+	if v := series(t, e)["txnscope_brokers_unanswered"]; v != 1 {
+		t.Errorf("txnscope_brokers_unanswered %v, want 1", v)
+	}
+	refresh(t, e, a, uitest.Snapshot(uitest.T0.Add(time.Second)))
+	if code, _, body := get(t, e.Handler(), "/healthz", ""); code != 200 || body != "ok\n" {
+		t.Errorf("all answering again: %d %q", code, body)
+	}
+	if v := series(t, e)["txnscope_brokers_unanswered"]; v != 0 {
+		t.Errorf("txnscope_brokers_unanswered %v, want 0", v)
 	}
 }

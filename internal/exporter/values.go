@@ -30,6 +30,8 @@ type Values struct {
 	Groups []GroupValues
 	// Unknown says which of Unknowable the last refresh could not know.
 	Unknown map[string]bool
+	// Unanswered are the brokers that did not answer the last refresh.
+	Unanswered []model.BrokerError
 }
 
 // Unknowable are what a refresh may be unable to know, as the label of
@@ -133,6 +135,7 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 	}
 	v.Jobs = jobValues(s, model.Group(s, pins).Jobs(h, now), v.Open, now)
 	v.Unknown = unknownOf(s)
+	v.Unanswered = s.Unanswered
 	return v
 }
 

@@ -1,0 +1,77 @@
+package kafkaadmin
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestHungNodes: a request that ran out its own deadline marks its broker
+// for the rest of the refresh, whose later requests to it fail at once with
+// a deadline error; a refresh that was itself cancelled, or one request's
+// other error, marks nothing; another refresh starts clean.
+func TestHungNodes(t *testing.T) {
+	refresh := withHungNodes(context.Background())
+	expired, cancel := context.WithTimeout(refresh, time.Nanosecond)
+	defer cancel()
+	<-expired.Done()
+	failed, cancelFailed := context.WithCancel(refresh)
+	cancelFailed()
+
+	noteHung(refresh, failed, 1) // cancelled, not timed out
+	if hungErr(refresh, 1) != nil || anyHung(refresh) {
+		t.Fatal("a cancelled request marked its broker")
+	}
+	noteHung(refresh, expired, -1) // a shard kgo sent to no broker
+	if anyHung(refresh) {
+		t.Fatal("broker -1 marked")
+	}
+	noteHung(refresh, expired, 2)
+	err := hungErr(refresh, 2)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer within the timeout (earlier in this refresh)" {
+		t.Fatalf("broker 2 after its timeout: %v", err)
+	}
+	if hungErr(refresh, 3) != nil {
+		t.Error("broker 3 marked")
+	}
+	if got := silentBrokers(refresh, map[int32]error{3: errors.New("boom")}); len(got) != 2 || got[0].ID != 2 || got[1].ID != 3 ||
+		got[0].Err != "no answer within the timeout" || got[1].Err != "boom" {
+		t.Errorf("silent brokers: %+v", got)
+	}
+	if hungErr(withHungNodes(context.Background()), 2) != nil || hungErr(context.Background(), 2) != nil {
+		t.Error("another refresh sees broker 2 hung")
+	}
+
+	done, cancelDone := context.WithCancel(refresh)
+	cancelDone()
+	late, cancelLate := context.WithTimeout(done, time.Nanosecond)
+	defer cancelLate()
+	<-late.Done()
+	noteHung(done, late, 4) // the refresh itself is over
+	if hungErr(refresh, 4) != nil {
+		t.Error("a request of a finished refresh marked its broker")
+	}
+}
+
+// TestBrokersGone: a broker that was in the metadata and is no longer is
+// named until it is back, or for goneFor at most.
+func TestBrokersGone(t *testing.T) {
+	c := &Client{}
+	t0 := time.Unix(1000, 0)
+	if got := c.brokersGone([]int32{1, 2, 3}, t0); len(got) != 0 {
+		t.Fatalf("first refresh: %v", got)
+	}
+	if got := c.brokersGone([]int32{1, 3}, t0.Add(time.Second)); len(got) != 1 || got[2] != errGone {
+		t.Errorf("broker 2 left: %v", got)
+	}
+	if got := c.brokersGone([]int32{1, 2, 3}, t0.Add(2*time.Second)); len(got) != 0 {
+		t.Errorf("broker 2 back: %v", got)
+	}
+	if got := c.brokersGone([]int32{1, 3}, t0.Add(3*time.Second)); len(got) != 1 {
+		t.Errorf("broker 2 left again: %v", got)
+	}
+	if got := c.brokersGone([]int32{1, 3}, t0.Add(3*time.Second+goneFor)); len(got) != 0 {
+		t.Errorf("broker 2 gone for %s: still named: %v", goneFor, got)
+	}
+}
