@@ -150,6 +150,10 @@ func TestACLs(t *testing.T) {
 			t.Parallel()
 			aclLogNeedsRead(ctx, t, b, setup)
 		})
+		t.Run("no-describe-configs-no-group-describe", func(t *testing.T) {
+			t.Parallel()
+			aclClusterAndGroupsDenied(ctx, t, bin, b, setup)
+		})
 	})
 }
 
@@ -444,4 +448,71 @@ func aclSnapshotJSON(ctx context.Context, t *testing.T, bin string, b *Broker, u
 		t.Fatalf("not JSON: %v\n%s", err, r)
 	}
 	return s
+}
+
+// (f) Nothing on the cluster and no DESCRIBE on groups (the operator): the brokers' maximum
+// transaction timeout (DescribeConfigs) and the consumer groups are unknown to it, and said to
+// be: no group is called stuck behind a pin the super user sees it stuck behind, no timeout
+// rule is judged, the JSON's broker_max_timeout_ms is null, and the exporter's unknowns name
+// both.
+func aclClusterAndGroupsDenied(ctx context.Context, t *testing.T, bin string, b *Broker, setup *kadm.Client) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	tp := topicOn(ctx, t, setup)
+	// Records committed before the pin: the group reads them, commits an
+	// offset, and then waits at the LSO (with none it has nothing to be stuck at).
+	before := producer(t, b.Bootstrap, name(t, "before"), time.Minute)
+	openTxn(ctx, t, before, tp, 2, "before")
+	endTxn(ctx, t, before, true)
+	p := producer(t, b.Bootstrap, name(t, "txn"), 10*time.Minute)
+	openTxn(ctx, t, p, tp, 1, "open")
+	after := producer(t, b.Bootstrap, name(t, "after"), time.Minute)
+	openTxn(ctx, t, after, tp, 1, "after")
+	endTxn(ctx, t, after, true)
+	group := name(t, "group")
+	readCommittedGroup(t, b.Bootstrap, group, tp.Topic) // PLAINTEXT: the anonymous super user
+
+	stuckFor := func(sc *scope, what string) *model.Snapshot {
+		track := model.NewPinTracker()
+		return sc.until(ctx, what, func(s *model.Snapshot) bool {
+			track.Observe(s)
+			pin, ok := pinOn(model.Pins(s, track, s.TakenAt), tp)
+			if !ok {
+				return false
+			}
+			if _, stuck := stuckGroup(pin, group); stuck {
+				return true
+			}
+			return s.GroupsErr != ""
+		})
+	}
+	if s := stuckFor(secureScope(t, b, aclAdmin), "the group stuck behind the pin, for the super user"); s.GroupsErr != "" || s.BrokerMaxTimeoutMs <= 0 {
+		t.Fatalf("super user: groups error %q, max timeout %d; want none and Kafka's", s.GroupsErr, s.BrokerMaxTimeoutMs)
+	}
+
+	snap := stuckFor(secureScope(t, b, aclOperator), "the pin, and the groups said unknown, for "+aclOperator)
+	if pin, ok := pinOn(model.Pins(snap, nil, snap.TakenAt), tp); ok {
+		if g, stuck := stuckGroup(pin, group); stuck {
+			t.Errorf("%s: %s called stuck (%+v) though its DESCRIBE is denied", aclOperator, group, g)
+		}
+	}
+	if !strings.Contains(snap.GroupsErr, model.NoPermission) {
+		t.Errorf("%s: groups error %q, want it to say %q", aclOperator, snap.GroupsErr, model.NoPermission)
+	}
+	if snap.BrokerMaxTimeoutMs != 0 {
+		t.Errorf("%s: max transaction timeout %d ms without DESCRIBE_CONFIGS on the cluster, want unknown (0)", aclOperator, snap.BrokerMaxTimeoutMs)
+	}
+	u := exporter.Compute(snap, nil, nil, time.Now()).Unknown
+	if !u["max_transaction_timeout"] || !u["consumer_groups"] || u["transactional_ids"] {
+		t.Errorf("%s: the exporter's unknowns %v, want max_transaction_timeout and consumer_groups, not transactional_ids", aclOperator, u)
+	}
+	js := aclSnapshotJSON(ctx, t, bin, b, aclOperator)
+	if js.BrokerMaxTimeoutMs != nil {
+		t.Errorf("%s's snapshot -o json: broker_max_timeout_ms %d, want null", aclOperator, *js.BrokerMaxTimeoutMs)
+	}
+	for _, g := range js.StuckGroups {
+		if g.Group == group {
+			t.Errorf("%s's snapshot -o json: %s in stuck_groups", aclOperator, group)
+		}
+	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // newAdmin returns a kadm client for the broker at bootstrap, closed at the end of the test.
@@ -236,6 +238,12 @@ func TestRealKafkaMainBrokerVerifies(t *testing.T) {
 // producer id/epoch and the produce error (nil when the broker accepted the batch).
 func produceUnaddedTxnBatch(ctx context.Context, t *testing.T, bootstrap, topic, txnID string) (int64, int16, error) {
 	t.Helper()
+	return produceUnaddedTxnBatchTo(ctx, t, bootstrap, model.TopicPartition{Topic: topic}, txnID)
+}
+
+// produceUnaddedTxnBatchTo is produceUnaddedTxnBatch on any partition.
+func produceUnaddedTxnBatchTo(ctx context.Context, t *testing.T, bootstrap string, tp model.TopicPartition, txnID string) (int64, int16, error) {
+	t.Helper()
 	// Capped at 3.9 so Produce is v11: v12+ (Kafka 4.0, KIP-890 part 2) adds the partition implicitly.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MaxVersions(kversion.V3_9_0()))
 	if err != nil {
@@ -293,9 +301,9 @@ func produceUnaddedTxnBatch(ctx context.Context, t *testing.T, bootstrap, topic,
 	produce.Acks = -1
 	produce.TimeoutMillis = 15000
 	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = topic
+	pt.Topic = tp.Topic
 	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Partition = 0
+	pp.Partition = tp.Partition
 	pp.Records = raw
 	pt.Partitions = append(pt.Partitions, pp)
 	produce.Topics = append(produce.Topics, pt)

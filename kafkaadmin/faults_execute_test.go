@@ -122,6 +122,11 @@ func (tg *target) done(t *testing.T) bool {
 // nothing yet: Execute retries them, bounded, as kafka-transactions.sh does.
 var retriedCodes = []*kerr.Error{kerr.ConcurrentTransactions, kerr.CoordinatorLoadInProgress, kerr.NotCoordinator, kerr.CoordinatorNotAvailable}
 
+// leaderMovedCodes are the WriteTxnMarkers answers of a broker that does
+// not lead the partition: it wrote nothing, and the abort re-reads the
+// leader and sends again (markerTries at most).
+var leaderMovedCodes = []*kerr.Error{kerr.NotLeaderForPartition, kerr.LeaderNotAvailable, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch}
+
 // maybeApplied are the answers after which the request may have taken
 // effect: the outcome is unknown.
 var maybeApplied = []*kerr.Error{kerr.RequestTimedOut, kerr.NotEnoughReplicasAfterAppend}
@@ -201,7 +206,8 @@ func checkExecute(t *testing.T, tg *target, fs ...fault) {
 	retried := false // a "nothing happened" answer InitProducerId retries
 	for _, f := range fs {
 		slept = max(slept, f.sleep)
-		retried = retried || (f.keys[0] == kmsg.InitProducerID || f.keys[0] == kmsg.EndTxn) && f.code != nil && containsErr(retriedCodes, f.code)
+		retried = retried || (f.keys[0] == kmsg.InitProducerID || f.keys[0] == kmsg.EndTxn) && f.code != nil && containsErr(retriedCodes, f.code) ||
+			f.keys[0] == kmsg.WriteTxnMarkers && f.code != nil && containsErr(leaderMovedCodes, f.code)
 	}
 	time.Sleep(slept) // let a request slept past the timeout reach the cluster
 	happened := tg.done(t)

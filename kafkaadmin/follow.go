@@ -301,15 +301,6 @@ func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64
 	return starts, ends, nil
 }
 
-// txnLogEnds reads the next offset of every partition of the log.
-func (c *Client) txnLogEnds(ctx context.Context) (map[int32]int64, error) {
-	out, err := c.txnLogOffsets(ctx, -1)
-	if err != nil {
-		return nil, fmt.Errorf("the end of %s: %s", txnStateTopic, errText(err))
-	}
-	return out, nil
-}
-
 // txnLogOffsets lists one kind of offset (timestamp -1 the next, -2 the
 // first) of every partition of the log; none when the topic does not exist.
 // Its own ListOffsets, not kadm's: a leader that does not answer is then
@@ -382,9 +373,18 @@ func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Sna
 		f.drop()
 		return nil, nil, source, false
 	}
-	ends, err := c.txnLogEnds(ctx)
+	var ends map[int32]int64
+	var err error
+	select {
+	case got := <-early.ends:
+		ends, err = got.ends, got.err
+		if err != nil {
+			err = fmt.Errorf("the end of %s: %s", txnStateTopic, errText(err))
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err == nil {
-		<-early.done // the leaders of the log's partitions are the coordinators
 		wait, cancel := context.WithTimeout(ctx, catchUpWait)
 		snap, evs, ok = f.catchUp(wait, ends, func(p int32) int32 {
 			l, _ := early.meta.leaderOf(tp{Topic: txnStateTopic, Partition: p})

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/txnscope/txnscope/model"
@@ -64,25 +65,54 @@ func anyHung(ctx context.Context) bool {
 }
 
 // noteHung remembers b when its request, under req (the request's own
-// deadline, from deadline) within ctx, ran out of time and the refresh
-// itself did not.
-func noteHung(ctx, req context.Context, b int32) {
+// deadline, from deadline) within ctx, ran out of time, or failed with err
+// for want of a connection, and the refresh itself did not end. A
+// connection that died under a request is a broker that hangs as often as
+// one that went away: kgo cuts a connection when a request on it times out,
+// failing the others in flight on it early, so they would not wait it out.
+func noteHung(ctx, req context.Context, b int32, err error) {
 	h, _ := ctx.Value(hungKey{}).(*hungNodes)
 	// b < 0: kgo found no broker for a shard (it names none).
-	if h == nil || b < 0 || ctx.Err() != nil || !errors.Is(req.Err(), context.DeadlineExceeded) {
+	if h == nil || b < 0 || ctx.Err() != nil {
+		return
+	}
+	var why error
+	switch {
+	case errors.Is(req.Err(), context.DeadlineExceeded):
+		why = errHung{}
+	case connFailed(err):
+		why = errCut{}
+	default:
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.nodes[b] = errHung{}
+	if h.nodes[b] == nil {
+		h.nodes[b] = why
+	}
 }
 
-// noteHungShards is noteHung for each shard of a sharded request that
-// failed on its deadline.
+// connFailed reports an error of the connection, not of Kafka or of a
+// context.
+func connFailed(err error) bool {
+	var ke *kerr.Error
+	return err != nil && !errors.As(err, &ke) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// errCut is errHung for a broker whose connection failed earlier in the
+// refresh.
+type errCut struct{}
+
+func (errCut) Error() string {
+	return "no answer (its connection failed earlier in this refresh)"
+}
+func (errCut) Unwrap() error { return context.DeadlineExceeded }
+
+// noteHungShards is noteHung for each shard of a sharded request.
 func noteHungShards(ctx, req context.Context, shards []kgo.ResponseShard) {
 	for _, sh := range shards {
-		if sh.Err != nil && errors.Is(sh.Err, context.DeadlineExceeded) {
-			noteHung(ctx, req, sh.Meta.NodeID)
+		if sh.Err != nil {
+			noteHung(ctx, req, sh.Meta.NodeID, sh.Err)
 		}
 	}
 }
@@ -130,9 +160,13 @@ func silentBrokers(ctx context.Context, failed map[int32]error) []model.BrokerEr
 	}
 	if h, _ := ctx.Value(hungKey{}).(*hungNodes); h != nil {
 		h.mu.Lock()
-		for b := range h.nodes {
-			if _, ok := why[b]; !ok {
-				why[b] = errText(context.DeadlineExceeded)
+		for b, err := range h.nodes {
+			if _, ok := why[b]; ok {
+				continue
+			}
+			why[b] = errText(context.DeadlineExceeded)
+			if errors.As(err, new(errCut)) {
+				why[b] = "its connection failed"
 			}
 		}
 		h.mu.Unlock()

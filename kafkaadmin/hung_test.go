@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // TestHungNodes: a request that ran out its own deadline marks its broker
@@ -19,15 +21,15 @@ func TestHungNodes(t *testing.T) {
 	failed, cancelFailed := context.WithCancel(refresh)
 	cancelFailed()
 
-	noteHung(refresh, failed, 1) // cancelled, not timed out
+	noteHung(refresh, failed, 1, context.Canceled) // cancelled, not timed out
 	if hungErr(refresh, 1) != nil || anyHung(refresh) {
 		t.Fatal("a cancelled request marked its broker")
 	}
-	noteHung(refresh, expired, -1) // a shard kgo sent to no broker
+	noteHung(refresh, expired, -1, context.DeadlineExceeded) // a shard kgo sent to no broker
 	if anyHung(refresh) {
 		t.Fatal("broker -1 marked")
 	}
-	noteHung(refresh, expired, 2)
+	noteHung(refresh, expired, 2, context.DeadlineExceeded)
 	err := hungErr(refresh, 2)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer within the timeout (earlier in this refresh)" {
 		t.Fatalf("broker 2 after its timeout: %v", err)
@@ -35,8 +37,22 @@ func TestHungNodes(t *testing.T) {
 	if hungErr(refresh, 3) != nil {
 		t.Error("broker 3 marked")
 	}
-	if got := silentBrokers(refresh, map[int32]error{3: errors.New("boom")}); len(got) != 2 || got[0].ID != 2 || got[1].ID != 3 ||
-		got[0].Err != "no answer within the timeout" || got[1].Err != "boom" {
+	alive, cancelAlive := context.WithCancel(refresh)
+	defer cancelAlive()
+	noteHung(refresh, alive, 5, kerr.NotLeaderForPartition) // Kafka answered
+	if hungErr(refresh, 5) != nil {
+		t.Error("a broker that answered with an error code marked")
+	}
+	noteHung(refresh, alive, 6, errors.New("the broker connection has died"))
+	if err := hungErr(refresh, 6); err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer (its connection failed earlier in this refresh)" {
+		t.Errorf("broker 6 after its connection died: %v", err)
+	}
+	noteHung(refresh, expired, 2, errors.New("the broker connection has died"))
+	if errText(hungErr(refresh, 2)) != "no answer within the timeout (earlier in this refresh)" {
+		t.Errorf("broker 2's first reason replaced: %v", hungErr(refresh, 2))
+	}
+	if got := silentBrokers(refresh, map[int32]error{3: errors.New("boom")}); len(got) != 3 || got[0].ID != 2 || got[1].ID != 3 || got[2].ID != 6 ||
+		got[0].Err != "no answer within the timeout" || got[1].Err != "boom" || got[2].Err != "its connection failed" {
 		t.Errorf("silent brokers: %+v", got)
 	}
 	if hungErr(withHungNodes(context.Background()), 2) != nil || hungErr(context.Background(), 2) != nil {
@@ -48,7 +64,7 @@ func TestHungNodes(t *testing.T) {
 	late, cancelLate := context.WithTimeout(done, time.Nanosecond)
 	defer cancelLate()
 	<-late.Done()
-	noteHung(done, late, 4) // the refresh itself is over
+	noteHung(done, late, 4, context.DeadlineExceeded) // the refresh itself is over
 	if hungErr(refresh, 4) != nil {
 		t.Error("a request of a finished refresh marked its broker")
 	}

@@ -39,7 +39,7 @@ func (c *Client) listAll(ctx context.Context, pids []int64, known []int32) (out 
 			req := &listReq{kmsg.NewPtrListTransactionsRequest()}
 			req.ProducerIDFilters = pids
 			r, err := c.kgo.Broker(int(b)).RetriableRequest(rctx, req)
-			noteHung(ctx, rctx, b)
+			noteHung(ctx, rctx, b, err)
 			if err == nil {
 				resps[i] = r.(*listResp)
 				err = kerr.ErrorForCode(resps[i].ErrorCode)

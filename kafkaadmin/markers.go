@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,38 +14,78 @@ import (
 
 // abortPartition writes an ABORT marker for one producer on one partition, at
 // its leader (what kafka-transactions.sh abort does): for a transaction the
-// coordinator no longer accounts for. It is sent once and never retried:
-// running it again re-reads everything first.
+// coordinator no longer accounts for. It is sent again only after an answer
+// that wrote nothing because the partition's leader moved, and only after
+// everything is re-read; an answer lost or unclear is never resent.
 func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.Recorder) model.Result {
 	p := a.TopicPartition
-	fresh, owner, err := c.rereadPartition(ctx, a)
-	if err != nil {
-		return refused("refused: %s", err)
+	var r model.Result
+	for try := 1; ; try++ {
+		fresh, owner, err := c.rereadPartition(ctx, a)
+		if err != nil {
+			err = fmt.Errorf("refused: %w", err)
+		} else {
+			err = model.CheckAbortPartition(a, fresh, true, owner, time.Now())
+		}
+		switch {
+		case err != nil && try == 1:
+			return model.Result{Refused: true, Err: err.Error()}
+		case err != nil:
+			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+			return r
+		}
+		var resp kmsg.Response
+		r.ErrorCode, r.Err = "", ""
+		resp, r = c.send(ctx, rec, try, fresh.Leader, markersRequest(a), a.WireTo(fresh.Leader, 0), r)
+		if resp == nil {
+			return r
+		}
+		found, ke := markerAnswer(resp.(*kmsg.WriteTxnMarkersResponse), a)
+		switch {
+		case !found:
+			r.Unknown = true
+			r.Err = fmt.Sprintf("broker %d answered without a result for %s-%d", fresh.Leader, p.Topic, p.Partition)
+			return r
+		case ke == nil:
+			return c.afterMarker(ctx, a, r)
+		case answered(&r, ke):
+			return r
+		case try >= markerTries || !leaderMoved(ke):
+			return r
+		}
+		// The partition's leader moved (a rolling restart, a reassignment):
+		// the broker wrote nothing, and the new leader is read with the
+		// rest before the markers go again.
+		if !sleep(ctx, time.Duration(try)*200*time.Millisecond) {
+			r.Err += "; interrupted before it was re-read"
+			return r
+		}
 	}
-	if err := model.CheckAbortPartition(a, fresh, true, owner, time.Now()); err != nil {
-		return model.Result{Refused: true, Err: err.Error()}
-	}
-	resp, r := c.send(ctx, rec, 1, fresh.Leader, markersRequest(a), a.WireTo(fresh.Leader, 0), model.Result{})
-	if resp == nil {
-		return r
-	}
-	for _, rm := range resp.(*kmsg.WriteTxnMarkersResponse).Markers {
+}
+
+// markerTries bounds the sends of one partition abort while its leader
+// moves.
+const markerTries = 3
+
+// leaderMoved reports an answer of a broker that no longer (or not yet)
+// leads the partition, which wrote nothing.
+func leaderMoved(err error) bool {
+	return errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.LeaderNotAvailable) ||
+		errors.Is(err, kerr.FencedLeaderEpoch) || errors.Is(err, kerr.UnknownLeaderEpoch)
+}
+
+// markerAnswer is the answer for a's partition in resp.
+func markerAnswer(resp *kmsg.WriteTxnMarkersResponse, a model.Action) (found bool, err error) {
+	for _, rm := range resp.Markers {
 		for _, rt := range rm.Topics {
 			for _, rp := range rt.Partitions {
-				if rm.ProducerID != a.ProducerID || rt.Topic != p.Topic || rp.Partition != p.Partition {
-					continue
+				if rm.ProducerID == a.ProducerID && rt.Topic == a.Topic && rp.Partition == a.Partition {
+					return true, kerr.ErrorForCode(rp.ErrorCode)
 				}
-				if ke := kerr.ErrorForCode(rp.ErrorCode); ke != nil {
-					answered(&r, ke)
-					return r
-				}
-				return c.afterMarker(ctx, a, r)
 			}
 		}
 	}
-	r.Unknown = true
-	r.Err = fmt.Sprintf("broker %d answered without a result for %s-%d", fresh.Leader, p.Topic, p.Partition)
-	return r
+	return false, nil
 }
 
 func markersRequest(a model.Action) *kmsg.WriteTxnMarkersRequest {
@@ -141,7 +182,7 @@ func (c *Client) afterMarker(ctx context.Context, a model.Action, r model.Result
 // stableAfter says where the partition's last stable offset stands.
 func (c *Client) stableAfter(ctx context.Context, p tp) string {
 	var errs partErrs
-	hwm, lso := c.stableOffsets(ctx, []tp{p}, &errs)
+	hwm, lso := c.stableOffsets(ctx, []tp{p}, nil, &errs)
 	h, okH := hwm[p]
 	l, okL := lso[p]
 	switch {

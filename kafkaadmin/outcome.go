@@ -232,7 +232,7 @@ func (c *Client) fetchLog(ctx context.Context, at tp, leader int32, topicID [16]
 	req.Topics = append(req.Topics, rt)
 
 	resp, err := c.kgo.Broker(int(leader)).Request(ctx, req)
-	noteHung(parent, ctx, leader)
+	noteHung(parent, ctx, leader, err)
 	if err != nil {
 		return kmsg.FetchResponseTopicPartition{}, false
 	}

@@ -367,6 +367,6 @@ func (c *Client) askBroker(ctx context.Context, b int32, req kmsg.Request) (kmsg
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	resp, err := c.kgo.Broker(int(b)).Request(rctx, req)
-	noteHung(ctx, rctx, b)
+	noteHung(ctx, rctx, b, err)
 	return resp, err
 }

@@ -3,10 +3,13 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
+	"maps"
+	"net"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/model"
@@ -67,6 +70,11 @@ func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string
 	if err != nil {
 		return out, "metadata: " + errText(err)
 	}
+	return metaOf(resp, out), ""
+}
+
+// metaOf puts the topics of resp into out.
+func metaOf(resp *kmsg.MetadataResponse, out metaMap) metaMap {
 	for _, t := range resp.Topics {
 		if t.Topic == nil {
 			continue
@@ -86,7 +94,7 @@ func (c *Client) metadata(ctx context.Context, topics []string) (metaMap, string
 		}
 		out[*t.Topic] = m
 	}
-	return out, ""
+	return out
 }
 
 // partErrs collects per-partition problems from several requests.
@@ -140,13 +148,38 @@ func groupByTopic(tps []tp) map[string][]int32 {
 // stableOffsets reads the high watermarks, then the last stable offsets. Both
 // only grow and LSO ≤ HWM at any instant, so reading them in this order never
 // shows a partition pinned that was not: with no open transaction the LSO read
-// second is at least the high watermark read first. An LSO past the high
-// watermark read before it is clamped, so a snapshot never holds LSO > HWM.
-func (c *Client) stableOffsets(ctx context.Context, tps []tp, errs *partErrs) (hwm, lso map[tp]int64) {
-	// At once: one after the other, a hung leader was waited out twice.
-	var wg sync.WaitGroup
-	wg.Go(func() { hwm = c.offsets(ctx, tps, 0, "high watermark", errs) })
-	lso = c.offsets(ctx, tps, 1, "last stable offset", errs)
+// second is at least the high watermark read first (read the other way round,
+// or at once, a transaction ending in between shows an LSO behind a high
+// watermark that already holds its marker). An LSO past the high watermark
+// read before it is clamped, so a snapshot never holds LSO > HWM.
+//
+// Each leader in meta (this refresh's) is asked directly and on its own: kgo
+// would first ask for metadata again, perhaps of a broker that hangs, and one
+// leader that does not answer would hold up the others' second read. The LSO
+// is asked only where the high watermark was read, so such a leader is waited
+// out once. Without meta, or without a leader in it, kgo finds the leaders.
+func (c *Client) stableOffsets(ctx context.Context, tps []tp, meta metaMap, errs *partErrs) (hwm, lso map[tp]int64) {
+	hwm, lso = make(map[tp]int64, len(tps)), make(map[tp]int64, len(tps))
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for leader, ps := range byLeader(tps, meta) {
+		wg.Go(func() {
+			h := c.offsets(ctx, leader, ps, 0, "high watermark", errs)
+			read := make([]tp, 0, len(h))
+			for _, p := range ps {
+				if _, ok := h[p]; ok {
+					read = append(read, p)
+				}
+			}
+			l := c.offsets(ctx, leader, read, 1, "last stable offset", errs)
+			mu.Lock()
+			defer mu.Unlock()
+			maps.Copy(hwm, h)
+			maps.Copy(lso, l)
+		})
+	}
 	wg.Wait()
 	for p, l := range lso {
 		if h, ok := hwm[p]; ok && l > h {
@@ -156,9 +189,31 @@ func (c *Client) stableOffsets(ctx context.Context, tps []tp, errs *partErrs) (h
 	return hwm, lso
 }
 
+// byLeader groups tps by their leader in meta; -1 holds those it has none for.
+func byLeader(tps []tp, meta metaMap) map[int32][]tp {
+	out := map[int32][]tp{}
+	for _, p := range tps {
+		l := int32(-1)
+		if meta != nil {
+			if at, msg := meta.leaderOf(p); msg == "" && at >= 0 {
+				l = at
+			}
+		}
+		out[l] = append(out[l], p)
+	}
+	return out
+}
+
 // offsets lists the latest offset of each partition: the high watermark with
-// read_uncommitted (isolation 0), the last stable offset with read_committed (1).
-func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what string, errs *partErrs) map[tp]int64 {
+// read_uncommitted (isolation 0), the last stable offset with read_committed
+// (1). leader is asked for all of them (kgo finds each one's when it is -1);
+// a partition it no longer leads, or all of them when it cannot be connected
+// to, are asked again where kgo finds the leaders.
+func (c *Client) offsets(ctx context.Context, leader int32, tps []tp, isolation int8, what string, errs *partErrs) map[tp]int64 {
+	out := make(map[tp]int64, len(tps))
+	if len(tps) == 0 {
+		return out
+	}
 	parent := ctx
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
@@ -176,10 +231,23 @@ func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what str
 		}
 		req.Topics = append(req.Topics, rt)
 	}
-	out := make(map[tp]int64, len(tps))
-	shards := c.kgo.RequestSharded(ctx, req)
+	var shards []kgo.ResponseShard
+	if leader >= 0 {
+		resp, err := c.kgo.Broker(int(leader)).Request(ctx, req)
+		shards = []kgo.ResponseShard{{Meta: kgo.BrokerMetadata{NodeID: leader}, Req: req, Resp: resp, Err: err}}
+	} else {
+		shards = c.kgo.RequestSharded(ctx, req)
+	}
 	noteHungShards(parent, ctx, shards)
+	var moved []tp
 	for _, sh := range shards {
+		if sh.Err != nil && leader >= 0 && dialFailed(sh.Err) && parent.Err() == nil {
+			// The leader is down (a restart): kgo finds the partitions'
+			// leaders now, and retries. Not after any other error: a
+			// connection cut because a request on it timed out is a
+			// broker that hangs, and would be waited out again.
+			return c.offsets(parent, -1, tps, isolation, what, errs)
+		}
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.ListOffsetsRequest).Topics {
 				for _, rp := range rt.Partitions {
@@ -191,13 +259,19 @@ func (c *Client) offsets(ctx context.Context, tps []tp, isolation int8, what str
 		for _, rt := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
 			for _, rp := range rt.Partitions {
 				p := tp{Topic: rt.Topic, Partition: rp.Partition}
-				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil {
+				switch e := kerr.ErrorForCode(rp.ErrorCode); {
+				case e != nil && leader >= 0 && leaderMoved(e):
+					moved = append(moved, p)
+				case e != nil:
 					errs.record(p, true, what, e)
-					continue
+				default:
+					out[p] = rp.Offset
 				}
-				out[p] = rp.Offset
 			}
 		}
+	}
+	if len(moved) > 0 {
+		maps.Copy(out, c.offsets(parent, -1, moved, isolation, what, errs))
 	}
 	unanswered(tps, out, errs, true, what)
 	return out
@@ -211,4 +285,10 @@ func unanswered[V any](tps []tp, got map[tp]V, errs *partErrs, offsets bool, wha
 			errs.record(p, offsets, what, errors.New("the broker's answer left this partition out"))
 		}
 	}
+}
+
+// dialFailed reports a broker that could not be connected to.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

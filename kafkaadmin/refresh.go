@@ -52,7 +52,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	defer cancel()
 	ctx = withHungNodes(ctx)
 
-	brokers, err := c.brokerIDs(ctx)
+	brokers, meta, err := c.clusterMetadata(ctx)
 	if err != nil {
 		return nil, whole(ctx, "cannot reach the cluster", err)
 	}
@@ -61,7 +61,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 		bg       sync.WaitGroup
 	)
 	bg.Go(func() { settings = c.brokerSettings(ctx, brokers) })
-	early := c.startScan(ctx, prev, brokers, &bg)
+	early := c.startScan(ctx, prev, brokers, meta, &bg)
 	defer func() {
 		cancel() // an early return must not wait for the settings read
 		bg.Wait()
@@ -215,20 +215,20 @@ type earlyScan struct {
 	watch   []tp
 	done    chan struct{}
 	meta    metaMap
-	metaErr string
 	scanned scan
+	// ends has the log's end once the partitions' offsets are read.
+	ends chan logEnds
 }
 
-func (c *Client) startScan(ctx context.Context, prev *model.Snapshot, brokers []int32, wg *sync.WaitGroup) *earlyScan {
+func (c *Client) startScan(ctx context.Context, prev *model.Snapshot, brokers []int32, meta metaMap, wg *sync.WaitGroup) *earlyScan {
 	var txns []model.Txn
 	if prev != nil {
 		txns = prev.Txns
 	}
-	e := &earlyScan{watch: watched(prev, txns, c.cfg.Watch), done: make(chan struct{})}
+	e := &earlyScan{watch: watched(prev, txns, c.cfg.Watch), done: make(chan struct{}), meta: meta, ends: make(chan logEnds, 1)}
 	wg.Go(func() {
 		defer close(e.done)
-		e.meta, e.metaErr = c.clusterMetadata(ctx)
-		e.scanned = c.scanPartitions(ctx, e.watch, e.meta, e.metaErr, brokers)
+		e.scanned = c.scanPartitions(ctx, e.watch, e.meta, brokers, e.ends)
 	})
 	return e
 }
@@ -248,7 +248,7 @@ func (c *Client) readPartitions(ctx context.Context, prev, snap *model.Snapshot,
 	if covers(read(early), watch) {
 		scanned.parts = stillShown(scanned.parts, watch)
 	} else { // a transaction opened on a partition nothing watched before
-		scanned = c.scanPartitions(ctx, watch, early.meta, early.metaErr, brokers)
+		scanned = c.scanPartitions(ctx, watch, early.meta, brokers, nil)
 	}
 	wg.Wait()
 	snap.Partitions, snap.Scanned, snap.Unread = scanned.parts, scanned.scanned, scanned.unread

@@ -1,12 +1,15 @@
 package kafkaadmin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/model"
 )
@@ -20,10 +23,44 @@ type scan struct {
 	groupsErr string
 }
 
-// clusterMetadata reads leaders and topic ids of every topic. A failure
-// leaves the map empty: the watched partitions then carry the error.
-func (c *Client) clusterMetadata(ctx context.Context) (metaMap, string) {
-	return c.metadata(ctx, nil)
+// logEnds are the high watermarks the scan read of __transaction_state's
+// partitions: the log's end for its reader (fromLog), with no request of
+// its own. err says which partition it could not read.
+type logEnds struct {
+	ends map[int32]int64
+	err  error
+}
+
+func logEndsOf(meta metaMap, hwm map[tp]int64, errs *partErrs) logEnds {
+	m, ok := meta[txnStateTopic]
+	if !ok || m.err != "" {
+		return logEnds{err: errNoTxnLog}
+	}
+	out := logEnds{ends: make(map[int32]int64, len(m.leader))}
+	for p := range m.leader {
+		at := tp{Topic: txnStateTopic, Partition: p}
+		e, ok := hwm[at]
+		if !ok {
+			return logEnds{err: fmt.Errorf("partition %d: %s", p, cmp.Or(errs.get(at), "not read"))}
+		}
+		out.ends[p] = e
+	}
+	return out
+}
+
+// clusterMetadata reads the brokers, and the leaders and topic ids of every
+// topic: one request a refresh (it was three: the brokers, the topics, and
+// __transaction_state's partitions for the log's end).
+func (c *Client) clusterMetadata(ctx context.Context) ([]int32, metaMap, error) {
+	resp, err := c.hedgedMetadata(ctx, kmsg.NewPtrMetadataRequest())
+	if err != nil {
+		return nil, nil, err
+	}
+	brokers, err := brokersOf(resp)
+	if err != nil {
+		return nil, nil, err
+	}
+	return brokers, metaOf(resp, metaMap{}), nil
 }
 
 // every lists the partitions metadata reports, plus the watched ones it
@@ -56,7 +93,7 @@ func every(meta metaMap, watch []tp) []tp {
 // ones found pinned (after). The snapshot keeps those two sets, and consumer
 // groups are read only when something is pinned: a group can only be stuck
 // behind a pin.
-func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, metaErr string, brokers []int32) scan {
+func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, brokers []int32, ends chan<- logEnds) scan {
 	all := every(meta, watch)
 	var (
 		errs         partErrs
@@ -70,7 +107,12 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		groupsListed = make(chan struct{})
 	)
 	ask, askWatch := unhung(ctx, all, meta, &errs), unhung(ctx, watch, meta, &errs)
-	wg.Go(func() { hwm, lso = c.stableOffsets(ctx, ask, &errs) })
+	wg.Go(func() {
+		hwm, lso = c.stableOffsets(ctx, ask, meta, &errs)
+		if ends != nil {
+			ends <- logEndsOf(meta, hwm, &errs)
+		}
+	})
 	wg.Go(func() { producers = c.producers(ctx, askWatch, &errs) })
 	go func() {
 		defer close(groupsListed)
@@ -100,7 +142,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, m
 		if prods == nil {
 			prods = extraProds[p]
 		}
-		out.parts = append(out.parts, partitionRow(p, meta, metaErr, hwm, lso, prods, &errs))
+		out.parts = append(out.parts, partitionRow(p, meta, hwm, lso, prods, &errs))
 	}
 	sort.Slice(out.parts, func(i, j int) bool { return out.parts[i].TopicPartition.Less(out.parts[j].TopicPartition) })
 	return out
@@ -147,11 +189,9 @@ func pinnedOf(all, watch []tp, hwm, lso map[tp]int64) (pinned, extra []tp) {
 
 // partitionRow is what the snapshot shows of p: -1 for what could not be
 // read, and why in its Err.
-func partitionRow(p tp, meta metaMap, metaErr string, hwm, lso map[tp]int64, prods []model.Producer, errs *partErrs) model.Partition {
+func partitionRow(p tp, meta metaMap, hwm, lso map[tp]int64, prods []model.Producer, errs *partErrs) model.Partition {
 	part := model.Partition{TopicPartition: p, Leader: -1, HighWatermark: -1, LastStableOffset: -1}
 	switch l, msg := meta.leaderOf(p); {
-	case metaErr != "":
-		errs.add(p, metaErr)
 	case meta[p.Topic].denied != nil:
 		errs.deny(p, true, meta[p.Topic].denied)
 	default:

@@ -189,7 +189,7 @@ func (c *Client) noteMarks(ctx context.Context, a model.Action) []mark {
 	if len(rest) == 0 {
 		return marks
 	}
-	hwm := c.offsets(ctx, rest, 0, "high watermark", &errs)
+	hwm := c.offsets(ctx, -1, rest, 0, "high watermark", &errs)
 	for _, p := range rest {
 		if h, ok := hwm[p]; ok {
 			m := mark{ending: base}

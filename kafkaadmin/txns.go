@@ -326,7 +326,7 @@ func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx
 		where[refs[i].id] = i
 	}
 	resp, err := req.RequestWith(ctx, c.kgo.Broker(int(coord)))
-	noteHung(parent, ctx, coord)
+	noteHung(parent, ctx, coord, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			for _, i := range idx {
@@ -462,6 +462,10 @@ func errText(err error) string {
 	var hung errHung
 	if errors.As(err, &hung) {
 		return hung.Error()
+	}
+	var cut errCut
+	if errors.As(err, &cut) {
+		return cut.Error()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "no answer within the timeout"
