@@ -88,7 +88,7 @@ func TestLoadingCoordinator(t *testing.T) {
 	var mu sync.Mutex
 	for range pollers {
 		wg.Go(func() {
-			s := pollUntil(until, func() sample { return findHangingSample(ctx, bin, b.Bootstrap, topic) })
+			s := pollUntil(until, func() sample { return findHangingSample(ctx, bin, b.Bootstrap, topic, "0") })
 			mu.Lock()
 			hangs = append(hangs, s...)
 			mu.Unlock()
@@ -153,9 +153,9 @@ func pollUntil(until time.Time, f func() sample) []sample {
 	return out
 }
 
-func findHangingSample(ctx context.Context, bin, bootstrap, topic string) sample {
+func findHangingSample(ctx context.Context, bin, bootstrap, topic, maxTimeout string) sample {
 	s := sample{at: time.Now()}
-	out, errOut, code := runBin(ctx, bin, "find-hanging", "-b", bootstrap, "--topic", topic, "--max-transaction-timeout", "0", "-o", "json", "--timeout", "5s")
+	out, errOut, code := runBin(ctx, bin, "find-hanging", "-b", bootstrap, "--topic", topic, "--max-transaction-timeout", maxTimeout, "-o", "json", "--timeout", "5s")
 	s.end = time.Now()
 	var doc struct {
 		Hanging       []json.RawMessage `json:"hanging"`
@@ -236,7 +236,7 @@ func report(t *testing.T, what string, resumed time.Time, ss []sample) {
 			ss[j].end.Sub(resumed).Round(10*time.Millisecond), j-i+1, ss[i].what)
 		i = j + 1
 	}
-	t.Logf("%s, times after SIGCONT:\n%s", what, b.String())
+	t.Logf("%s, times after %s:\n%s", what, resumed.Format("15:04:05.000"), b.String())
 }
 
 var digits = regexp.MustCompile(`[0-9]+`)

@@ -197,7 +197,7 @@ func (m *Model) failed(err error) {
 	}
 	m.poll.failures++
 	m.poll.err = err.Error()
-	m.poll.fullAt = m.now.Add(backoff(m.o.Refresh, m.poll.failures))
+	m.poll.fullAt = m.now.Add(backoff(m.every(), m.poll.failures))
 }
 
 // probed takes a probe's answer in: an answer after none means the cluster is
@@ -225,7 +225,7 @@ func (m *Model) next() tea.Cmd {
 	if m.poll.again {
 		return m.refresh()
 	}
-	delay := max(m.poll.lastOK.Add(m.o.Refresh).Sub(m.now), 0)
+	delay := max(m.poll.lastOK.Add(m.every()).Sub(m.now), 0)
 	if m.poll.err == "" && !m.poll.stalled && m.data.sum.Pending > 0 {
 		if delay == 0 {
 			return m.refresh()
@@ -233,7 +233,7 @@ func (m *Model) next() tea.Cmd {
 		return m.describe()
 	}
 	if m.poll.err != "" {
-		delay = min(m.o.Refresh, max(m.poll.fullAt.Sub(m.now), 0))
+		delay = min(m.every(), max(m.poll.fullAt.Sub(m.now), 0))
 		m.poll.retryAt = m.now.Add(delay)
 		if m.poll.answered {
 			// The cluster answers probes already: only the backed-off refresh
@@ -284,10 +284,19 @@ func (m *Model) swap(data cluster) {
 	}
 }
 
+// every is the refresh interval: --refresh, stretched while every refresh
+// lists a great many ids (model.PollEvery), which would cost the brokers more
+// than the data is worth.
+func (m *Model) every() time.Duration {
+	return model.PollEvery(m.o.Refresh, m.data.snap)
+}
+
 func (m *Model) conn() views.Conn {
+	every := m.every()
 	return views.Conn{
 		Loaded: m.poll.loaded, LastOK: m.poll.lastOK, Err: m.poll.err, RetryAt: m.poll.retryAt,
-		Busy: m.poll.busy && !m.poll.batch, BusySince: m.poll.busySince, Refresh: m.o.Refresh, Took: m.poll.took,
+		Busy: m.poll.busy && !m.poll.batch, BusySince: m.poll.busySince, Refresh: every, Took: m.poll.took,
+		Stretched: every > m.o.Refresh,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -368,5 +369,36 @@ func TestRefreshesWhenTheLogIsLive(t *testing.T) {
 	// An Admin without the log: nothing to wait for.
 	if newHarness(t).m.awaitLog() != nil {
 		t.Fatal("a wait without a log")
+	}
+}
+
+// TestManyListedIDsStretchTheInterval: at 500,000 ids on polls (every refresh lists them all) the
+// next poll waits 5 s, not the 2 s asked for, and the header says why; read from the
+// coordinators' log, the same ids cost nothing more and the interval stands.
+func TestManyListedIDsStretchTheInterval(t *testing.T) {
+	big := func(log bool) *model.Snapshot {
+		s := uitest.Snapshot(uitest.T0)
+		s.Source.Log = log
+		for i := len(s.Txns); i < 500_000; i++ {
+			s.Txns = append(s.Txns, model.Txn{ID: fmt.Sprintf("bulk-%06d", i), State: model.CompleteCommit, Coordinator: 1})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		log  bool
+		want time.Duration
+	}{{false, 5 * time.Second}, {true, 2 * time.Second}} {
+		h := newHarness(t)
+		h.admin.Push(big(tc.log))
+		h.run(h.m.Init())
+		h.send(tea.WindowSizeMsg{Width: 200, Height: 24})
+		tk, ok := h.lastTick()
+		if !ok || tk.d != tc.want {
+			t.Errorf("log %v: next poll in %v, want %v", tc.log, tk.d, tc.want)
+		}
+		shown := strings.Contains(h.screen(), "every 5s at 500,")
+		if shown != !tc.log {
+			t.Errorf("log %v: the header says the stretched interval: %v\n%s", tc.log, shown, h.screen())
+		}
 	}
 }

@@ -132,3 +132,19 @@ func TestHeaderDegraded(t *testing.T) {
 		t.Errorf("header: %q", got)
 	}
 }
+
+// TestHeaderStretched: a refresh interval stretched by the ids every poll lists is said, with
+// the count that stretched it, and STALE waits for two of those intervals.
+func TestHeaderStretched(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	conn := Conn{Loaded: true, LastOK: now.Add(-6 * time.Second), Refresh: 5 * time.Second, Stretched: true}
+	d := HeaderData{Bootstrap: "b:9092", Conn: conn, Sum: Summary{Brokers: 3, Total: 500000}, Now: now}
+	got := ansi.Strip(Header(d, 200, PlainStyles()))
+	if !strings.Contains(got, "every 5s at 500,000 ids listed") || strings.Contains(got, "STALE") {
+		t.Errorf("header: %q", got)
+	}
+	d.Conn.Stretched = false
+	if got := ansi.Strip(Header(d, 200, PlainStyles())); strings.Contains(got, "every") {
+		t.Errorf("header without a stretched interval: %q", got)
+	}
+}

@@ -85,6 +85,9 @@ type Conn struct {
 	BusySince time.Time
 	Refresh   time.Duration // the poll interval
 	Took      time.Duration // how long the last successful refresh took
+	// Stretched: Refresh is longer than asked for, as every refresh lists
+	// all the ids (model.PollEvery).
+	Stretched bool
 }
 
 // Stale reports whether the data shown is not what the cluster says now: the
@@ -204,6 +207,9 @@ func connText(d HeaderData, st Styles) string {
 		parts = append(parts, st.Stale.Render(" STALE ")+st.Dim.Render(" data "+Dur(now.Sub(c.LastOK))+" old"))
 	} else if c.Loaded {
 		parts = append(parts, st.Dim.Render("refreshed "+Dur(now.Sub(c.LastOK))+" ago"))
+	}
+	if c.Stretched && c.Loaded {
+		parts = append(parts, st.Dim.Render("every "+tenths(c.Refresh)+" at "+Count(d.Sum.Total)+" ids listed"))
 	}
 	if d.Sum.Pending > 0 && c.Loaded {
 		parts = append(parts, st.Warn.Render("describing "+Count(d.Sum.Pending)+" of "+Count(d.Sum.Total)))

@@ -1,7 +1,8 @@
 // Command brokercost measures what txnscope costs the brokers while it runs:
 // each broker's CPU (utime+stime of its process, /proc/PID/stat) over a
 // window, and the requests txnscope sends in that window, by kind. It runs
-// the TUI's refresh in process, as logstart does: -mode polls (every -every,
+// the TUI's refresh in process, as logstart does: -mode polls (-every after
+// the last refresh ended, stretched as the TUI stretches it at many ids,
 // the states listed and described), -mode log (the coordinators' log
 // followed), -mode exporter (polls every 15 s, the exporter's default), or
 // -mode none (no txnscope at all: the brokers' own cost, to subtract).
@@ -73,13 +74,13 @@ func run(ctx context.Context, bootstrap []string, pids []int, mode string, windo
 	count := &counter{n: map[int16]int{}}
 	ids := 0
 	var poll func() error
+	var prev *model.Snapshot
 	if mode != "none" {
 		cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: time.Minute, FollowLog: mode == "log", Hooks: []kgo.Hook{count}})
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
-		var prev *model.Snapshot
 		poll = func() error {
 			s, err := cl.Poll(ctx, prev)
 			if err != nil {
@@ -116,13 +117,18 @@ func run(ctx context.Context, bootstrap []string, pids []int, mode string, windo
 	}
 	t0 := time.Now()
 	for time.Since(t0) < window {
-		next := time.Now().Add(every)
 		if poll != nil {
 			if err := poll(); err != nil {
 				return err
 			}
 		}
-		time.Sleep(time.Until(next))
+		// As the TUI: the next refresh an interval after this one ends,
+		// stretched while every refresh lists all the ids (model.PollEvery).
+		wait := every
+		if mode == "polls" {
+			wait = model.PollEvery(every, prev)
+		}
+		time.Sleep(wait)
 	}
 	took := time.Since(t0)
 	cpu1, err := cpuOf(pids)
