@@ -191,6 +191,10 @@ func (e *partErrs) deny(p tp, offsets bool, err error) {
 
 // fill sets part's Err and what was denied.
 func (e *partErrs) fill(part *model.Partition) {
+	// The log's end is read (logEndsOf) while the producers are still being
+	// asked, and file their problems here.
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	d, denied := e.denied[part.TopicPartition]
 	part.OffsetsDenied, part.ProducersDenied = d.offsets, d.producers
 	var msgs []string

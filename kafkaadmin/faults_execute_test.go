@@ -123,8 +123,8 @@ func (tg *target) done(t *testing.T) bool {
 var retriedCodes = []*kerr.Error{kerr.ConcurrentTransactions, kerr.CoordinatorLoadInProgress, kerr.NotCoordinator, kerr.CoordinatorNotAvailable}
 
 // leaderMovedCodes are the WriteTxnMarkers answers of a broker that does
-// not lead the partition: it wrote nothing, and the abort re-reads the
-// leader and sends again (markerTries at most).
+// not lead the partition: the abort re-reads the leader and sends again
+// while the transaction is still open (markerTries at most).
 var leaderMovedCodes = []*kerr.Error{kerr.NotLeaderForPartition, kerr.LeaderNotAvailable, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch}
 
 // maybeApplied are the answers after which the request may have taken

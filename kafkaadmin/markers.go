@@ -15,8 +15,12 @@ import (
 // abortPartition writes an ABORT marker for one producer on one partition, at
 // its leader (what kafka-transactions.sh abort does): for a transaction the
 // coordinator no longer accounts for. It is sent again only after an answer
-// that wrote nothing because the partition's leader moved, and only after
-// everything is re-read; an answer lost or unclear is never resent.
+// that the partition's leader moved, and only when everything re-read says
+// the transaction is still open at the new leader; an answer lost or unclear
+// is never resent. Such an answer does not say the marker was not written:
+// the old leader may have appended it, and its followers copied it, before
+// it stopped leading (seen on three nodes, TestCluster3AbortWhileLeaderMoves).
+// So when the re-read finds the transaction gone, the outcome is unknown.
 func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.Recorder) model.Result {
 	p := a.TopicPartition
 	var r model.Result
@@ -31,7 +35,8 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.R
 		case err != nil && try == 1:
 			return model.Result{Refused: true, Err: err.Error()}
 		case err != nil:
-			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+			r.Unknown = true
+			r.Err += "; the marker may have been written before the leader moved: re-read, " + trimRefused(err) + "; so it was not sent again"
 			return r
 		}
 		var resp kmsg.Response
@@ -54,8 +59,8 @@ func (c *Client) abortPartition(ctx context.Context, a model.Action, rec model.R
 			return r
 		}
 		// The partition's leader moved (a rolling restart, a reassignment):
-		// the broker wrote nothing, and the new leader is read with the
-		// rest before the markers go again.
+		// the new leader is read with the rest, and the markers go again
+		// only if the transaction is still open there.
 		if !sleep(ctx, time.Duration(try)*200*time.Millisecond) {
 			r.Err += "; interrupted before it was re-read"
 			return r

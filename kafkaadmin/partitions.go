@@ -128,8 +128,7 @@ func (e *partErrs) get(p tp) string {
 	return part.Err
 }
 
-// has reports whether a problem with p is filed; unlike get it may be called
-// while other reads are still filing theirs.
+// has reports whether a problem with p is filed.
 func (e *partErrs) has(p tp) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -233,7 +233,9 @@ func (m *Model) next() tea.Cmd {
 		return m.describe()
 	}
 	if m.poll.err != "" {
-		delay = min(m.every(), max(m.poll.fullAt.Sub(m.now), 0))
+		// The probe is one light request: it keeps --refresh, so a cluster
+		// that is back is seen as soon as at the asked-for interval.
+		delay = min(m.o.Refresh, max(m.poll.fullAt.Sub(m.now), 0))
 		m.poll.retryAt = m.now.Add(delay)
 		if m.poll.answered {
 			// The cluster answers probes already: only the backed-off refresh
