@@ -99,6 +99,10 @@ type heldAbort struct {
 	// producer ended it.
 	unsure bool
 	since  time.Time
+	// atMs is the abort record's own time (0: unknown): a next record
+	// written Grace or more after it did not come within Grace, however
+	// fast the records are read (a replay reads minutes in a moment).
+	atMs int64
 }
 
 type ownInit struct {
@@ -209,7 +213,13 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	h, afterAbort := l.held[r.ID]
 	if afterAbort {
 		delete(l.held, r.ID)
-		l.settle(h, &r, emit)
+		if h.atMs > 0 && r.LastUpdateMs-h.atMs >= cmp.Or(l.Grace, DefaultGrace).Milliseconds() {
+			// Settled as Take would have settled it live, before r came.
+			l.settle(h, nil, emit)
+			afterAbort = false
+		} else {
+			l.settle(h, &r, emit)
+		}
 	}
 	if r.Tombstone {
 		if exists && emit && p.State != Dead {
@@ -329,7 +339,7 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 		}
 		e.Kind = Aborted
 		l.held[r.ID] = heldAbort{ev: e, timeoutMs: r.TimeoutMs, openEpoch: openEpoch, fence: h.bumped || h.fence,
-			unsure: h.unknown, since: now}
+			unsure: h.unknown, since: now, atMs: r.LastUpdateMs}
 	case Dead:
 		delete(l.aborting, r.ID)
 		e.Kind = Expired

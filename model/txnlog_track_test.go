@@ -67,6 +67,14 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
 				rec(Empty, 2, -1, 105)},
 			false, "began(1 partition), prepare-abort, fenced(epoch 0→2)"},
+		{"the producer aborts and is initialized again 19 s later, the records read at once (a replay): an abort, as live",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 103, "x"), rec(CompleteAbort, 1, ongoing, 103),
+				rec(Empty, 2, -1, 122)},
+			false, "began(1 partition), prepare-abort, aborted(open 3s), initialized(epoch 1→2)"},
+		{"a fence whose Empty came 1 s after the abort, read at once",
+			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
+				rec(Empty, 2, -1, 106)},
+			false, "began(1 partition), prepare-abort, fenced(epoch 0→2)"},
 		{"kafka-transactions.sh force-terminates it (its own timeout)",
 			[]TxnLogRecord{rec(Ongoing, 0, ongoing, 100, "x"), rec(PrepareAbort, 1, ongoing, 105, "x"), rec(CompleteAbort, 1, ongoing, 105),
 				timeout(rec(Empty, 2, -1, 105), 30000)},
@@ -263,6 +271,35 @@ func TestReplayKeepsTheWindowAndSaysWhereItIsComplete(t *testing.T) {
 	}
 	if !complete.Equal(time.Unix(95, 0)) || !oldest.Equal(time.Unix(20, 0)) {
 		t.Fatalf("complete since %s, oldest %s; want 95 s and 20 s", complete, oldest)
+	}
+}
+
+// A replay of a Streams thread's own abort (epoch 230) and its Empty 19 s
+// later at epoch 231, the thread initializing the id again, tells an abort,
+// as the live view did (issue 23: it was a fence, epoch 229→231, in fences_5m);
+// the same Empty 100 ms after the abort is a fence.
+func TestReplayTellsAnAbortFromAFenceByTheRecordsTimes(t *testing.T) {
+	for _, tc := range []struct {
+		emptyMs int64
+		want    []string
+	}{
+		{122_000, []string{"a began", "a prepare-abort", "a aborted", "a initialized"}},
+		{103_100, []string{"a began", "a prepare-abort", "a fenced"}},
+	} {
+		rp := NewReplay(time.Time{}, 0)
+		empty := rec(Empty, 231, -1, 0)
+		empty.LastUpdateMs = tc.emptyMs
+		for i, r := range []TxnLogRecord{rec(Ongoing, 229, 100, 100, "x"), rec(PrepareAbort, 230, 100, 103, "x"), rec(CompleteAbort, 230, 100, 103), empty} {
+			r.Offset = int64(i)
+			rp.Add(r)
+		}
+		var got []string
+		for _, e := range rp.Result().Events {
+			got = append(got, e.ID+" "+string(e.Kind))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Empty at %d ms: events %q, want %q", tc.emptyMs, got, tc.want)
+		}
 	}
 }
 
