@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -78,8 +77,7 @@ func (c *Client) send(ctx context.Context, rec model.Recorder, try int, broker i
 		r.Sent, r.Sends = true, r.Sends+1
 		return resp, r
 	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "dial" {
+	if dialFailed(err) {
 		r.Err = fmt.Sprintf("could not connect to broker %d, nothing sent: %s", broker, err)
 		return nil, r
 	}
