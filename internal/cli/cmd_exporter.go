@@ -49,12 +49,20 @@ func runExporter(ctx context.Context, c config, std Stdio) error {
 		ln.Close()
 		return err
 	}
-	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Version: version()})
+	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Version: version(), MaxIDSeries: c.maxIDSeries})
 	return e.Serve(ctx, ln)
 }
 
-// checkListen refuses a --listen that is not HOST:PORT with a port number.
+// maxIDSeries caps --max-id-series: past a thousand, the page is the
+// unbounded one the flag exists to prevent.
+const maxIDSeries = 1000
+
+// checkListen refuses a --listen that is not HOST:PORT with a port number,
+// and a --max-id-series out of range.
 func checkListen(c *config, _ func(string) bool) error {
+	if c.maxIDSeries < 0 || c.maxIDSeries > maxIDSeries {
+		return usagef("bad --max-id-series %d: want 0 to %d", c.maxIDSeries, maxIDSeries)
+	}
 	_, port, err := net.SplitHostPort(c.listen)
 	if err != nil {
 		return usagef("bad --listen %q: want HOST:PORT (e.g. 127.0.0.1:%d)", clip(c.listen), exporterPort)

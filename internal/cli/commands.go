@@ -68,7 +68,7 @@ func init() {
 			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since", "flink", "flink-prefix", "flink-checkpoints"}), run: runSnapshot},
 		{cmd: cmdExporter, synopsis: "serve the UI's refresh as Prometheus metrics on /metrics, and /healthz, until SIGINT/SIGTERM",
 			shape: "[--listen HOST:PORT]",
-			flags: slices.Concat(clusterFlags, []string{"listen", "refresh", "history"}), check: checkListen, run: runExporter},
+			flags: slices.Concat(clusterFlags, []string{"listen", "refresh", "history", "max-id-series"}), check: checkListen, run: runExporter},
 		{cmd: cmdList, synopsis: "list the transactions the coordinators know, with their state", oneShot: true,
 			shape: "[--duration-filter MS] [--transactional-id-pattern REGEX]",
 			flags: slices.Concat(readFlags, []string{"duration-filter", "transactional-id-pattern"}), run: withClient(runList)},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
@@ -38,10 +39,12 @@ type config struct {
 	// flink is --flink, --flink-prefix and --flink-checkpoints.
 	flink flinkrest.Sources
 	// listen: exporter's HOST:PORT.
-	listen   string
-	headless bool
-	help     bool
-	version  bool
+	listen string
+	// maxIDSeries: exporter's --max-id-series.
+	maxIDSeries int
+	headless    bool
+	help        bool
+	version     bool
 	// one holds the one-shot commands' flags (oneshotflags.go).
 	one oneShot
 	// sec holds the TLS and SASL flags as given, security what they and the
@@ -81,6 +84,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.StringArray("flink-checkpoints", nil, "`PREFIX=DIR`, repeatable: the retained-checkpoint directory of the job whose KafkaSink uses PREFIX "+
 		"(its chk-N/_metadata say which checkpoints completed: commit or abort)")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
+	fs.IntVar(&c.maxIDSeries, "max-id-series", exporter.DefaultMaxIDSeries, fmt.Sprintf("exporter: give series of their own (the id as a label) to the `N` open transactions nearest their timeout only, 0 to %d; "+
+		"0: none. Per-job series carry the alerts; a series per id would grow Prometheus without end, as Flink's ids change every checkpoint", maxIDSeries))
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")

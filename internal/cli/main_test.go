@@ -16,15 +16,16 @@ import (
 
 func defaults(cmd command) config {
 	return config{
-		cmd:       cmd,
-		bootstrap: []string{"localhost:9092"},
-		refresh:   2 * time.Second,
-		timeout:   10 * time.Second,
-		auditLog:  audit.DefaultPath(),
-		output:    "table",
-		history:   "auto",
-		listen:    "127.0.0.1:10309",
-		one:       defaultOneShot(),
+		cmd:         cmd,
+		bootstrap:   []string{"localhost:9092"},
+		refresh:     2 * time.Second,
+		timeout:     10 * time.Second,
+		auditLog:    audit.DefaultPath(),
+		output:      "table",
+		history:     "auto",
+		listen:      "127.0.0.1:10309",
+		maxIDSeries: 10,
+		one:         defaultOneShot(),
 	}
 }
 
@@ -114,6 +115,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"status"}, `unknown command "status" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate, commit, resolve)`},
 		{[]string{"exporter", "--listen", "10309"}, `bad --listen "10309": want HOST:PORT (e.g. 127.0.0.1:10309)`},
 		{[]string{"exporter", "--listen", "localhost:http"}, `bad --listen "localhost:http": the port must be a number from 0 to 65535`},
+		{[]string{"exporter", "--max-id-series", "-1"}, `bad --max-id-series -1: want 0 to 1000`},
+		{[]string{"exporter", "--max-id-series", "20000"}, `bad --max-id-series 20000: want 0 to 1000`},
+		{[]string{"snapshot", "--max-id-series", "5"}, "--max-id-series does not apply to snapshot (it goes with exporter)"},
 		{[]string{"exporter", "--listen", "localhost:70000"}, `the port must be a number from 0 to 65535`},
 		{[]string{"exporter", "--refresh", "1ms"}, "--refresh 1ms is shorter than the least allowed, 500ms"},
 		{[]string{"exporter", "--read-only"}, "--read-only does not apply to exporter"},

@@ -25,8 +25,10 @@ var (
 	lastDesc        = desc("last_refresh_timestamp_seconds", "When the last successful refresh ended, in Unix seconds.")
 	buildDesc       = desc("build_info", "Always 1; the labels name the build.", "version", "goversion")
 	statesDesc      = desc("transactions", "Transactions the coordinators list, by state.", "state")
-	ageDesc         = desc("transaction_open_age_seconds", "Age of an open transaction (open ids only).", "transactional_id", "txn_job")
-	ratioDesc       = desc("transaction_open_timeout_ratio", "Age of an open transaction divided by its timeout (open ids only).", "transactional_id", "txn_job")
+	ageDesc         = desc("transaction_open_age_seconds", "Age of an open transaction (the --max-id-series nearest their timeout only).", "transactional_id", "txn_job")
+	ratioDesc       = desc("transaction_open_timeout_ratio", "Age of an open transaction divided by its timeout (the --max-id-series nearest their timeout only).", "transactional_id", "txn_job")
+	jobOpenDesc     = desc("job_open_transactions", "A job's open transactions.", "txn_job", "family")
+	jobOldestDesc   = desc("job_oldest_open_age_seconds", "Age of a job's oldest open transaction (jobs with one open only).", "txn_job", "family")
 	oldestDesc      = desc("oldest_open_transaction_age_seconds", "Age of the oldest open transaction, 0 when none is open.")
 	lingerDesc      = desc("job_lingering_transactions", "Open transactions a job's crashed attempts left behind.", "txn_job", "family")
 	jobRatioDesc    = desc("job_open_timeout_ratio_max", "The largest age ÷ timeout of a job's open transactions.", "txn_job", "family")
@@ -80,7 +82,7 @@ func newCollector(version string, now func() time.Time, grace time.Duration) *co
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
-		ageDesc, ratioDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
+		ageDesc, ratioDesc, jobOpenDesc, jobOldestDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
 		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, unknownDesc, silentDesc, droppedDesc} {
 		ch <- d
 	}
@@ -163,7 +165,7 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 	for st, n := range v.States {
 		gauge(statesDesc, float64(n), string(st))
 	}
-	for _, o := range v.Open {
+	for _, o := range v.Urgent {
 		gauge(ageDesc, o.Age.Seconds(), o.ID, o.Job)
 		if o.HasRatio {
 			gauge(ratioDesc, o.Ratio, o.ID, o.Job)
@@ -172,6 +174,10 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 	gauge(oldestDesc, v.OldestOpen.Seconds())
 	shared := map[string]bool{}
 	for _, j := range v.Jobs {
+		gauge(jobOpenDesc, float64(j.Open), j.Job, j.Family)
+		if j.HasOldest {
+			gauge(jobOldestDesc, j.OldestOpen.Seconds(), j.Job, j.Family)
+		}
 		gauge(lingerDesc, float64(j.Lingering), j.Job, j.Family)
 		if j.HasRatio {
 			gauge(jobRatioDesc, j.MaxRatio, j.Job, j.Family)

@@ -263,7 +263,7 @@ func TestDuplicateSeriesDropped(t *testing.T) {
 	e, _, _ := newTest()
 	e.c.st = status{up: true, refreshed: true, last: uitest.T0}
 	o := OpenTxn{ID: "twice", Job: "other", Age: time.Minute}
-	e.c.v = Values{States: map[model.State]int{model.Ongoing: 2}, Open: []OpenTxn{o, o}}
+	e.c.v = Values{States: map[model.State]int{model.Ongoing: 2}, Urgent: []OpenTxn{o, o}}
 	n, fams := scrapeErrors(t, e)
 	if got := len(fams["txnscope_transaction_open_age_seconds"].GetMetric()); n != 0 || got != 1 {
 		t.Errorf("first scrape: %d age series, %v errors; want 1 and 0 (counted from the next scrape)", got, n)

@@ -34,7 +34,15 @@ type Options struct {
 	Refresh time.Duration
 	Version string
 	Now     func() time.Time // nil: time.Now
+	// MaxIDSeries is how many open transactions, the nearest their
+	// timeout, get series of their own (0: none). The per-job series
+	// carry the alerting; these name the id an alert is about.
+	MaxIDSeries int
 }
+
+// DefaultMaxIDSeries is --max-id-series' default: the dashboard's top 10,
+// and, per job, its most urgent transaction most of the time.
+const DefaultMaxIDSeries = 10
 
 // Exporter refreshes as the UI does and serves the result.
 type Exporter struct {
@@ -96,6 +104,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	e.track.Observe(next)
 	now := e.o.Now()
 	v := Compute(next, e.hist, e.track, now)
+	v.Urgent = Urgent(v.Open, e.o.MaxIDSeries)
 	e.prev = next
 	e.failures = 0
 	e.soon = prev == nil && openPending(next)

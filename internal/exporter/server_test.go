@@ -104,7 +104,7 @@ func TestHealthAndFailures(t *testing.T) {
 func TestServeShutsDown(t *testing.T) {
 	a := &uitest.Admin{}
 	a.Push(uitest.Snapshot(uitest.T0))
-	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v"})
+	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", MaxIDSeries: 100})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestFirstPollDescribedAtOnce(t *testing.T) {
 	}
 	a.Push(listed)
 	a.Push(uitest.Snapshot(uitest.T0))
-	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", Now: func() time.Time { return uitest.T0 }})
+	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", Now: func() time.Time { return uitest.T0 }, MaxIDSeries: 100})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.Run(ctx) }()

@@ -16,9 +16,14 @@ import (
 type Values struct {
 	// States counts the transactions by state, as the header does.
 	States map[model.State]int
-	// Open are the open transactions with a known start: the only id-level
-	// series, so that an idle fleet of 100k ids costs nothing.
+	// Open are the open transactions with a known start. Only the most
+	// urgent of them get series of their own (Urgent): ids come and go
+	// with every Flink checkpoint, and a series per id would grow
+	// Prometheus' index without end.
 	Open []OpenTxn
+	// Urgent are the open transactions served as series of their own
+	// (Options.MaxIDSeries), set by the exporter after Compute.
+	Urgent []OpenTxn
 	// OldestOpen is the age of the oldest open transaction (0: none).
 	OldestOpen time.Duration
 	Jobs       []JobValues
@@ -73,9 +78,14 @@ type OpenTxn struct {
 // JobValues are one job's figures, as the jobs screen shows them.
 type JobValues struct {
 	Job, Family string
-	Lingering   int
-	MaxRatio    float64 // the largest age ÷ timeout of its open ids
-	HasRatio    bool
+	// Open counts its open transactions; OldestOpen is the oldest one's
+	// age, when its start is known (HasOldest).
+	Open       int
+	OldestOpen time.Duration
+	HasOldest  bool
+	Lingering  int
+	MaxRatio   float64 // the largest age ÷ timeout of its open ids
+	HasRatio   bool
 	// SinceCommit is the time since History last saw one of its ids commit.
 	SinceCommit time.Duration
 	HasCommit   bool
@@ -161,18 +171,24 @@ func jobValues(s *model.Snapshot, jobs []model.Job, open []OpenTxn, now time.Tim
 	out := make([]JobValues, 0, len(jobs))
 	maxOf := map[key]float64{}
 	has := map[key]bool{}
+	// The oldest by age among those whose start is known: Job.Oldest may
+	// be one not yet described, whose age nobody knows.
+	oldest := map[key]time.Duration{}
+	hasAge := map[key]bool{}
 	for _, o := range open {
+		k := key{o.Job, string(model.JobOf(o.ID).Job.Family)} // o.Job is jobName already
+		oldest[k], hasAge[k] = max(oldest[k], o.Age), true
 		if !o.HasRatio {
 			continue
 		}
-		k := key{o.Job, string(model.JobOf(o.ID).Job.Family)} // o.Job is jobName already
 		if !has[k] || o.Ratio > maxOf[k] {
 			maxOf[k], has[k] = o.Ratio, true
 		}
 	}
 	for _, j := range jobs {
 		k := key{jobName(j.ID), string(j.ID.Family)}
-		jv := JobValues{Job: k.job, Family: k.family, Lingering: len(j.Lingering), Shared: j.Shared}
+		jv := JobValues{Job: k.job, Family: k.family, Open: len(j.Open), Lingering: len(j.Lingering), Shared: j.Shared}
+		jv.OldestOpen, jv.HasOldest = oldest[k], len(j.Open) > 0 && hasAge[k]
 		jv.MaxRatio, jv.HasRatio = maxOf[k], has[k]
 		if !j.LastCommit.IsZero() {
 			jv.SinceCommit, jv.HasCommit = max(now.Sub(j.LastCommit), 0), true
@@ -197,4 +213,25 @@ func jobName(id model.JobID) string {
 		return "other"
 	}
 	return id.Name
+}
+
+// Urgent are the n open transactions nearest their timeout (the highest
+// age ÷ timeout first, then those whose timeout is not known, oldest
+// first), for the id-level series. Their labels are the id and its job
+// only, so a transaction keeps its series while it stays among them.
+func Urgent(open []OpenTxn, n int) []OpenTxn {
+	if n <= 0 {
+		return nil
+	}
+	out := slices.Clone(open)
+	slices.SortFunc(out, func(a, b OpenTxn) int {
+		if a.HasRatio != b.HasRatio {
+			if a.HasRatio {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(b.Ratio, a.Ratio), cmp.Compare(b.Age, a.Age), cmp.Compare(a.ID, b.ID))
+	})
+	return out[:min(n, len(out))]
 }

@@ -48,6 +48,20 @@ func TestFixtureSeries(t *testing.T) {
 			`txnscope_job_open_timeout_ratio_max{family="flink",txn_job="orders-enricher-v1"}`: 57.0 / 60,
 			`txnscope_job_open_timeout_ratio_max{family="other",txn_job="other"}`:              9.0 / 15,
 		}},
+		// payments-tx-secret counts as open; its age is not known.
+		{"txnscope_job_open_transactions", map[string]float64{
+			`txnscope_job_open_transactions{family="flink",txn_job="abort-every-third"}`:  0,
+			`txnscope_job_open_transactions{family="flink",txn_job="crashed-job"}`:        1,
+			`txnscope_job_open_transactions{family="flink",txn_job="fenced-job"}`:         1,
+			`txnscope_job_open_transactions{family="flink",txn_job="orders-enricher-v1"}`: 3,
+			`txnscope_job_open_transactions{family="other",txn_job="other"}`:              2,
+		}},
+		{"txnscope_job_oldest_open_age_seconds", map[string]float64{
+			`txnscope_job_oldest_open_age_seconds{family="flink",txn_job="crashed-job"}`:        70,
+			`txnscope_job_oldest_open_age_seconds{family="flink",txn_job="fenced-job"}`:         20,
+			`txnscope_job_oldest_open_age_seconds{family="flink",txn_job="orders-enricher-v1"}`: 57,
+			`txnscope_job_oldest_open_age_seconds{family="other",txn_job="other"}`:              540,
+		}},
 		{"txnscope_oldest_open_transaction_age_seconds", map[string]float64{"txnscope_oldest_open_transaction_age_seconds": 540}},
 		// Pinned since the first refresh, 30 s ago.
 		{"txnscope_partition_pinned_seconds", map[string]float64{
