@@ -28,13 +28,15 @@ import (
 // two threads each, fed a steady input stream, and checks what txnscope shows of it:
 //
 //   - healthy: one Streams job named by the application.id, its four threads
-//     (<app>-<processUUID>-<thread>) as units, no problem;
+//     (<app>-<processUUID>-<thread>) as units, no problem, no stuck group (the downstream reader
+//     waits at each transaction, inside the commit interval);
 //   - one instance killed with kill -9, its two transactions open: they stay Ongoing until their
 //     transaction.timeout.ms (Streams' 10 s), pinning the output and changelog partitions, while
-//     the other instance takes the tasks over at the next rebalance; still one job, four units and
-//     no job problem (nothing "lingering", no shared prefix);
-//   - the instance back on its state directory: the same process UUID, so the same four ids, and
-//     a rebalance that hands it tasks again;
+//     the other instance takes the tasks over at the next rebalance; still one job, four units,
+//     and one job problem, "instance gone", naming the killed process and its ids (nothing
+//     "lingering", no shared prefix);
+//   - the instance back on its state directory: the same process UUID, so the same four ids, a
+//     rebalance that hands it tasks again, and no problem;
 //   - the instance back on a fresh state directory: a new process UUID and two new ids, the old
 //     ones left as idle units (six units for four threads: a limit of what the ids can tell).
 //
@@ -105,6 +107,10 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 		if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
 			t.Errorf("healthy poll %d: problems %+v", i, ps)
 		}
+		// The downstream group waits at each transaction for up to a commit interval: not stuck.
+		if len(job.StuckGroups) > 0 {
+			t.Errorf("healthy poll %d: stuck groups %v behind transactions inside the commit interval", i, job.StuckGroups)
+		}
 		for _, id := range all {
 			if tx := txnOf(t, snap, id); tx.TimeoutMs != 10000 {
 				t.Errorf("%s: transaction.timeout.ms %d, want Streams' 10000 under exactly_once_v2", id, tx.TimeoutMs)
@@ -136,6 +142,7 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 		a.signal(syscall.SIGCONT)
 		sleepCtx(ctx, 150*time.Millisecond)
 	}
+	procA, procB := streamsProcess(app, idsA[0]), streamsProcess(app, idsB[0])
 	markB := b.mark()
 	a.kill9(ctx)
 	killedAt := time.Now()
@@ -158,8 +165,14 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	snap := sc.until(ctx, "the killed instance's transactions ended", func(snap *model.Snapshot) bool {
 		job := streamsJob(t, snap, sc.hist, app)
 		checkStreamsUnits(t, "after the kill", job, units)
+		// The one job problem: instance a gone, named by its process id, once its threads have
+		// been quiet for the app's transaction.timeout.ms while b commits.
 		for _, p := range job.Problems(snap, model.Query{}, time.Now()) {
-			t.Errorf("after the kill (+%s): job problem %s: %s", time.Since(killedAt).Round(time.Millisecond), p.Kind, p.What)
+			if p.Kind != model.ProblemInstanceGone || !strings.Contains(p.Why, procA) {
+				t.Errorf("after the kill (+%s): job problem %s: %s", time.Since(killedAt).Round(time.Millisecond), p.Kind, p.What)
+				continue
+			}
+			note("problem " + string(p.Kind) + " (open)")
 		}
 		if len(job.Lingering) > 0 {
 			t.Errorf("after the kill: lingering %v", job.Lingering)
@@ -230,8 +243,12 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	snap = sc.poll(ctx)
 	job := streamsJob(t, snap, sc.hist, app)
 	checkStreamsUnits(t, "after the takeover", job, units)
-	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
-		t.Errorf("after the takeover: problems %+v", ps)
+	// Its transactions timed out and b runs its tasks: instance a is still gone, and said so.
+	if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) != 1 || ps[0].Kind != model.ProblemInstanceGone ||
+		!strings.Contains(ps[0].Why, procA) || !strings.Contains(ps[0].Why, idsA[0]) || strings.Contains(ps[0].Why, procB) {
+		t.Errorf("after the takeover: problems %+v, want instance %s gone, its ids named", ps, procA)
+	} else {
+		note("after the takeover: " + ps[0].What)
 	}
 	fencesAfterKill := job.Fences5m
 	note(fmt.Sprintf("after the takeover: fences_5m %d aborts_5m %d commits_5m %d", job.Fences5m, job.Aborts5m, job.Commits5m))
@@ -765,6 +782,12 @@ func checkStreamsJSON(t *testing.T, when string, js model.SnapshotJSON, app stri
 			t.Errorf("%s: snapshot json: %s missing", when, id)
 		}
 	}
+}
+
+// streamsProcess is the process id in a thread's transactional id, <app>-<process>-<thread>.
+func streamsProcess(app, id string) string {
+	rest := strings.TrimPrefix(id, app+"-")
+	return rest[:strings.LastIndexByte(rest, '-')]
 }
 
 func streamsSameSet(a, b []string) bool {

@@ -134,6 +134,12 @@ type Job struct {
 	NewestCheckpoint, NewestCommitted int64
 	// LastCommit is the last commit History saw of any of the job's ids.
 	LastCommit time.Time
+	// LastActive is the latest sign that one of its producers works: a
+	// commit, a transaction ended and the next begun between two polls
+	// (outcome not seen), or an open transaction begun; LastLoss the last
+	// transaction of it lost to a timeout or a fence. From History, zero
+	// when it saw none (the Streams rules).
+	LastActive, LastLoss time.Time
 	// SlowestUnit is the subtask whose last commit is the oldest, of those
 	// with one seen ("" when none), and SlowestCommit that commit.
 	SlowestUnit   string
@@ -206,7 +212,10 @@ type Unit struct {
 	NewestCheckpoint int64
 	NewestCommitted  int64
 	LastCommit       time.Time
-	Open, Lingering  []string
+	// LastActive and LastLoss as the job's; FirstSeen is History's first
+	// event of it (zero: none seen).
+	LastActive, LastLoss, FirstSeen time.Time
+	Open, Lingering                 []string
 	// Oldest is the unit's oldest open transaction (zero when none).
 	Oldest Txn
 	// Behind: the subtask has a transaction open and its newest committed

@@ -270,6 +270,8 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	j.Lingering = nil
 	if jl != nil {
 		j.LastCommit = jl.lastCommit
+		j.LastActive = latest(jl.lastCommit, jl.lastEnded)
+		j.LastLoss = jl.lastLoss
 		w := jl.window(now)
 		j.Commits5m, j.Aborts5m, j.Fences5m, j.Timeouts5m, j.LossMinutes = w.commits, w.aborts, w.fences, w.timeouts, w.lossMinutes
 		j.QuietEnds, j.QuietSince = jl.quietEnds, jl.quietSince
@@ -283,7 +285,8 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	for i := range j.Units {
 		u := &j.Units[i]
 		u.Lingering = nil
-		if ul := jl.unit(u.Name); ul != nil {
+		ul := jl.unit(u.Name)
+		if ul != nil {
 			u.LastCommit = ul.lastCommit
 			u.Cadence = ul.cadence
 			if j.ID.Family == FlinkSink && !j.Pooling {
@@ -295,6 +298,16 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		}
 		u.LastCommit = latest(latest(u.LastCommit, h.baselineCommit(u.committedID)), u.logCommit)
 		j.LastCommit = latest(j.LastCommit, u.LastCommit)
+		u.LastActive = u.LastCommit
+		if ul != nil {
+			u.LastActive = latest(u.LastActive, ul.lastEnded)
+			u.LastLoss, u.FirstSeen = ul.lastLoss, ul.first
+		}
+		for _, o := range u.open {
+			u.LastActive = latest(u.LastActive, o.start)
+		}
+		j.LastActive = latest(j.LastActive, u.LastActive)
+		j.LastLoss = latest(j.LastLoss, u.LastLoss)
 		if !j.Pooling {
 			j.NewestCommitted = max(j.NewestCommitted, u.NewestCommitted)
 		}
@@ -316,6 +329,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	}
 	slices.Sort(j.Lingering)
 	j.Shared = j.Shared || j.poolsFence(now)
+	j.streamsStuck(now)
 	return j
 }
 

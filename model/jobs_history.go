@@ -13,6 +13,11 @@ type jobLog map[JobID]*jobOutcomes
 
 type jobOutcomes struct {
 	lastCommit time.Time
+	// lastEnded is the last Ended event: a transaction that ended and
+	// another that began between two polls, whose outcome was not seen (a
+	// Streams thread commits every second, polls come every 2): its
+	// producer is alive. lastLoss is the last timeout or fence.
+	lastEnded, lastLoss time.Time
 	// quietEnds counts the transactions that ended other than by a commit
 	// or a timeout since the last commit: a turnover that commits nothing
 	// (the POOLING shared-prefix rule), the first of them at quietSince.
@@ -34,6 +39,9 @@ type jobMinute struct {
 
 type unitOutcomes struct {
 	lastCommit time.Time
+	// lastEnded and lastLoss as jobOutcomes'; first is its first event,
+	// to tell a process started after another stopped (Streams).
+	lastEnded, lastLoss, first time.Time
 	// newestCommitted is the newest checkpoint seen committed (-1: none).
 	newestCommitted int64
 	// newestCommittedAt is when newestCommitted committed (the latest, if
@@ -86,6 +94,11 @@ func (l *jobLog) add(e Event) {
 		jo.quietEnds++
 	}
 	if e.Kind == Ended {
+		jo.lastEnded = latest(jo.lastEnded, e.At)
+		if m.Unit != "" {
+			uo := jo.own(m.Unit, e.At)
+			uo.lastEnded = latest(uo.lastEnded, e.At)
+		}
 		return // no outcome: nothing to count
 	}
 	jo.count(minuteOf(e.At), e.Kind)
@@ -97,14 +110,15 @@ func (l *jobLog) add(e Event) {
 	}
 	jo.lastCommit = latest(jo.lastCommit, e.At)
 	if m.Unit != "" {
-		jo.own(m.Unit).commit(e.At, m.Checkpoint)
+		jo.own(m.Unit, e.At).commit(e.At, m.Checkpoint)
 	}
 }
 
-func (jo *jobOutcomes) own(unit string) *unitOutcomes {
+// own is the unit's outcomes, made at its first event, at.
+func (jo *jobOutcomes) own(unit string, at time.Time) *unitOutcomes {
 	uo := jo.units[unit]
 	if uo == nil {
-		uo = &unitOutcomes{newestCommitted: -1}
+		uo = &unitOutcomes{newestCommitted: -1, first: at}
 		jo.units[unit] = uo
 	}
 	return uo
@@ -114,7 +128,10 @@ func (jo *jobOutcomes) lost(unit string, e Event) {
 	if !slices.Contains(jo.lossy, unit) {
 		jo.lossy = append(jo.lossy, unit)
 	}
-	jo.own(unit).lost(e)
+	jo.lastLoss = latest(jo.lastLoss, e.At)
+	uo := jo.own(unit, e.At)
+	uo.lastLoss = latest(uo.lastLoss, e.At)
+	uo.lost(e)
 }
 
 // lossRounds is the most loss rounds of one unit within Window5m of now.

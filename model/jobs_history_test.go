@@ -110,7 +110,13 @@ func TestJobsPinsAndStuckGroups(t *testing.T) {
 		otxn("orders-0-11", Ongoing, 12, 1, tpOf("orders", 1)),
 		otxn("orders-1-9", Ongoing, 13, 1, tpOf("orders", 2)),
 		{ID: "orders-1-10", State: CompleteCommit, Described: true},
-		otxn("other-app-0_1", Ongoing, 14, 1, tpOf("clicks", 0)),
+		// A Streams app's reader is stuck once the transaction is older
+		// than the app's commit gap: its timeout, with no cadence known.
+		func() Txn {
+			t := otxn("other-app-0_1", Ongoing, 14, 1, tpOf("clicks", 0))
+			t.TimeoutMs = 30000
+			return t
+		}(),
 	}, Partitions: []Partition{
 		part("orders", 0, 120, 100, pprod(11, 1, 100, time.Second)),
 		part("orders", 1, 220, 200, pprod(12, 1, 200, time.Second)),

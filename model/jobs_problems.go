@@ -78,9 +78,13 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				WayOut: fmt.Sprintf("look at subtask %d's open transaction (enter on the job) and at the subtask in Flink's checkpoint history and task manager log", u.Subtask)})
 		}
 	}
-	if p, ok := j.notCommitting(q, now); ok && !isCrashed {
+	if p, ok := j.notCommitting(q, now); ok && !isCrashed && j.ID.Family != StreamsApp {
 		out = append(out, p)
 	}
+	if p, ok := j.stalled(now, q.Loc); ok && !isCrashed {
+		out = append(out, p)
+	}
+	out = append(out, j.goneInstances(now, q.Loc)...)
 	switch {
 	case j.Sequences != "":
 		out = append(out, Problem{Kind: ProblemPrefixShared,

@@ -1,0 +1,129 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
+
+// TestStreamsRealStall runs the real Kafka Streams app (kafka/streamsapp, exactly_once_v2) as two
+// instances of two threads, committing about every second, and stops both with SIGSTOP for 25 s: a
+// whole app that hangs (a GC pause, a blocked call, a rebalance that does not end). txnscope must
+// say "stalled" once nothing has committed for its transaction.timeout.ms (Streams' 10 s), first
+// with the transactions open, then, once the coordinator has aborted them at their timeout, with
+// nothing open: the case the "not committing" rule, which needs an open transaction, missed.
+// Resumed, the threads find their producers fenced, rejoin and commit again: the problem goes.
+func TestStreamsRealStall(t *testing.T) {
+	t.Parallel()
+	bootstrap := Bootstrap(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	requireStreamsApp(ctx, t)
+	adm := newAdmin(t, bootstrap)
+	const partitions = 4
+	in := topicWith(ctx, t, adm, partitions)
+	out := topicWith(ctx, t, adm, partitions)
+	app := name(t, "app")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_, _ = adm.DeleteTopic(ctx, app+"-counts-changelog")
+	})
+	streamsFeed(ctx, t, bootstrap, in)
+	streamsDownstream(ctx, t, bootstrap, out, app+"-downstream")
+	sc := newScope(t, bootstrap)
+	sc.poll(ctx)
+	args := func(state string) []string {
+		return []string{"--application-id", app, "--input", in, "--output", out, "--threads", "2",
+			"--commit-interval-ms", "1000", "--cache-max-bytes", "0", "--state-dir", state}
+	}
+	a := startStreams(t, "instance-a", bootstrap, args(t.TempDir())...)
+	b := startStreams(t, "instance-b", bootstrap, args(t.TempDir())...)
+	idsOf := map[*streamsInstance][]string{a: a.txnIDs(ctx, 2), b: b.txnIDs(ctx, 2)}
+	waitStreamsTasks(ctx, t, partitions, a, b)
+	for inst, ids := range idsOf {
+		for _, id := range ids {
+			inst.waitFor(ctx, "three commits of "+id, 0, func(e streamsEvent) bool { return e.is("committed", id) && e.field(1) == "3" })
+		}
+	}
+	// Healthy, its cadence known: no problem on several polls in a row.
+	for i := range 8 {
+		snap := sc.poll(ctx)
+		job := streamsJob(t, snap, sc.hist, app)
+		if ps := job.Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
+			t.Errorf("healthy poll %d: problems %+v", i, ps)
+		}
+		sleepCtx(ctx, 400*time.Millisecond)
+	}
+
+	a.signal(syscall.SIGSTOP)
+	b.signal(syscall.SIGSTOP)
+	stopped := time.Now()
+	const hang = 25 * time.Second
+	seen := map[string]time.Duration{}
+	note := func(what string) {
+		if _, ok := seen[what]; !ok {
+			seen[what] = time.Since(stopped).Round(100 * time.Millisecond)
+		}
+	}
+	var withOpen, nothingOpen time.Duration
+	for time.Since(stopped) < hang {
+		snap := sc.poll(ctx)
+		job := streamsJob(t, snap, sc.hist, app)
+		for _, p := range job.Problems(snap, model.Query{}, time.Now()) {
+			note(fmt.Sprintf("%s, %d open", p.Kind, len(job.Open)))
+			if p.Kind != model.ProblemStalled {
+				t.Errorf("+%s: problem %s: %s (want stalled only: no instance works)", time.Since(stopped).Round(time.Millisecond), p.Kind, p.What)
+				continue
+			}
+			switch {
+			case len(job.Open) > 0 && withOpen == 0:
+				withOpen = time.Since(stopped)
+				t.Logf("+%s: %s", withOpen.Round(time.Millisecond), p.What)
+			case len(job.Open) == 0 && nothingOpen == 0:
+				nothingOpen = time.Since(stopped)
+				t.Logf("+%s: %s; %s", nothingOpen.Round(time.Millisecond), p.What, p.Why)
+			}
+		}
+		sleepCtx(ctx, 400*time.Millisecond)
+	}
+	if nothingOpen == 0 {
+		t.Errorf("no stalled problem with nothing open in the %s both instances were stopped", hang)
+	}
+	if withOpen > 0 && withOpen < 9*time.Second {
+		t.Errorf("stalled %s after the stop: want it only once nothing committed for the 10 s timeout", withOpen.Round(time.Millisecond))
+	}
+
+	markA, markB := a.mark(), b.mark()
+	a.signal(syscall.SIGCONT)
+	b.signal(syscall.SIGCONT)
+	resumed := time.Now()
+	for _, inst := range []*streamsInstance{a, b} {
+		inst.waitFor(ctx, "a commit after the resume", map[*streamsInstance]int{a: markA, b: markB}[inst], func(e streamsEvent) bool { return e.Kind == "committed" })
+	}
+	snap := sc.until(ctx, "the stalled problem to go", func(snap *model.Snapshot) bool {
+		job := streamsJob(t, snap, sc.hist, app)
+		for _, p := range job.Problems(snap, model.Query{}, time.Now()) {
+			if p.Kind == model.ProblemStalled {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("stalled problem gone %s after the resume", time.Since(resumed).Round(time.Millisecond))
+	if ps := streamsJob(t, snap, sc.hist, app).Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
+		t.Errorf("after the resume: problems %+v", ps)
+	}
+	var lines []string
+	for what, at := range seen {
+		lines = append(lines, fmt.Sprintf("+%s %s", at, what))
+	}
+	sort.Strings(lines)
+	t.Logf("txnscope while stopped (first seen):\n  %s", strings.Join(lines, "\n  "))
+}
