@@ -49,12 +49,28 @@ func checkpoint(c int64) string {
 }
 
 // jobCheckpoint is c, or "pool" for a POOLING job, whose ids are
-// numbered by slot: no checkpoint can be read off them.
-func jobCheckpoint(j *model.Job, c int64) string {
-	if j.Pooling {
+// numbered by slot: no checkpoint can be read off them. A Streams app has
+// no checkpoints: its commit cadence stands where Flink's checkpoint does
+// (~1.0s), in the CKPT column only.
+func jobCheckpoint(j *model.Job, c int64, ckpt bool) string {
+	switch {
+	case j.Pooling:
 		return "pool"
+	case j.ID.Family == model.StreamsApp && ckpt && j.Cadence > 0:
+		return "~" + cadence(j.Cadence)
 	}
 	return checkpoint(c)
+}
+
+// cadence is a commit cadence: tenths of a second below 10 s, – unknown.
+func cadence(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return Dur(d)
 }
 
 // unitCheckpoint is c, or what the unit is when it is no subtask now.
@@ -94,8 +110,8 @@ func JobColumns() []Column[JobRow] {
 		{Name: "JOB", Width: 18, Flex: true, Max: 20, Clip: ClipMiddle, Text: func(r JobRow) string { return JobName(r.J.ID) }},
 		{Name: "IDS", Width: 6, Right: true, Drop: 1, Text: func(r JobRow) string { return Count(r.J.IDs) }},
 		{Name: "TASKS", Width: 5, Right: true, Drop: 2, Text: func(r JobRow) string { return countOrBlank(r.J.Tasks) }},
-		{Name: "CKPT", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCheckpoint) }},
-		{Name: "COMMITTED", Width: 9, Right: true, Drop: 8, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCommitted) }},
+		{Name: "CKPT", Width: 6, Right: true, Drop: 3, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCheckpoint, true) }},
+		{Name: "COMMITTED", Width: 9, Right: true, Drop: 8, Text: func(r JobRow) string { return jobCheckpoint(r.J, r.J.NewestCommitted, false) }},
 		{Name: "OPEN", Width: 5, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Open)) }},
 		{Name: "LINGER", Width: 6, Right: true, Text: func(r JobRow) string { return countOrBlank(len(r.J.Lingering)) },
 			Style: func(_ JobRow, st *Styles) Ink { return st.Danger }},
@@ -311,6 +327,66 @@ func UnitColumns() []Column[UnitRow] {
 	}
 }
 
+// StreamsUnitColumns are a Streams app's thread columns: the process (the
+// UUID its ids carry, kept in the instance's state directory) and the
+// thread, and each thread's commit cadence where Flink's subtasks show
+// checkpoints. Ids of the older exactly_once scheme name a task instead.
+func StreamsUnitColumns() []Column[UnitRow] {
+	cols := []Column[UnitRow]{
+		{Name: "PROCESS", Width: 9, Flex: true, Max: 36, Clip: ClipMiddle, Text: func(r UnitRow) string {
+			if p, _, ok := streamsThread(r.U.Name); ok {
+				return name(p)
+			}
+			return "–"
+		}},
+		{Name: "THREAD", Width: 6, Right: true, Text: func(r UnitRow) string {
+			if _, th, ok := streamsThread(r.U.Name); ok {
+				return name(th)
+			}
+			return "task " + name(r.U.Name)
+		}},
+		{Name: "CADENCE", Width: 7, Right: true, Drop: 2, Text: func(r UnitRow) string { return cadence(r.U.Cadence) }},
+	}
+	for _, c := range UnitColumns() {
+		switch c.Name {
+		case "OPEN", "AGE/TIMEOUT", "COMMIT":
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// streamsThread splits a Streams unit, <process UUID>-<thread>, into its
+// two parts; ok is false for a unit of another shape (a task id).
+func streamsThread(unit string) (process, thread string, ok bool) {
+	i := strings.LastIndexByte(unit, '-')
+	if i <= 0 || i == len(unit)-1 {
+		return "", "", false
+	}
+	return unit[:i], unit[i+1:], true
+}
+
+// streamsShape is the status line's count of a Streams app's units: its
+// threads, the processes they run in, and its commit cadence.
+func streamsShape(j *model.Job) string {
+	procs := map[string]bool{}
+	threads := 0
+	for _, u := range j.Units {
+		if p, _, ok := streamsThread(u.Name); ok {
+			procs[p] = true
+			threads++
+		}
+	}
+	out := Count(len(j.Units)) + plural(len(j.Units), " task", " tasks")
+	if threads == len(j.Units) {
+		out = Count(threads) + plural(threads, " thread", " threads") + " in " + Count(len(procs)) + plural(len(procs), " process", " processes")
+	}
+	if j.Cadence > 0 {
+		out += " · commits every " + cadence(j.Cadence)
+	}
+	return out
+}
+
 // problemLine is one line of a job's problems: danger for the lingering
 // ones, warn for the rest.
 type problemLine struct {
@@ -365,7 +441,11 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 	if h <= 0 || w <= 0 {
 		return ""
 	}
-	cols := Layout(UnitColumns(), w-markerWidth)
+	unitCols := UnitColumns()
+	if d.Job != nil && d.Job.ID.Family == model.StreamsApp {
+		unitCols = StreamsUnitColumns()
+	}
+	cols := Layout(unitCols, w-markerWidth)
 	lines := make([]string, 0, h)
 	lines = append(lines, st.Section.Render(Fit(markerPad+HeaderLine(cols), w)))
 	problems := jobProblemLines(d.Problems, w, h)
@@ -410,6 +490,9 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 		left += st.Text.Render(string(j.ID.Family)+" "+JobName(j.ID)) + st.Dim.Render(" · "+Count(j.IDs)+" ids")
 		// The subtasks' count always; what the job holds up as far as it fits.
 		parts := []string{Count(len(units)) + plural(len(units), " subtask", " subtasks")}
+		if j.ID.Family == model.StreamsApp {
+			parts[0] = streamsShape(j)
+		}
 		if j.Pooling {
 			parts[0] += " · pooling"
 		}

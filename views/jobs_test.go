@@ -142,3 +142,49 @@ func TestProblemLabel(t *testing.T) {
 		}
 	}
 }
+
+// A Streams app's units are threads of processes: the process and the
+// thread apart, each one's commit cadence where Flink shows checkpoints,
+// and the app's cadence in the jobs list's CKPT column; fitted at every
+// size, a hostile process id written out.
+func TestStreamsThreadsShown(t *testing.T) {
+	at := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC)
+	const a, b = "0b1e5d2a-1c1f-4b7e-9a51-6c2d1b6f0a11", "evil\x1b[2J"
+	unit := func(proc, th string, cad time.Duration) model.Unit {
+		return model.Unit{Name: proc + "-" + th, Subtask: -1, IDs: 1, NewestCheckpoint: -1, NewestCommitted: -1, Cadence: cad, LastCommit: at.Add(-time.Second)}
+	}
+	j := model.Job{ID: model.JobID{Family: model.StreamsApp, Name: "billing"}, IDs: 4, Tasks: 4, NewestCheckpoint: -1, NewestCommitted: -1,
+		Cadence: 1200 * time.Millisecond, Units: []model.Unit{unit(a, "1", time.Second), unit(a, "2", 1200*time.Millisecond), unit(b, "1", 0), unit(b, "2", 15*time.Second)}}
+	f := JobDetail(JobDetailData{Job: &j, Now: at}, 120, 10, PlainStyles())
+	for _, want := range []string{"PROCESS", "THREAD", "CADENCE", a, "1.0s", "1.2s", "15s", `evil\x1b[2J`, "4 threads in 2 processes · commits every 1.2s"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("job view lacks %q:\n%s", want, f)
+		}
+	}
+	for _, not := range []string{"SUBTASK", "CKPT", "LINGER", "subtasks"} {
+		if strings.Contains(f, not) {
+			t.Errorf("job view says %q of a Streams app:\n%s", not, f)
+		}
+	}
+	list := Jobs(JobsData{Jobs: []model.Job{j}, Now: at}, 160, 5, PlainStyles())
+	if !strings.Contains(list, "~1.2s") {
+		t.Errorf("jobs list lacks the app's cadence ~1.2s:\n%s", list)
+	}
+	for w := 20; w <= 200; w += 9 {
+		for h := 1; h <= 20; h += 3 {
+			f := JobDetail(JobDetailData{Job: &j, Now: at}, w, h, PlainStyles())
+			lines := strings.Split(f, "\n")
+			if len(lines) != h {
+				t.Fatalf("%d×%d: %d lines", w, h, len(lines))
+			}
+			for i, l := range lines {
+				if ansi.StringWidth(l) != w {
+					t.Fatalf("%d×%d: line %d is %d cells", w, h, i, ansi.StringWidth(l))
+				}
+			}
+			if strings.ContainsAny(f, "\x1b") {
+				t.Fatalf("%d×%d: the process id reached the screen raw", w, h)
+			}
+		}
+	}
+}

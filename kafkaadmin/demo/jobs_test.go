@@ -102,6 +102,7 @@ type jobsWatch struct {
 	behindOf      int                  // polls where it could be: every subtask had committed
 	shared        bool
 	maxIDs        int // after the first ids expired
+	streamsOK     int // polls with the Streams app's cadence known, four threads and no problem
 }
 
 func newJobsWatch(t *testing.T, o Options, start time.Time) *jobsWatch {
@@ -128,6 +129,11 @@ func (w *jobsWatch) take(snap *model.Snapshot, now time.Time) {
 	}
 	if j := byName[crashingJob]; j != nil && len(j.Lingering) > 0 && jobs[0].ID != j.ID {
 		w.t.Errorf("%s has lingering transactions but %s is listed first", crashingJob, jobs[0].ID.Name)
+	}
+	for i := range jobs {
+		if jobs[i].ID == (model.JobID{Family: model.StreamsApp, Name: streamsAppID}) {
+			w.checkStreams(&jobs[i], snap, now)
+		}
 	}
 	w.checkHealthy(byName[healthyJob], snap, now)
 	w.checkCrashing(byName[crashingJob], snap, now)
@@ -180,6 +186,23 @@ func (w *jobsWatch) checkHealthy(j *model.Job, snap *model.Snapshot, now time.Ti
 	}
 	w.behindSince = time.Time{}
 	w.healthyOK++
+}
+
+// checkStreams expects the Streams app's four threads in two processes,
+// and, once its commit cadence is known, no problem: not stalled, no
+// instance gone, no reader stuck inside its commit interval.
+func (w *jobsWatch) checkStreams(j *model.Job, snap *model.Snapshot, now time.Time) {
+	if len(j.Units) > 4 {
+		w.t.Fatalf("%s: %d threads, want 4", streamsAppID, len(j.Units))
+	}
+	if j.Cadence == 0 || len(j.Units) < 4 {
+		return
+	}
+	if ps := j.Problems(snap, w.q, now); len(ps) > 0 || len(j.StuckGroups) > 0 {
+		w.t.Errorf("%s after %s: problems %q, stuck groups %v", streamsAppID, now.Sub(w.start).Round(time.Millisecond), ps, j.StuckGroups)
+		return
+	}
+	w.streamsOK++
 }
 
 // onlyStalled reports that ps are subtasks behind or the job not
@@ -270,6 +293,9 @@ func (w *jobsWatch) missing() string {
 	if w.maxIDs == 0 {
 		out = append(out, "ids expiring")
 	}
+	if w.streamsOK < 10 {
+		out = append(out, streamsAppID+" committing without problems")
+	}
 	if len(out) == 0 {
 		return ""
 	}
@@ -288,7 +314,7 @@ func (w *jobsWatch) report() {
 	// 13 subtasks take a new id every checkpoint; add the ids still open or
 	// not yet expired when the scan for expired ones comes.
 	perCheckpoint := 13
-	bound := perCheckpoint*int(w.o.idExpiration/w.o.CheckpointInterval+5) + 10
+	bound := perCheckpoint*int(w.o.idExpiration/w.o.CheckpointInterval+5) + 10 + len(streamsProcesses)*2
 	if w.maxIDs > bound {
 		t.Errorf("%d ids, want at most %d: they do not expire", w.maxIDs, bound)
 	}

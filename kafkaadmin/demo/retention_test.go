@@ -108,6 +108,7 @@ func TestDefaultLimits(t *testing.T) {
 		"payments":        2*time.Minute + retentionMargin,
 		"inventory":       6*time.Minute + retentionMargin,  // inventory-sync-v7's crashes linger for 3 min
 		"reports":         30*time.Minute + retentionMargin, // the backfill stays open for 15 min
+		"click-counts":    2*time.Minute + retentionMargin,
 	}
 	for _, tp := range topics(o) {
 		if got := lim.retention[tp.name]; got != want[tp.name] {

@@ -65,6 +65,8 @@ func (d *Demo) startWorkloads(ctx context.Context) {
 		timeout:  o.CrashTimeout,
 		crash:    crashPlanFor(o),
 	})
+	// A Kafka Streams app of two instances, two threads each.
+	d.startStreams(ctx)
 	reports := make(chan struct{})
 	d.goRun(ctx, func(ctx context.Context) { d.runReports(ctx, reports) })
 	d.goRun(ctx, func(ctx context.Context) { d.runBackfill(ctx, reports) })
