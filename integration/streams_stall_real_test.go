@@ -19,10 +19,13 @@ import (
 // with the transactions open, then, once the coordinator has aborted them at their timeout, with
 // nothing open: the case the "not committing" rule, which needs an open transaction, missed.
 // Resumed, the threads find their producers fenced, rejoin and commit again: the problem goes.
+// Then the issue's case: one instance killed with its transactions open and restarted on its state
+// directory within their timeout; in the runs here the other instance kept committing (no gap over
+// 1.2 s), and txnscope said nothing but, at most, stalled or that instance gone.
 func TestStreamsRealStall(t *testing.T) {
 	t.Parallel()
 	bootstrap := Bootstrap(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	requireStreamsApp(ctx, t)
 	adm := newAdmin(t, bootstrap)
@@ -43,7 +46,8 @@ func TestStreamsRealStall(t *testing.T) {
 		return []string{"--application-id", app, "--input", in, "--output", out, "--threads", "2",
 			"--commit-interval-ms", "1000", "--cache-max-bytes", "0", "--state-dir", state}
 	}
-	a := startStreams(t, "instance-a", bootstrap, args(t.TempDir())...)
+	stateA := t.TempDir()
+	a := startStreams(t, "instance-a", bootstrap, args(stateA)...)
 	b := startStreams(t, "instance-b", bootstrap, args(t.TempDir())...)
 	idsOf := map[*streamsInstance][]string{a: a.txnIDs(ctx, 2), b: b.txnIDs(ctx, 2)}
 	waitStreamsTasks(ctx, t, partitions, a, b)
@@ -120,6 +124,41 @@ func TestStreamsRealStall(t *testing.T) {
 	if ps := streamsJob(t, snap, sc.hist, app).Problems(snap, model.Query{}, time.Now()); len(ps) > 0 {
 		t.Errorf("after the resume: problems %+v", ps)
 	}
+	// The case the issue saw: one instance killed with its transactions open and restarted on its
+	// state directory within their timeout. Whatever real Streams does then, any stretch of the
+	// whole app committing nothing for longer than its timeout (plus a poll) must be called stalled,
+	// and nothing else but stalled or that instance gone may be said.
+	a.kill9(ctx)
+	killed := time.Now()
+	sleepCtx(ctx, 2*time.Second)
+	a2 := startStreams(t, "instance-a-restarted", bootstrap, args(stateA)...)
+	var lastCommit time.Time
+	longest, stalledSeen := time.Duration(0), false
+	for time.Since(killed) < 30*time.Second {
+		snap := sc.poll(ctx)
+		job := streamsJob(t, snap, sc.hist, app)
+		for _, p := range job.Problems(snap, model.Query{}, time.Now()) {
+			note(fmt.Sprintf("restart within the timeout: %s, %d open", p.Kind, len(job.Open)))
+			switch p.Kind {
+			case model.ProblemStalled:
+				stalledSeen = true
+			case model.ProblemInstanceGone:
+			default:
+				t.Errorf("restart within the timeout +%s: problem %s: %s", time.Since(killed).Round(time.Millisecond), p.Kind, p.What)
+			}
+		}
+		lastCommit = streamsLater(lastCommit, job.LastCommit)
+		if !lastCommit.IsZero() {
+			longest = max(longest, time.Since(lastCommit))
+		}
+		sleepCtx(ctx, 400*time.Millisecond)
+	}
+	t.Logf("restart within the timeout: the longest the app went without a commit %s; stalled said: %v", longest.Round(100*time.Millisecond), stalledSeen)
+	if longest > 12*time.Second && !stalledSeen {
+		t.Errorf("the app committed nothing for %s after a restart within the timeout, and txnscope did not say stalled", longest.Round(100*time.Millisecond))
+	}
+	a2.waitFor(ctx, "a commit after the restart", 0, func(e streamsEvent) bool { return e.Kind == "committed" })
+
 	var lines []string
 	for what, at := range seen {
 		lines = append(lines, fmt.Sprintf("+%s %s", at, what))
