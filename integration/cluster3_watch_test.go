@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/exporter"
 )
 
@@ -36,7 +37,7 @@ func (c *c3) watch(ctx context.Context, timeout time.Duration) *c3Watch {
 	c.t.Helper()
 	w := &c3Watch{tui: startTUI(ctx, c.t, strings.Join(c.bootstrap, ","), "--timeout", timeout.String())}
 	c.t.Cleanup(w.tui.quit)
-	e := exporter.New(exporter.Options{Admin: c.scopeClient(true, timeout), Refresh: expRefresh, Version: "test"})
+	e := exporter.New(exporter.Options{Admin: c.scopeClient(true, timeout), Refresh: expRefresh, Build: buildinfo.Info{Version: "test"}})
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	c.t.Cleanup(func() {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/kafkaadmin"
@@ -49,7 +50,7 @@ func runExporter(ctx context.Context, c config, std Stdio) error {
 		ln.Close()
 		return err
 	}
-	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Version: version(), MaxIDSeries: c.maxIDSeries})
+	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Build: buildinfo.Read(), MaxIDSeries: c.maxIDSeries})
 	return e.Serve(ctx, ln)
 }
 

@@ -41,7 +41,7 @@ func Run(ctx context.Context, args []string, std Stdio) int {
 		fmt.Fprint(std.Out, help(c))
 		return exitOK
 	case c.version:
-		fmt.Fprintf(std.Out, "txnscope %s\n", version())
+		fmt.Fprintln(std.Out, version())
 		return exitOK
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -40,7 +41,7 @@ func BenchmarkScrape(b *testing.B) {
 	for _, format := range []string{"text", "openmetrics"} {
 		b.Run(format, func(b *testing.B) {
 			a, now := &uitest.Admin{}, uitest.T0
-			e := New(Options{Admin: a, Refresh: 15 * time.Second, Version: "bench", Now: func() time.Time { return now }, MaxIDSeries: DefaultMaxIDSeries})
+			e := New(Options{Admin: a, Refresh: 15 * time.Second, Build: buildinfo.Info{Version: "bench"}, Now: func() time.Time { return now }, MaxIDSeries: DefaultMaxIDSeries})
 			s := scrapeFixture(100_000, uitest.T0)
 			a.Push(s)
 			if err := e.Refresh(context.Background()); err != nil {

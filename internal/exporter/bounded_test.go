@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -91,7 +92,7 @@ func TestSeriesBoundedAt20000OpenIDs(t *testing.T) {
 	scrape := func(maxIDs int, at ...time.Time) (string, int, *Exporter) {
 		c := &clock{uitest.T0}
 		a := &uitest.Admin{}
-		e := New(Options{Admin: a, Refresh: 15 * time.Second, Version: "v-test", Now: c.now, MaxIDSeries: maxIDs})
+		e := New(Options{Admin: a, Refresh: 15 * time.Second, Build: buildinfo.Info{Version: "v-test"}, Now: c.now, MaxIDSeries: maxIDs})
 		var body string
 		var count int
 		for _, now := range at {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/escape"
 )
 
@@ -23,7 +24,7 @@ var (
 	durationDesc    = desc("refresh_duration_seconds", "How long the last successful refresh took.")
 	errorsDesc      = desc("refresh_errors_total", "Refreshes that failed since the exporter started.")
 	lastDesc        = desc("last_refresh_timestamp_seconds", "When the last successful refresh ended, in Unix seconds.")
-	buildDesc       = desc("build_info", "Always 1; the labels name the build.", "version", "goversion")
+	buildDesc       = desc("build_info", "Always 1; the labels name the build: its module version, VCS revision and time, whether the checkout was dirty, and Go's version.", "version", "revision", "vcs_time", "dirty", "goversion")
 	statesDesc      = desc("transactions", "Transactions the coordinators list, by state.", "state")
 	ageDesc         = desc("transaction_open_age_seconds", "Age of an open transaction (the --max-id-series nearest their timeout only).", "transactional_id", "txn_job")
 	ratioDesc       = desc("transaction_open_timeout_ratio", "Age of an open transaction divided by its timeout (the --max-id-series nearest their timeout only).", "transactional_id", "txn_job")
@@ -65,19 +66,19 @@ type collector struct {
 	v        Values
 	counters *Counters
 	st       status
-	version  string
+	build    buildinfo.Info
 	now      func() time.Time
 	// grace is how long the values of the last good refresh are served
 	// while refreshes fail (valuesGrace).
 	grace time.Duration
 	// dropped counts the series that could not be built, since the start.
 	dropped float64
-	// build makes one series: prometheus.NewConstMetric, but for tests.
-	build func(*prometheus.Desc, prometheus.ValueType, float64, ...string) (prometheus.Metric, error)
+	// newMetric makes one series: prometheus.NewConstMetric, but for tests.
+	newMetric func(*prometheus.Desc, prometheus.ValueType, float64, ...string) (prometheus.Metric, error)
 }
 
-func newCollector(version string, now func() time.Time, grace time.Duration) *collector {
-	return &collector{counters: NewCounters(), version: version, now: now, grace: grace, build: prometheus.NewConstMetric}
+func newCollector(build buildinfo.Info, now func() time.Time, grace time.Duration) *collector {
+	return &collector{counters: NewCounters(), build: build, now: now, grace: grace, newMetric: prometheus.NewConstMetric}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -113,7 +114,7 @@ func (c *collector) collect(ch chan<- prometheus.Metric) {
 	fresh := c.st.refreshed && c.now().Sub(c.st.last) <= c.grace
 	gauge(upDesc, b2f(c.st.up && fresh))
 	counter(errorsDesc, c.st.errors)
-	gauge(buildDesc, 1, c.version, runtime.Version())
+	gauge(buildDesc, 1, c.build.Version, c.build.Revision, c.build.Time, strconv.FormatBool(c.build.Dirty), runtime.Version())
 	for k, n := range c.counters.Fences {
 		counter(fencesDesc, n, k.Job, k.Family)
 	}
@@ -157,7 +158,7 @@ func (c *collector) safeBuild(d *prometheus.Desc, t prometheus.ValueType, v floa
 			m, err = nil, fmt.Errorf("building a series panicked: %v", r)
 		}
 	}()
-	return c.build(d, t, v, labels...)
+	return c.newMetric(d, t, v, labels...)
 }
 
 func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...string)) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/txnscope/txnscope/internal/buildinfo"
 )
 
 // TestEveryMetricDocumented: every metric the exporter serves is a row of
@@ -18,7 +20,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := make(chan *prometheus.Desc, 64)
-	newCollector("v", time.Now, time.Minute).Describe(ch)
+	newCollector(buildinfo.Info{}, time.Now, time.Minute).Describe(ch)
 	close(ch)
 	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
 	for d := range ch {

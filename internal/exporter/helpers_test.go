@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -19,7 +20,7 @@ func (c *clock) now() time.Time { return c.t }
 // newTest is an exporter on a fake cluster at uitest.T0, refreshing every 15 s.
 func newTest() (*Exporter, *uitest.Admin, *clock) {
 	a, c := &uitest.Admin{}, &clock{uitest.T0}
-	return New(Options{Admin: a, Refresh: 15 * time.Second, Version: "v-test", Now: c.now, MaxIDSeries: 100}), a, c
+	return New(Options{Admin: a, Refresh: 15 * time.Second, Build: buildinfo.Info{Version: "v-test"}, Now: c.now, MaxIDSeries: 100}), a, c
 }
 
 // refresh pushes s and refreshes, failing the test on an error.

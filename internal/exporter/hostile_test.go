@@ -224,8 +224,8 @@ func scrapeErrors(t *testing.T, e *Exporter) (float64, map[string]*dto.MetricFam
 func TestUnbuildableSeriesDropped(t *testing.T) {
 	e, a, _ := newTest()
 	refresh(t, e, a, uitest.Snapshot(uitest.T0))
-	build := e.c.build
-	e.c.build = func(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels ...string) (prometheus.Metric, error) {
+	build := e.c.newMetric
+	e.c.newMetric = func(d *prometheus.Desc, vt prometheus.ValueType, v float64, labels ...string) (prometheus.Metric, error) {
 		switch {
 		case slices.Contains(labels, "crashed-job-0-7"):
 			return nil, errors.New("cannot build it")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 )
 
@@ -51,7 +52,7 @@ func serveLimited(t *testing.T, lim httpLimits) (addr string, ln *countingListen
 	t.Helper()
 	a := &uitest.Admin{}
 	a.Push(uitest.Snapshot(uitest.T0))
-	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v"})
+	e := New(Options{Admin: a, Refresh: time.Hour, Build: buildinfo.Info{Version: "v"}})
 	e.limits = lim
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
@@ -32,8 +33,9 @@ const historySize = 2000
 type Options struct {
 	Admin   Admin
 	Refresh time.Duration
-	Version string
-	Now     func() time.Time // nil: time.Now
+	// Build names the running binary in txnscope_build_info.
+	Build buildinfo.Info
+	Now   func() time.Time // nil: time.Now
 	// MaxIDSeries is how many open transactions, the nearest their
 	// timeout, get series of their own (0: none). The per-job series
 	// carry the alerting; these name the id an alert is about.
@@ -67,7 +69,7 @@ func New(o Options) *Exporter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	e := &Exporter{o: o, c: newCollector(o.Version, o.Now, valuesGrace(o.Refresh)), reg: prometheus.NewRegistry(),
+	e := &Exporter{o: o, c: newCollector(o.Build, o.Now, valuesGrace(o.Refresh)), reg: prometheus.NewRegistry(),
 		hist: model.NewHistory(historySize), track: model.NewPinTracker(), limits: defaultHTTPLimits}
 	e.reg.MustRegister(e.c)
 	return e

@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/buildinfo"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -104,7 +106,7 @@ func TestHealthAndFailures(t *testing.T) {
 func TestServeShutsDown(t *testing.T) {
 	a := &uitest.Admin{}
 	a.Push(uitest.Snapshot(uitest.T0))
-	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", MaxIDSeries: 100})
+	e := New(Options{Admin: a, Refresh: time.Hour, Build: buildinfo.Info{Version: "v"}, MaxIDSeries: 100})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +151,7 @@ func TestFirstPollDescribedAtOnce(t *testing.T) {
 	}
 	a.Push(listed)
 	a.Push(uitest.Snapshot(uitest.T0))
-	e := New(Options{Admin: a, Refresh: time.Hour, Version: "v", Now: func() time.Time { return uitest.T0 }, MaxIDSeries: 100})
+	e := New(Options{Admin: a, Refresh: time.Hour, Build: buildinfo.Info{Version: "v"}, Now: func() time.Time { return uitest.T0 }, MaxIDSeries: 100})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.Run(ctx) }()
@@ -258,5 +260,16 @@ func TestHealthDegraded(t *testing.T) {
 	}
 	if v := series(t, e)["txnscope_brokers_unanswered"]; v != 0 {
 		t.Errorf("txnscope_brokers_unanswered %v, want 0", v)
+	}
+}
+
+// TestBuildInfo: txnscope_build_info names the build as --version does.
+func TestBuildInfo(t *testing.T) {
+	b := buildinfo.Info{Version: "v0.0.0-20261202093000-8bc499a1c2d3", Revision: "8bc499a1c2d3e4f5", Time: "2026-12-02T09:30:00Z", Dirty: true}
+	e := New(Options{Admin: &uitest.Admin{}, Refresh: time.Minute, Build: b})
+	got := named(series(t, e), "txnscope_build_info")
+	want := `txnscope_build_info{dirty="true",goversion="` + runtime.Version() + `",revision="8bc499a1c2d3e4f5",vcs_time="2026-12-02T09:30:00Z",version="v0.0.0-20261202093000-8bc499a1c2d3"}`
+	if len(got) != 1 || got[want] != 1 {
+		t.Errorf("build info %v, want %s", got, want)
 	}
 }
