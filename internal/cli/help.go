@@ -91,6 +91,14 @@ func synopsisLine(s spec) string {
 func commandHelp(s spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "txnscope %s: %s\n\nUsage:\n  %s\n", s.cmd, s.synopsis, usageLine(s))
+	b.WriteString(commandNotes(s))
+	return b.String() + commandFlagsHelp(s)
+}
+
+// commandNotes are the paragraphs of s's --help between its usage line
+// and its flags ("" for most), and of its man page's description.
+func commandNotes(s spec) string {
+	var b strings.Builder
 	if s.oneShot {
 		name := cmp.Or(aliasOf(s.cmd), string(s.cmd))
 		b.WriteString("\nkafka-transactions.sh's " + name + ", with its flags, columns and semantics; -o json prints JSON.\n")
@@ -109,6 +117,12 @@ func commandHelp(s spec) string {
 		b.WriteString("It shows the transaction's start time, re-checks the target just before every request,\n" +
 			"refuses unless it is the very transaction shown, and writes each request to the audit log\nbefore it goes out.\n")
 	}
+	return b.String()
+}
+
+// commandFlagsHelp is the rest of s's --help: its flags, then the notes.
+func commandFlagsHelp(s spec) string {
+	var b strings.Builder
 	// A command that connects lists how after its own flags.
 	connects := slices.Contains(s.flags, "bootstrap-server")
 	isCluster := func(name string) bool { return connects && slices.Contains(clusterFlags, name) }
