@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/txnscope/txnscope/internal/escape"
 )
@@ -81,4 +84,25 @@ func clip(s string) string {
 // oneLine keeps an error message to one line of stderr.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Main is the program: txnscope's main, and the end-to-end tests' copy of
+// it (internal/e2e runs its test binary as the program).
+//
+// SIGHUP (the SSH session dropped) ends txnscope as SIGINT and SIGTERM
+// do: an abort in flight is recorded as an unknown outcome and the
+// terminal restored, instead of the process dying mid-request. The first
+// signal asks for a clean shutdown. A dropped session delivers SIGHUP
+// twice, and a supervisor may repeat SIGTERM: those are ignored from then
+// on, so they cannot cut the audit log's result line short; a second
+// ctrl+c, should the shutdown hang, kills the process the usual way.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	context.AfterFunc(ctx, func() {
+		signal.Ignore(syscall.SIGHUP, syscall.SIGTERM)
+		stop()
+	})
+	code := Run(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stop()
+	os.Exit(code)
 }

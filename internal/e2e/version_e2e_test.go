@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -27,7 +27,9 @@ func TestE2EVersionNamesTheCheckout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "txnscope")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-o", bin, ".")
+	build.Dir = "../.." // the module's root: main.go
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()

@@ -1,4 +1,7 @@
-package main
+// Package e2e runs the real program as a separate process, with its own
+// stdout, exit status, signals and terminal (tmux). It sits apart from the
+// module's root, which then shows the product and not its end-to-end tests.
+package e2e
 
 import (
 	"bufio"
@@ -18,19 +21,19 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/txnscope/txnscope/internal/cli"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/model"
 )
 
-// asMain makes the test binary run main() instead of the tests, so that the
-// end-to-end tests below run the real program as a separate process, with its
-// own stdout, exit status and signals.
+// asMain makes the test binary run the program (cli.Main, txnscope's main)
+// instead of the tests.
 const asMain = "TXNSCOPE_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asMain) == "1" {
-		main()
+		cli.Main()
 		return
 	}
 	goleak.VerifyTestMain(m)
