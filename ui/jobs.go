@@ -128,7 +128,11 @@ func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *jobsScreen) keys() []key.Binding {
 	k := s.e.keys
-	return []key.Binding{short(k.Open, "subtasks"), short(k.Abort, "end lingering"), short(k.Back, "back"), short(k.NextView, "partitions"), k.Help, k.Quit}
+	open := "subtasks"
+	if j, ok := s.current(); ok && j.ID.Family == model.StreamsApp {
+		open = "threads" // a Streams app's units
+	}
+	return []key.Binding{short(k.Open, open), short(k.Abort, "end lingering"), short(k.Back, "back"), short(k.NextView, "partitions"), k.Help, k.Quit}
 }
 
 func (s *jobsScreen) query() model.Query {
@@ -254,6 +258,10 @@ func (s *jobScreen) openIDs(j *model.Job, u *model.Unit) {
 
 func (s *jobScreen) keys() []key.Binding {
 	k := s.e.keys
+	if j, ok := s.jobs.job(s.jobs.selected); ok && j.ID.Family == model.StreamsApp {
+		// Nothing of a Streams app lingers: its threads' ids are reused, not left behind.
+		return []key.Binding{short(k.Open, "its ids"), short(k.Back, "jobs"), short(k.NextView, "partitions"), k.Help, k.Quit}
+	}
 	return []key.Binding{short(k.Open, "its ids"), short(k.Abort, "end lingering"), short(k.Back, "jobs"), short(k.NextView, "partitions"), k.Help, k.Quit}
 }
 

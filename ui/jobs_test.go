@@ -361,3 +361,25 @@ func TestForceTerminateSaysWhatItLoses(t *testing.T) {
 		h.press("esc")
 	}
 }
+
+// A Streams app's units are threads or tasks, not subtasks, and nothing of
+// it lingers: the hints say so.
+func TestStreamsAppKeyHints(t *testing.T) {
+	h := jobsStarted(t)
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
+	h.press("J")
+	mustContain(t, h.screen(), "enter subtasks", "a end lingering")
+	for range 10 {
+		if strings.Contains(h.screen(), "enter threads") {
+			break
+		}
+		h.press("j")
+	}
+	mustContain(t, h.screen(), "enter threads")
+	h.press("enter")
+	screen := h.screen()
+	mustContain(t, screen, "job streams clicks-app", "PROCESS", "THREAD", "CADENCE", "2 tasks", "enter its ids")
+	if strings.Contains(screen, "end lingering") || strings.Contains(screen, "SUBTASK") {
+		t.Errorf("a Streams app's detail offers to end lingering transactions or shows subtasks:\n%s", screen)
+	}
+}
