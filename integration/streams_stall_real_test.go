@@ -15,9 +15,10 @@ import (
 // TestStreamsRealStall runs the real Kafka Streams app (kafka/streamsapp, exactly_once_v2) as two
 // instances of two threads, committing about every second, and stops both with SIGSTOP for 25 s: a
 // whole app that hangs (a GC pause, a blocked call, a rebalance that does not end). txnscope must
-// say "stalled" once nothing has committed for its transaction.timeout.ms (Streams' 10 s), first
-// with the transactions open, then, once the coordinator has aborted them at their timeout, with
-// nothing open: the case the "not committing" rule, which needs an open transaction, missed.
+// say "stalled" once nothing has committed for its transaction.timeout.ms (Streams' 10 s), with the
+// transactions open (or "crashed, not restarted", the same silence seen from the brokers), then, once
+// the coordinator has aborted them at their timeout, with nothing open: the case the "not committing"
+// rule, which needs an open transaction, missed.
 // Resumed, the threads find their producers fenced, rejoin and commit again: the problem goes.
 // Then the case: one instance killed with its transactions open and restarted on its state
 // directory within their timeout; in the runs here the other instance kept committing (no gap over
@@ -82,8 +83,14 @@ func TestStreamsRealStall(t *testing.T) {
 		job := streamsJob(t, snap, sc.hist, app)
 		for _, p := range job.Problems(snap, model.Query{}, time.Now()) {
 			note(fmt.Sprintf("%s, %d open", p.Kind, len(job.Open)))
+			// Transactions open and their producers silent for as long as live ones last read as
+			// "crashed, not restarted" (stalled then waits behind it): a hung process and a dead one
+			// look the same from the brokers. Once the timeout has aborted them, stalled.
+			if p.Kind == model.ProblemCrashed && len(job.Open) > 0 {
+				continue
+			}
 			if p.Kind != model.ProblemStalled {
-				t.Errorf("+%s: problem %s: %s (want stalled only: no instance works)", time.Since(stopped).Round(time.Millisecond), p.Kind, p.What)
+				t.Errorf("+%s: problem %s: %s (want stalled, or crashed while open: no instance works)", time.Since(stopped).Round(time.Millisecond), p.Kind, p.What)
 				continue
 			}
 			switch {
