@@ -130,7 +130,9 @@ func (j Job) goneInstances(now time.Time, loc *time.Location) []Problem {
 			if q == p {
 				continue
 			}
-			if now.Sub(q.active) <= quiet {
+			// Another works now, and went on well after p stopped: two
+			// instances that hang together stop a second or two apart.
+			if now.Sub(q.active) <= quiet && q.active.Sub(p.active) > quiet/2 {
 				others = true
 			}
 			if q.first.After(p.active) {

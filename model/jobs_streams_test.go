@@ -134,6 +134,9 @@ func TestStreamsStallAndGoneInstance(t *testing.T) {
 		{name: "polls see ended, not committed", events: cat(allOf(commitsTo(40*time.Second), procA, procB), allOf(endsTo(0), procA, procB))},
 		{name: "a killed, its transactions open", events: cat(allOf(commitsTo(11*time.Second), procA), allOf(commitsTo(0), procB)),
 			open: openSince(11*time.Second, procA), want: []ProblemKind{ProblemInstanceGone}, what: "instance 0b1e5d2a… gone: its 2 threads quiet for 11s, the others commit"},
+		// Both hang, a a second and a half before b: a is not gone while b works, since b does not.
+		{name: "both hang, one a little earlier", events: cat(allOf(commitsTo(11*time.Second), procA), allOf(commitsTo(9500*time.Millisecond), procB)),
+			open: openSince(11*time.Second, procA)},
 		{name: "a killed, its transactions timed out", events: cat(allOf(commitsTo(25*time.Second), procA), allOf(lost(14*time.Second, TimedOut), procA), allOf(commitsTo(0), procB)),
 			want: []ProblemKind{ProblemInstanceGone}, what: "instance 0b1e5d2a… gone: its 2 threads quiet for 26s"},
 		{name: "a killed, b seen by polls", events: cat(allOf(commitsTo(25*time.Second), procA), allOf(lost(14*time.Second, TimedOut), procA), allOf(commitsTo(40*time.Second), procB), allOf(endsTo(0), procB)),
