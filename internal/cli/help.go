@@ -123,28 +123,38 @@ func commandNotes(s spec) string {
 // commandFlagsHelp is the rest of s's --help: its flags, then the notes.
 func commandFlagsHelp(s spec) string {
 	var b strings.Builder
-	// A command that connects lists how after its own flags.
+	own, cluster := commandFlags(s)
+	fmt.Fprintf(&b, "\nFlags:\n%s", own.FlagUsagesWrapped(helpWidth))
+	if cluster != nil {
+		fmt.Fprintf(&b, "\nCluster flags (they win over --command-config):\n%s", cluster.FlagUsagesWrapped(helpWidth))
+	}
+	b.WriteString("\n")
+	if slices.ContainsFunc(s.flags, func(name string) bool { return flagSet(&config{}).Lookup(name).Value.Type() == "duration" }) {
+		b.WriteString(durationsNote)
+	}
+	if cluster != nil {
+		b.WriteString(filesNote)
+	}
+	return b.String() + exitNote
+}
+
+// commandFlags are the flags s takes, as its --help and man page list
+// them: its own with --help and --version, and apart the cluster flags of
+// a command that connects (nil otherwise).
+func commandFlags(s spec) (own, cluster *pflag.FlagSet) {
 	connects := slices.Contains(s.flags, "bootstrap-server")
 	isCluster := func(name string) bool { return connects && slices.Contains(clusterFlags, name) }
-	own := flagsOf(s.flags, func(name string) bool { return !isCluster(name) })
+	own = flagsOf(s.flags, func(name string) bool { return !isCluster(name) })
 	if f := own.Lookup("refresh"); f != nil && s.cmd == cmdExporter {
 		f.DefValue = short(defaultExporterRefresh) // its own default, not the UI's
 	}
 	for _, name := range everywhere {
 		own.AddFlag(helpFlag(name))
 	}
-	fmt.Fprintf(&b, "\nFlags:\n%s", own.FlagUsagesWrapped(helpWidth))
 	if connects {
-		fmt.Fprintf(&b, "\nCluster flags (they win over --command-config):\n%s", flagsOf(s.flags, isCluster).FlagUsagesWrapped(helpWidth))
+		cluster = flagsOf(s.flags, isCluster)
 	}
-	b.WriteString("\n")
-	if slices.ContainsFunc(s.flags, func(name string) bool { return flagSet(&config{}).Lookup(name).Value.Type() == "duration" }) {
-		b.WriteString(durationsNote)
-	}
-	if connects {
-		b.WriteString(filesNote)
-	}
-	return b.String() + exitNote
+	return own, cluster
 }
 
 // usageLine is how s is spelled on the command line.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -55,24 +54,16 @@ func manPage(s spec) string {
 			fmt.Fprintf(&b, ".TP\n.B %s\n%s\n", roff("txnscope "+string(c.cmd)), roff(c.synopsis))
 		}
 	}
-	connects := slices.Contains(s.flags, "bootstrap-server")
-	isCluster := func(n string) bool { return connects && slices.Contains(clusterFlags, n) }
-	own := flagsOf(s.flags, func(n string) bool { return !isCluster(n) })
-	if f := own.Lookup("refresh"); f != nil && s.cmd == cmdExporter {
-		f.DefValue = short(defaultExporterRefresh)
-	}
-	for _, n := range everywhere {
-		own.AddFlag(helpFlag(n))
-	}
+	own, cluster := commandFlags(s)
 	b.WriteString(".SH OPTIONS\n")
 	manFlags(&b, own)
-	if connects {
+	if cluster != nil {
 		b.WriteString(".SS Cluster flags (they win over \\-\\-command\\-config)\n")
-		manFlags(&b, flagsOf(s.flags, isCluster))
+		manFlags(&b, cluster)
 	}
 	b.WriteString(".SH EXIT STATUS\n0 success, 1 the cluster could not be read or an abort was refused or failed, 2 bad usage " +
 		"(a flag the command does not take is refused, never ignored).\n")
-	if connects {
+	if cluster != nil {
 		fmt.Fprintf(&b, ".SH FILES\n%s\n", roff(strings.Join(strings.Fields(filesNote), " ")))
 	}
 	b.WriteString(".SH SEE ALSO\n")
