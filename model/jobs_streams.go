@@ -78,10 +78,22 @@ type streamsProcess struct {
 	active, lost, first time.Time
 }
 
-// processOf is the process part of a Streams unit's name, <UUID>-<thread>.
+// StreamsThread splits a Streams unit's name, <process UUID>-<thread>,
+// into its two parts; ok is false for a unit of another shape (a task id
+// of the older exactly_once scheme).
+func StreamsThread(unit string) (process, thread string, ok bool) {
+	i := strings.LastIndexByte(unit, '-')
+	if i <= 0 || i == len(unit)-1 {
+		return "", "", false
+	}
+	return unit[:i], unit[i+1:], true
+}
+
+// processOf is the process part of a Streams unit's name: the unit itself
+// when it names a task.
 func processOf(unit string) string {
-	if i := strings.LastIndexByte(unit, '-'); i > 0 {
-		return unit[:i]
+	if p, _, ok := StreamsThread(unit); ok {
+		return p
 	}
 	return unit
 }

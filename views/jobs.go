@@ -334,13 +334,13 @@ func UnitColumns() []Column[UnitRow] {
 func StreamsUnitColumns() []Column[UnitRow] {
 	cols := []Column[UnitRow]{
 		{Name: "PROCESS", Width: 9, Flex: true, Max: 36, Clip: ClipMiddle, Text: func(r UnitRow) string {
-			if p, _, ok := streamsThread(r.U.Name); ok {
+			if p, _, ok := model.StreamsThread(r.U.Name); ok {
 				return name(p)
 			}
 			return "–"
 		}},
 		{Name: "THREAD", Width: 6, Right: true, Text: func(r UnitRow) string {
-			if _, th, ok := streamsThread(r.U.Name); ok {
+			if _, th, ok := model.StreamsThread(r.U.Name); ok {
 				return name(th)
 			}
 			return "task " + name(r.U.Name)
@@ -356,23 +356,13 @@ func StreamsUnitColumns() []Column[UnitRow] {
 	return cols
 }
 
-// streamsThread splits a Streams unit, <process UUID>-<thread>, into its
-// two parts; ok is false for a unit of another shape (a task id).
-func streamsThread(unit string) (process, thread string, ok bool) {
-	i := strings.LastIndexByte(unit, '-')
-	if i <= 0 || i == len(unit)-1 {
-		return "", "", false
-	}
-	return unit[:i], unit[i+1:], true
-}
-
 // streamsShape is the status line's count of a Streams app's units: its
 // threads, the processes they run in, and its commit cadence.
 func streamsShape(j *model.Job) string {
 	procs := map[string]bool{}
 	threads := 0
 	for _, u := range j.Units {
-		if p, _, ok := streamsThread(u.Name); ok {
+		if p, _, ok := model.StreamsThread(u.Name); ok {
 			procs[p] = true
 			threads++
 		}
