@@ -48,30 +48,12 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	defer cancel()
 	requireStreamsApp(ctx, t)
 	bin := buildTxnscope(ctx, t)
-	adm := newAdmin(t, bootstrap)
 	const partitions = 4
-	in := topicWith(ctx, t, adm, partitions)
-	out := topicWith(ctx, t, adm, partitions)
-	app := name(t, "app")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		_, _ = adm.DeleteTopic(ctx, app+"-counts-changelog")
-	})
-	streamsFeed(ctx, t, bootstrap, in)
-	downstream := app + "-downstream"
-	streamsDownstream(ctx, t, bootstrap, out, downstream)
+	app, args := streamsAppOn(ctx, t, bootstrap, partitions)
 
 	sc := newScope(t, bootstrap)
 	sc.poll(ctx)
 	stateA, stateB := t.TempDir(), t.TempDir()
-	// No record cache: with Streams' default one the counts wait in it until the commit, and a
-	// transaction is open only for the few milliseconds of the commit itself, so a kill -9 would
-	// almost never leave one open.
-	args := func(state string) []string {
-		return []string{"--application-id", app, "--input", in, "--output", out, "--threads", "2",
-			"--commit-interval-ms", "1000", "--cache-max-bytes", "0", "--state-dir", state}
-	}
 	a := startStreams(t, "instance-a", bootstrap, args(stateA)...)
 	b := startStreams(t, "instance-b", bootstrap, args(stateB)...)
 
@@ -346,6 +328,30 @@ func TestStreamsRealTwoInstances(t *testing.T) {
 	}
 	sort.Strings(lines)
 	t.Logf("txnscope after the kill (first seen):\n  %s", strings.Join(lines, "\n  "))
+}
+
+// streamsAppOn makes the app's input and output topics of partitions each, feeds the input, reads
+// the output as a read_committed group (<app>-downstream), and returns the application id and the
+// arguments of one instance of two threads on a state directory. No record cache: with Streams'
+// default one the counts wait in it until the commit, and a transaction is open only for the few
+// milliseconds of the commit itself, so a kill -9 would almost never leave one open.
+func streamsAppOn(ctx context.Context, t *testing.T, bootstrap string, partitions int32) (string, func(state string) []string) {
+	t.Helper()
+	adm := newAdmin(t, bootstrap)
+	in := topicWith(ctx, t, adm, partitions)
+	out := topicWith(ctx, t, adm, partitions)
+	app := name(t, "app")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_, _ = adm.DeleteTopic(ctx, app+"-counts-changelog")
+	})
+	streamsFeed(ctx, t, bootstrap, in)
+	streamsDownstream(ctx, t, bootstrap, out, app+"-downstream")
+	return app, func(state string) []string {
+		return []string{"--application-id", app, "--input", in, "--output", out, "--threads", "2",
+			"--commit-interval-ms", "1000", "--cache-max-bytes", "0", "--state-dir", state}
+	}
 }
 
 // requireStreamsApp skips (or under CI=true fails) without Java and Maven, and builds the app

@@ -29,24 +29,10 @@ func TestStreamsRealStall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	requireStreamsApp(ctx, t)
-	adm := newAdmin(t, bootstrap)
 	const partitions = 4
-	in := topicWith(ctx, t, adm, partitions)
-	out := topicWith(ctx, t, adm, partitions)
-	app := name(t, "app")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		_, _ = adm.DeleteTopic(ctx, app+"-counts-changelog")
-	})
-	streamsFeed(ctx, t, bootstrap, in)
-	streamsDownstream(ctx, t, bootstrap, out, app+"-downstream")
+	app, args := streamsAppOn(ctx, t, bootstrap, partitions)
 	sc := newScope(t, bootstrap)
 	sc.poll(ctx)
-	args := func(state string) []string {
-		return []string{"--application-id", app, "--input", in, "--output", out, "--threads", "2",
-			"--commit-interval-ms", "1000", "--cache-max-bytes", "0", "--state-dir", state}
-	}
 	stateA := t.TempDir()
 	a := startStreams(t, "instance-a", bootstrap, args(stateA)...)
 	b := startStreams(t, "instance-b", bootstrap, args(t.TempDir())...)
