@@ -81,7 +81,7 @@ func noteHung(ctx, req context.Context, b int32, err error) {
 	case errors.Is(req.Err(), context.DeadlineExceeded):
 		why = errHung{}
 	case connFailed(err):
-		why = errCut{}
+		why = errCut{cause: err}
 	default:
 		return
 	}
@@ -100,8 +100,8 @@ func connFailed(err error) bool {
 }
 
 // errCut is errHung for a broker whose connection failed earlier in the
-// refresh.
-type errCut struct{}
+// refresh; cause is how it failed, for a refresh that fails as a whole.
+type errCut struct{ cause error }
 
 func (errCut) Error() string {
 	return "no answer (its connection failed earlier in this refresh)"

@@ -91,3 +91,17 @@ func TestBrokersGone(t *testing.T) {
 		t.Errorf("broker 2 gone for %s: still named: %v", goneFor, got)
 	}
 }
+
+// A refresh that fails as a whole because its only broker's connection
+// failed says how it failed, not that a later step skipped the broker.
+func TestWholeSaysWhyTheConnectionFailed(t *testing.T) {
+	refresh := withHungNodes(context.Background())
+	alive, cancel := context.WithCancel(refresh)
+	defer cancel()
+	refused := errors.New("dial tcp 127.0.0.1:9092: connect: connection refused")
+	noteHung(refresh, alive, 1, refused)
+	err := whole(refresh, "cannot list transactions", hungErr(refresh, 1))
+	if want := "cannot list transactions: dial tcp 127.0.0.1:9092: connect: connection refused"; err == nil || err.Error() != want {
+		t.Errorf("whole: %v, want %q", err, want)
+	}
+}

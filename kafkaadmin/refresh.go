@@ -2,6 +2,7 @@ package kafkaadmin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -297,6 +298,13 @@ func stillShown(parts []model.Partition, watch []tp) []model.Partition {
 func whole(ctx context.Context, what string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("%s: %w", what, ctxErr)
+	}
+	// A step skipped the broker because another's connection to it failed
+	// first: the refresh failed for that first failure (connection
+	// refused), which is what to say, not that it was skipped.
+	var cut errCut
+	if errors.As(err, &cut) && cut.cause != nil {
+		err = cut.cause
 	}
 	return fmt.Errorf("%s: %s", what, errText(err))
 }
