@@ -53,7 +53,7 @@ func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder)
 			done.After = "the coordinator answered " + r.ErrorCode + " and the re-read shows it committing; " + done.After
 			return done
 		}
-		fresh, stop := c.beforeCommit(ctx, a, r, try, start)
+		fresh, stop := c.beforeCommit(ctx, a, rec, r, try, start)
 		if stop != nil {
 			return *stop
 		}
@@ -92,12 +92,13 @@ func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder)
 // number try and returns the transaction when the request may go; otherwise
 // stop is how the commit ends: refused on the first try, and after an
 // answer that did nothing, what the re-read showed.
-func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Result, try int, start time.Time) (model.Txn, *model.Result) {
+func (c *Client) beforeCommit(ctx context.Context, a model.Action, rec model.Recorder, r model.Result, try int, start time.Time) (model.Txn, *model.Result) {
 	end := func(err error) (model.Txn, *model.Result) {
 		if try == 1 {
-			return model.Txn{}, &model.Result{Refused: true, Err: err.Error()}
+			return model.Txn{}, &model.Result{Refused: true, Err: err.Error(), JobWide: jobWide(err)}
 		}
 		r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+		r.JobWide = jobWide(err)
 		return model.Txn{}, &r
 	}
 	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
@@ -115,6 +116,7 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Resul
 		if err := model.CheckCommitEvidence(a, ev); err != nil {
 			return end(err)
 		}
+		rec.Rests(ev)
 		// Asking Flink takes up to the timeout: the transaction is read
 		// again after it, so that nothing but the request itself comes
 		// between the last look and the send.
@@ -130,6 +132,12 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, r model.Resul
 		return model.Txn{}, &r
 	}
 	return fresh, nil
+}
+
+// jobWide reports a refusal that holds for the whole job (model.JobWideError).
+func jobWide(err error) bool {
+	var e *model.JobWideError
+	return errors.As(err, &e)
 }
 
 // committing reports a's very transaction (its producer id and start) now

@@ -44,7 +44,7 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 	marks := c.noteMarks(ctx, a)
 	var r model.Result
 	for try := 1; ; try++ {
-		fresh, end, done := c.beforeInit(ctx, a, marks, r, try, start)
+		fresh, end, done := c.beforeInit(ctx, a, rec, marks, r, try, start)
 		if done {
 			return end
 		}
@@ -72,7 +72,7 @@ func (c *Client) forceTerminate(ctx context.Context, a model.Action, rec model.R
 // what the previous one came to) and returns it when the request may go.
 // Otherwise done is set and end is how the force-terminate ends: refused on
 // the first try, and after a request, judged by what the re-read shows.
-func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
+func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recorder, marks []mark, r model.Result, try int, start time.Time) (fresh model.Txn, end model.Result, done bool) {
 	fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
 	// Both answers may come after the fence took effect: CONCURRENT_TRANSACTIONS
 	// is the fence's own answer, and a coordinator that resigns as it writes
@@ -120,17 +120,19 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r
 	if a.Reverify != nil {
 		// A resolve's abort rests on its checkpoint never having completed:
 		// asked again, and the transaction read once more after asking.
-		err := c.reverifyAbort(ctx, a, fresh)
+		ev, err := c.reverifyAbort(ctx, a, fresh)
 		if err == nil {
+			rec.Rests(ev)
 			if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err == nil {
 				err = model.CheckForceTerminate(a, fresh, found)
 			}
 		}
 		switch {
 		case err != nil && try == 1:
-			return fresh, model.Result{Refused: true, Err: "refused: " + trimRefused(err)}, true
+			return fresh, model.Result{Refused: true, Err: "refused: " + trimRefused(err), JobWide: jobWide(err)}, true
 		case err != nil:
 			r.Err += "; then it was re-read: " + trimRefused(err) + "; so it was not retried"
+			r.JobWide = jobWide(err)
 			return fresh, r, true
 		}
 	}
@@ -138,12 +140,12 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, marks []mark, r
 }
 
 // reverifyAbort asks a's checkpoint evidence again (model.CheckAbortEvidence).
-func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) error {
+func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) (model.CommitEvidence, error) {
 	ev, err := a.Reverify(ctx, fresh)
 	if err != nil {
-		return fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
+		return ev, fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
 	}
-	return model.CheckAbortEvidence(a, ev)
+	return ev, model.CheckAbortEvidence(a, ev)
 }
 
 // afterInit judges the coordinator's answer ke to InitProducerId number try:

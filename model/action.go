@@ -47,7 +47,7 @@ type Action struct {
 	Leader           int32
 	CoordinatorEpoch int32
 	StartOffset      int64
-	LastWrite        time.Time // the producer's last write when planned (zero: unknown)
+	LastWrite        time.Time // the producer's last write when planned (zero: unknown); a commit's too
 	// MinIdle is the idle rule: the producer must not have written for
 	// longer than this (the brokers' transaction.max.timeout.ms), or its
 	// transaction may be live and merely not listed (yet) by a coordinator.
@@ -141,8 +141,14 @@ func (a Action) Facts(now time.Time, loc *time.Location) []string {
 			fmt.Sprintf("producer     id %d, epoch %d, coordinator broker %d", a.ProducerID, a.ProducerEpoch, a.Coordinator),
 			"partitions   " + partitionList(a.Partitions),
 		}
+		if a.Kind == Commit && a.Unverified && JobOf(a.TransactionalID).Job.Family != FlinkSink {
+			facts = append(facts, "last write   "+stamp(a.LastWrite, now, loc))
+		}
 		if a.Kind == Commit {
 			facts = append(facts, a.verdictFact())
+		}
+		if a.Verdict.Kind != "" && !a.Unverified {
+			facts = append(facts, a.basisFact())
 		}
 		return facts
 	}

@@ -106,6 +106,8 @@ func (b *Batch) Add(r Result, auditErr error) {
 		b.Stop("the audit log failed (" + auditErr.Error() + "): nothing more is sent unrecorded")
 	case r.AuditErr != "":
 		b.Stop("the audit log failed (" + r.AuditErr + "): nothing more is sent unrecorded")
+	case r.JobWide:
+		b.Stop("what the last one was refused for holds for the whole job: nothing more is sent")
 	}
 }
 

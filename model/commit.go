@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -46,7 +47,7 @@ func PlanCommit(t Txn, ev CommitEvidence, unverified bool) (Action, error) {
 		Kind: Commit, TransactionalID: t.ID, State: t.State, Start: t.StartTime(),
 		Partitions: slices.Clone(t.Partitions), Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs,
 		ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
-		Verdict: ev.Verdict, FlinkState: ev.FlinkState, Unverified: unverified,
+		Verdict: ev.Verdict, FlinkState: ev.state(), Unverified: unverified,
 	}
 	if unverified {
 		return a, nil
@@ -57,13 +58,27 @@ func PlanCommit(t Txn, ev CommitEvidence, unverified bool) (Action, error) {
 	return a, nil
 }
 
+// JobWideError is a refusal that holds for every transaction of the job,
+// not only the one re-checked: Flink says the job may run, or what the
+// evidence rested on went silent or changed. A batch stops at it.
+type JobWideError struct{ msg string }
+
+func (e *JobWideError) Error() string { return e.msg }
+
+func jobWide(format string, args ...any) error { return &JobWideError{fmt.Sprintf(format, args...)} }
+
 // CheckCommitEvidence refuses unless ev, read just now, still says a's
-// transaction may be committed: checkpointed, in a checkpoint at least as
-// late as the one planned on, and no Flink job running that commits it
-// itself. An unverified commit rests on the operator's word, not on ev.
+// transaction may be committed: on the same basis as planned (the same
+// Flink job of the same JobManager, the same checkpoint directory),
+// checkpointed in a checkpoint at least as late as the one planned on, and
+// no Flink job that may run and commit it itself. An unverified commit
+// rests on the operator's word, not on ev.
 func CheckCommitEvidence(a Action, ev CommitEvidence) error {
 	if a.Unverified {
 		return nil
+	}
+	if err := sameBasis(a, ev); err != nil {
+		return err
 	}
 	if err := commitAllowed(a.TransactionalID, ev); err != nil {
 		return err
@@ -78,13 +93,16 @@ func CheckCommitEvidence(a Action, ev CommitEvidence) error {
 }
 
 // CheckAbortEvidence refuses a resolve's force-terminate unless ev, read
-// just now, still says its checkpoint never completed and no Flink job runs
-// that ends it itself.
+// just now, still says on the same basis that its checkpoint never
+// completed and no Flink job may run that ends it itself.
 func CheckAbortEvidence(a Action, ev CommitEvidence) error {
+	if err := sameBasis(a, ev); err != nil {
+		return err
+	}
 	v := ev.Verdict
 	switch {
-	case FlinkRunning(ev.FlinkState):
-		return fmt.Errorf("refused: Flink says its job is %s: the job ends %s itself; aborting would fence a live producer", ev.FlinkState, a.TransactionalID)
+	case ev.mayRun():
+		return jobWide("refused: Flink says %s: %s; aborting would fence a live producer", ev.flinkJob(), runsMeaning(ev.state(), a.TransactionalID, "end"))
 	case v.Kind == Checkpointed:
 		return fmt.Errorf("refused: its checkpoint completed since it was shown (%s): aborting would lose records Flink counts as delivered; commit it instead", v.Evidence)
 	case v.Kind != NotCheckpointed:
@@ -93,11 +111,65 @@ func CheckAbortEvidence(a Action, ev CommitEvidence) error {
 	return nil
 }
 
+// sameBasis refuses when ev no longer rests on the Flink job and directory
+// a was planned on: a JobManager that stops answering or drops the job is
+// what a failover looks like, and a directory that changed is another
+// question; neither is the answer the operator confirmed.
+func sameBasis(a Action, ev CommitEvidence) error {
+	was, now := a.Verdict.Basis, ev.Verdict.Basis
+	if was.Same(now) {
+		return nil
+	}
+	why := now.String()
+	if ev.Verdict.Kind == VerdictUnknown && ev.Verdict.Evidence != "" {
+		why = ev.Verdict.Evidence
+	}
+	return jobWide("refused: the evidence it was planned on is gone: it rested on %s; at the re-check, %s", was, why)
+}
+
+// mayRun reports whether the Flink job of ev may have live producers: a
+// JobManager lists it in any state but FAILED, CANCELED and FINISHED.
+func (ev CommitEvidence) mayRun() bool {
+	return (ev.Verdict.Basis.FlinkJobID != "" || ev.FlinkState != "") && !FlinkEnded(ev.state())
+}
+
+func (ev CommitEvidence) state() string { return cmp.Or(ev.FlinkState, ev.Verdict.Basis.FlinkState) }
+
+// flinkJob names the Flink job of ev.
+func (ev CommitEvidence) flinkJob() string {
+	if j := ev.Verdict.Basis.FlinkJob(); j != "" {
+		return j
+	}
+	return "its job is " + orUnknown(ev.state())
+}
+
+// runsMeaning says why a job in state may end id itself (what: commit,
+// end or resolve).
+func runsMeaning(state, id, what string) string {
+	if FlinkRunning(state) {
+		switch what {
+		case "commit":
+			return fmt.Sprintf("its own committer commits %s once it can", id)
+		case "resolve":
+			return "the job runs: it resolves its own transactions (its committer commits the checkpointed ones, a restart aborts the rest)"
+		}
+		return fmt.Sprintf("the job ends %s itself", id)
+	}
+	return fmt.Sprintf("a job %s may run again (only FAILED, CANCELED and FINISHED are over) and %s %s itself", orUnknown(state), what, id)
+}
+
+func orUnknown(state string) string {
+	if state == "" {
+		return "in no known state"
+	}
+	return state
+}
+
 func commitAllowed(id string, ev CommitEvidence) error {
 	v := ev.Verdict
 	switch {
-	case FlinkRunning(ev.FlinkState):
-		return fmt.Errorf("refused: Flink says its job is %s: its own committer commits %s once it can; committing here would race it", ev.FlinkState, id)
+	case ev.mayRun():
+		return jobWide("refused: Flink says %s: %s; committing here would race it", ev.flinkJob(), runsMeaning(ev.state(), id, "commit"))
 	case v.Kind == Checkpointed:
 		return nil
 	case v.Kind == NotCheckpointed:
@@ -172,38 +244,59 @@ func (a Action) verdictFact() string {
 	return s
 }
 
+// basisFact is the line of the facts that names what the verdict rests on:
+// the Flink job (name and id) and the checkpoint directory.
+func (a Action) basisFact() string { return "rests on     " + a.Verdict.Basis.String() }
+
 func (a Action) commitConsequences() []string {
 	out := []string{
 		fmt.Sprintf("The coordinator commits this open transaction of %s: read_committed consumers see its records, and the LSO of its partitions moves on.", a.TransactionalID),
 	}
-	if a.Unverified {
+	flink := JobOf(a.TransactionalID).Job.Family == FlinkSink
+	switch {
+	case a.Unverified && !flink:
+		return append(out, a.foreignCommit()...)
+	case a.Unverified:
 		out = append(out, "txnscope has not verified that Flink checkpointed it: if its checkpoint did not complete, a restored job writes these records again and consumers see them twice.")
-	} else {
+	default:
 		out = append(out, fmt.Sprintf("Flink counts these records as delivered (checkpoint %d): a job restored from it later finds them committed and writes them once.", a.Verdict.CompletedIn))
 	}
-	if a.FlinkState == "" {
+	b := a.Verdict.Basis
+	switch {
+	case b.FlinkJobID != "":
+		out = append(out, fmt.Sprintf("It rests on %s.", b.FlinkJob()))
+	case a.FlinkState != "":
+		out = append(out, fmt.Sprintf("Flink says the job is %s.", a.FlinkState))
+	case len(b.JobManagers) > 0:
+		out = append(out, fmt.Sprintf("No Flink job of the JobManagers asked (%s) is this prefix's, so none says whether the job runs: be sure it is stopped, or its own committer races this one.", strings.Join(b.JobManagers, ", ")))
+	default:
 		out = append(out, "No JobManager was asked whether the job runs: be sure it is stopped, or its own committer races this one.")
 	}
 	return out
 }
 
+// foreignCommit is what an unverified commit of an id that is not a Flink
+// sink's means: txnscope knows nothing of why it is open.
+func (a Action) foreignCommit() []string {
+	last := "When its producer last wrote is not known."
+	if !a.LastWrite.IsZero() {
+		last = fmt.Sprintf("Its producer last wrote at %s (the brokers' last write of producer %d on its partitions).", a.LastWrite.Format("2006-01-02 15:04:05.000 MST"), a.ProducerID)
+	}
+	return []string{
+		fmt.Sprintf("%s is not a Flink sink's id: nothing tells txnscope whether its producer meant to commit or to abort this transaction.", a.TransactionalID),
+		last,
+		"If that producer is live, the commit ends its transaction under it: records it may have meant to abort become visible, and its own abort later fails (its epoch is stale) without undoing the commit.",
+	}
+}
+
 // CommitEvidenceOf is what view (a fresh read of the JobManagers and the
-// retained-checkpoint directories) says of t, an open transaction of j.
+// checkpoint directories) says of t, an open transaction of j.
 func CommitEvidenceOf(view *FlinkView, j Job, t Txn) CommitEvidence {
-	ev := CommitEvidence{Verdict: Verdict{ID: t.ID, Kind: VerdictUnknown}}
-	if view == nil {
-		return ev
+	ev := CommitEvidence{Verdict: j.VerdictOf(t, view.Facts(j.ID.Name))}
+	if view != nil {
+		ev.At = view.At
 	}
-	ev.At = view.At
-	facts := CheckpointFacts{}
-	if m, ok := MatchFlink(j.ID.Name, view.Jobs, view.Prefixes); ok {
-		facts.Flink = &m
-		ev.FlinkState = m.Job.State
-	}
-	if r, ok := view.Retained[j.ID.Name]; ok && r.Err == "" {
-		facts.Retained, facts.RetainedDir = r.Checkpoints, r.Dir
-	}
-	ev.Verdict = j.VerdictOf(t, facts)
+	ev.FlinkState = ev.Verdict.Basis.FlinkState
 	return ev
 }
 
@@ -231,8 +324,8 @@ func PlanResolve(j Job, txns []Txn, evOf func(Txn) CommitEvidence) ([]ResolveSte
 			continue
 		}
 		ev := evOf(t)
-		if FlinkRunning(ev.FlinkState) {
-			return nil, fmt.Errorf("the job runs (Flink says %s is %s): it resolves its own transactions (its committer commits the checkpointed ones, a restart aborts the rest)", j.ID.Name, ev.FlinkState)
+		if ev.mayRun() {
+			return nil, jobWide("not while the job may run: Flink says %s: %s", ev.flinkJob(), runsMeaning(ev.state(), "its transactions", "resolve"))
 		}
 		s := ResolveStep{Txn: t, Verdict: ev.Verdict}
 		switch {

@@ -234,7 +234,7 @@ func TestCommitEvidenceOf(t *testing.T) {
 	j := Job{ID: JobID{FlinkSink, "orders-sink"}}
 	jm := func(state string, startMs int64) *FlinkView {
 		return &FlinkView{Jobs: []FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "orders-sink job", State: state,
-			StartMs: startMs, Latest: &FlinkCheckpoint{ID: 15, Status: "COMPLETED"}}}}
+			StartMs: startMs, Latest: &FlinkCheckpoint{ID: 15, Status: "COMPLETED", AckMs: ftStart.Add(time.Second).UnixMilli()}}}}
 	}
 	for _, c := range []struct {
 		name  string
@@ -244,7 +244,7 @@ func TestCommitEvidenceOf(t *testing.T) {
 	}{
 		{"failed job", jm("FAILED", ftStart.Add(-time.Hour).UnixMilli()), Checkpointed, "FAILED"},
 		{"a run started after it began", jm("RUNNING", ftStart.Add(time.Minute).UnixMilli()), VerdictUnknown, "RUNNING"},
-		{"directory alone", &FlinkView{Retained: map[string]RetainedDir{"orders-sink": {Dir: "/chk", Checkpoints: []RetainedCheckpoint{{N: 15, AtMs: ftStart.Add(time.Second).UnixMilli()}}}}},
+		{"directory alone", &FlinkView{Retained: map[string]RetainedDir{"orders-sink": *oneJob("/chk", RetainedCheckpoint{N: 15, Committables: []Committable{cm(tx.ID, tx.ProducerID, tx.ProducerEpoch)}})}},
 			Checkpointed, ""},
 		{"nothing", nil, VerdictUnknown, ""},
 	} {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -49,12 +50,55 @@ type FlinkView struct {
 	Retained map[string]RetainedDir
 }
 
-// RetainedDir is a retained-checkpoint directory and its completed
-// checkpoints (Err: why it could not be read).
+// RetainedDir is what --flink-checkpoints PREFIX=DIR found in DIR: the
+// checkpoint directories of the jobs in it (DIR itself when it holds chk-N,
+// and each subdirectory that does: Flink writes DIR/<job id>/chk-N). Err is
+// why DIR itself could not be read; Problems name the entries of DIR that
+// could not be read, so that a job's directory may hide among them.
 type RetainedDir struct {
-	Dir         string
+	Dir      string
+	Jobs     []RetainedJob
+	Problems []string
+	Err      string
+}
+
+// RetainedJob is one job's checkpoint directory: its completed checkpoints
+// (a chk-N holding Flink's _metadata), oldest first, and every entry that
+// could not be read or understood (a verdict resting on it is unknown).
+type RetainedJob struct {
+	Dir string
+	// JobID is the directory's name when it is a Flink job id.
+	JobID       string
 	Checkpoints []RetainedCheckpoint
-	Err         string
+	Problems    []string
+}
+
+// RetainedCheckpoint is a completed checkpoint and the KafkaSink
+// committables of the prefix found in its _metadata: what Flink commits
+// when it restores from it.
+type RetainedCheckpoint struct {
+	N            int64
+	Committables []Committable
+}
+
+// Committable is what Flink's KafkaSink committer keeps of a pre-committed
+// transaction: the transaction's id, producer id and epoch. Together they
+// name one transaction (a producer id is never handed out twice), which
+// neither a file's time nor a directory's name can.
+type Committable struct {
+	ID         string
+	ProducerID int64
+	Epoch      int16
+}
+
+func (c Committable) String() string {
+	return fmt.Sprintf("%s producer id %d epoch %d", c.ID, c.ProducerID, c.Epoch)
+}
+
+// Holds reports whether c holds the committable of the open transaction of
+// id, producer id pid and epoch.
+func (c RetainedCheckpoint) Holds(id string, pid int64, epoch int16) bool {
+	return slices.Contains(c.Committables, Committable{ID: id, ProducerID: pid, Epoch: epoch})
 }
 
 // FlinkVertex is a vertex of a Flink job graph.
@@ -73,6 +117,19 @@ type FlinkCheckpoint struct {
 	TriggerMs, AckMs, RestoreMs int64
 	Path                        string // external path, "" when none
 	Savepoint                   bool
+}
+
+// FlinkEnded reports whether Flink says the job is over for good (FAILED,
+// CANCELED, FINISHED): nothing of it will run again unless someone starts
+// it. Every other state, SUSPENDED (a JobManager that lost its HA
+// leadership; the job recovers), an empty or an unknown one included, may
+// have producers that live or will: nothing is ended for such a job.
+func FlinkEnded(state string) bool {
+	switch state {
+	case "FAILED", "CANCELED", "FINISHED":
+		return true
+	}
+	return false
 }
 
 // FlinkRunning reports whether state is one in which the job's tasks run
@@ -118,15 +175,22 @@ type FlinkMatch struct {
 
 // MatchFlink finds prefix's Flink job among jobs: the one the operator
 // mapped to it (explicit: Flink job name or id → prefix), else one whose
-// name holds the prefix as a word. Of several (a failed run and the one
-// that replaced it), the running one, then the newest, wins.
-func MatchFlink(prefix string, jobs []FlinkJob, explicit map[string]string) (FlinkMatch, bool) {
+// name holds the prefix as a word. Runs of one job share its name: of a
+// failed run and the one that replaced it, the running one, then the
+// newest, wins. Jobs of different names are different jobs, and the
+// newest of them is not the prefix's for being newest: err says so, and
+// the operator names the one with --flink-prefix.
+func MatchFlink(prefix string, jobs []FlinkJob, explicit map[string]string) (m FlinkMatch, found bool, err error) {
 	var cands []FlinkJob
 	by := "--flink-prefix"
 	for _, j := range jobs {
+		if p, ok := explicit[j.ID]; ok && p == prefix {
+			// A job id names one job, whatever else is mapped.
+			return FlinkMatch{Job: j, By: by}, true, nil
+		}
+	}
+	for _, j := range jobs {
 		if p, ok := explicit[j.Name]; ok && p == prefix {
-			cands = append(cands, j)
-		} else if p, ok := explicit[j.ID]; ok && p == prefix {
 			cands = append(cands, j)
 		}
 	}
@@ -142,12 +206,35 @@ func MatchFlink(prefix string, jobs []FlinkJob, explicit map[string]string) (Fli
 		}
 	}
 	if len(cands) == 0 {
-		return FlinkMatch{}, false
+		return FlinkMatch{}, false, nil
+	}
+	if names := distinctNames(cands); len(names) > 1 {
+		return FlinkMatch{}, false, fmt.Errorf("several Flink jobs match prefix %q, %s: which one is its job is not known; name it with --flink-prefix JOB=%s (JOB a job's id or name)",
+			prefix, strings.Join(names, " and "), prefix)
 	}
 	best := slices.MaxFunc(cands, func(a, b FlinkJob) int {
 		return cmp.Or(cmp.Compare(rank(a.State), rank(b.State)), cmp.Compare(a.StartMs, b.StartMs))
 	})
-	return FlinkMatch{Job: best, By: by}, true
+	return FlinkMatch{Job: best, By: by}, true, nil
+}
+
+// distinctNames are the different names among jobs, each with one of its
+// ids, in their order.
+func distinctNames(jobs []FlinkJob) []string {
+	var names, seen []string
+	for _, j := range jobs {
+		if slices.Contains(seen, j.Name) {
+			continue
+		}
+		seen = append(seen, j.Name)
+		names = append(names, fmt.Sprintf("%q (%s)", j.Name, j.ID))
+	}
+	return names
+}
+
+// Ref is the job as verdicts, dialogs and the audit log name it.
+func (f FlinkJob) Ref() string {
+	return fmt.Sprintf("Flink job %q (%s, %s) at %s", f.Name, f.ID, f.State, f.Source)
 }
 
 func rank(state string) int {

@@ -28,8 +28,8 @@ func TestMatchFlink(t *testing.T) {
 		{"orders", map[string]string{"a3": "orders"}, "a3", "--flink-prefix"}, // the operator's word wins
 		{"", nil, "", ""},
 	} {
-		m, ok := MatchFlink(c.prefix, jobs, c.explicit)
-		if ok != (c.id != "") || m.Job.ID != c.id || m.By != c.by {
+		m, ok, err := MatchFlink(c.prefix, jobs, c.explicit)
+		if err != nil || ok != (c.id != "") || m.Job.ID != c.id || m.By != c.by {
 			t.Errorf("MatchFlink(%q, %v) = %s by %q, %v; want %q by %q", c.prefix, c.explicit, m.Job.ID, m.By, ok, c.id, c.by)
 		}
 	}

@@ -175,10 +175,12 @@ type Job struct {
 	// open on checkpoints far apart: two jobs write one prefix (Shared).
 	Sequences string
 	// Flink is the Flink job its prefix matched (nil: no --flink, or no
-	// match); OpenVerdicts say of each open transaction whether its
-	// checkpoint completed, from Flink and --flink-checkpoints (nil: nothing
-	// to say it from).
+	// match); FlinkNote why no JobManager's word is taken although some
+	// were asked (one did not answer, several jobs match). OpenVerdicts say
+	// of each open transaction whether its checkpoint completed, from
+	// Flink and --flink-checkpoints (nil: nothing to say it from).
 	Flink        *FlinkMatch
+	FlinkNote    string
 	OpenVerdicts []Verdict
 	// Pinned are the partitions whose LSO one of the job's open
 	// transactions holds (Pin.Blocking), by partition; StuckGroups the
@@ -258,6 +260,8 @@ type Unit struct {
 type openTxn struct {
 	id         string
 	checkpoint int64
+	pid        int64
+	epoch      int16
 	start      time.Time // zero when unknown
 	deadline   time.Time // start + timeout, zero when either is unknown
 	// ending: the coordinator is ending it already (PrepareCommit,

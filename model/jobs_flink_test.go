@@ -425,7 +425,7 @@ func TestCrashedTakesFlinksWord(t *testing.T) {
 		{9, "1 belong to completed checkpoint 9: their records are in Flink's state, restoring from it commits them and aborting loses them"},
 	} {
 		fv := &FlinkView{Jobs: []FlinkJob{{Source: "http://jm:8081", ID: "j", Name: "job p", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(),
-			Latest: &FlinkCheckpoint{ID: c.latest, Status: "COMPLETED"}}}}
+			Latest: &FlinkCheckpoint{ID: c.latest, Status: "COMPLETED", AckMs: now.UnixMilli()}}}}
 		g := Group(s, PinsOf(s, nil, nil, now))
 		g.Flink = fv
 		ps := g.Jobs(nil, now)[0].Problems(s, Query{}, now)

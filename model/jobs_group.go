@@ -139,7 +139,7 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 		if u.Oldest.ID == "" || t.StartUnixMs < u.Oldest.StartUnixMs {
 			u.Oldest = *t
 		}
-		o := openTxn{id: t.ID, checkpoint: checkpoint, ending: t.State != Ongoing}
+		o := openTxn{id: t.ID, checkpoint: checkpoint, ending: t.State != Ongoing, pid: t.ProducerID, epoch: t.ProducerEpoch}
 		if t.HasStart() {
 			o.start = t.StartTime()
 			if t.TimeoutMs > 0 {
@@ -233,14 +233,8 @@ func (g *Grouping) Jobs(h *History, now time.Time) []Job {
 	for i := range g.jobs {
 		out[i] = g.jobs[i].withHistory(h, now)
 		if out[i].ID.Family == FlinkSink && g.Flink != nil {
-			facts := CheckpointFacts{}
-			if m, ok := MatchFlink(out[i].ID.Name, g.Flink.Jobs, g.Flink.Prefixes); ok {
-				out[i].Flink = &m
-				facts.Flink = &m
-			}
-			if r, ok := g.Flink.Retained[out[i].ID.Name]; ok && r.Err == "" {
-				facts.Retained, facts.RetainedDir = r.Checkpoints, r.Dir
-			}
+			facts := g.Flink.Facts(out[i].ID.Name)
+			out[i].Flink, out[i].FlinkNote = facts.Flink, facts.NoFlink
 			out[i].OpenVerdicts = out[i].Verdicts(facts)
 		}
 	}

@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 type (
 	// FlinkJSON is the Flink job a Flink sink's prefix matched (JobJSON's
@@ -35,10 +39,58 @@ type (
 		Path          string     `json:"path"`
 	}
 	// FlinkSourcesJSON is each JobManager given with --flink, and whether
-	// it answered.
+	// it answered; each checkpoint directory given with
+	// --flink-checkpoints, and what was found in it.
 	FlinkSourcesJSON struct {
-		ReadAt      time.Time             `json:"read_at"`
-		JobManagers []FlinkJobManagerJSON `json:"job_managers"`
+		ReadAt         time.Time             `json:"read_at"`
+		JobManagers    []FlinkJobManagerJSON `json:"job_managers"`
+		CheckpointDirs []CheckpointDirJSON   `json:"checkpoint_dirs"`
+	}
+	// CheckpointDirJSON is one --flink-checkpoints PREFIX=DIR as read:
+	// the directory's error, the entries of it that could not be read,
+	// and each job's directory in it.
+	CheckpointDirJSON struct {
+		Prefix   string              `json:"prefix"`
+		Dir      string              `json:"dir"`
+		Error    *string             `json:"error"`
+		Problems []string            `json:"problems"`
+		Jobs     []CheckpointJobJSON `json:"jobs"`
+	}
+	// CheckpointJobJSON is one job's checkpoint directory: its completed
+	// checkpoints, the committables of the prefix each holds, and the
+	// entries that could not be read or understood.
+	CheckpointJobJSON struct {
+		Dir         string                   `json:"dir"`
+		JobID       *string                  `json:"job_id"`
+		Checkpoints []RetainedCheckpointJSON `json:"checkpoints"`
+		Problems    []string                 `json:"problems"`
+	}
+	RetainedCheckpointJSON struct {
+		ID           int64             `json:"id"`
+		Committables []CommittableJSON `json:"committables"`
+	}
+	// CommittableJSON is a KafkaSink committable: what Flink commits on
+	// restore.
+	CommittableJSON struct {
+		TransactionalID string `json:"transactional_id"`
+		ProducerID      int64  `json:"producer_id"`
+		Epoch           int16  `json:"epoch"`
+	}
+	// BasisJSON is what a verdict rests on (Basis): the Flink job a
+	// JobManager listed for the prefix (null: none), the JobManagers
+	// asked, the job's checkpoint directory read (null: none) and the
+	// transaction's committable found there (null: none).
+	BasisJSON struct {
+		FlinkJob      *FlinkJobRefJSON `json:"flink_job"`
+		JobManagers   []string         `json:"job_managers"`
+		CheckpointDir *string          `json:"checkpoint_dir"`
+		Committable   *CommittableJSON `json:"committable"`
+	}
+	FlinkJobRefJSON struct {
+		JobManager string `json:"job_manager"`
+		JobID      string `json:"job_id"`
+		Name       string `json:"name"`
+		State      string `json:"state"`
 	}
 	FlinkJobManagerJSON struct {
 		URL   string  `json:"url"`
@@ -102,6 +154,55 @@ func ExportFlinkSources(v *FlinkView) *FlinkSourcesJSON {
 			}
 		}
 		out.JobManagers = append(out.JobManagers, jm)
+	}
+	out.CheckpointDirs = []CheckpointDirJSON{}
+	for _, prefix := range slices.Sorted(maps.Keys(v.Retained)) {
+		out.CheckpointDirs = append(out.CheckpointDirs, exportRetained(prefix, v.Retained[prefix]))
+	}
+	return out
+}
+
+func exportRetained(prefix string, r RetainedDir) CheckpointDirJSON {
+	out := CheckpointDirJSON{Prefix: prefix, Dir: r.Dir, Problems: orEmpty(r.Problems), Jobs: []CheckpointJobJSON{}}
+	if r.Err != "" {
+		e := r.Err
+		out.Error = &e
+	}
+	for _, j := range r.Jobs {
+		jj := CheckpointJobJSON{Dir: j.Dir, Problems: orEmpty(j.Problems), Checkpoints: []RetainedCheckpointJSON{}}
+		if j.JobID != "" {
+			id := j.JobID
+			jj.JobID = &id
+		}
+		for _, c := range j.Checkpoints {
+			cj := RetainedCheckpointJSON{ID: c.N, Committables: []CommittableJSON{}}
+			for _, cm := range c.Committables {
+				cj.Committables = append(cj.Committables, exportCommittable(cm))
+			}
+			jj.Checkpoints = append(jj.Checkpoints, cj)
+		}
+		out.Jobs = append(out.Jobs, jj)
+	}
+	return out
+}
+
+func exportCommittable(c Committable) CommittableJSON {
+	return CommittableJSON{TransactionalID: c.ID, ProducerID: c.ProducerID, Epoch: c.Epoch}
+}
+
+// ExportBasis is b as JSON.
+func ExportBasis(b Basis) BasisJSON {
+	out := BasisJSON{JobManagers: orEmpty(b.JobManagers)}
+	if b.FlinkJobID != "" {
+		out.FlinkJob = &FlinkJobRefJSON{JobManager: b.FlinkURL, JobID: b.FlinkJobID, Name: b.FlinkJobName, State: b.FlinkState}
+	}
+	if b.Dir != "" {
+		d := b.Dir
+		out.CheckpointDir = &d
+	}
+	if b.Committable != nil {
+		c := exportCommittable(*b.Committable)
+		out.Committable = &c
 	}
 	return out
 }

@@ -74,6 +74,9 @@ type (
 		// (null unless checkpointed): restoring from it commits it.
 		CompletedIn *int64 `json:"completed_in"`
 		Evidence    string `json:"evidence"`
+		// RestsOn names the Flink job and the checkpoint directory it
+		// rests on.
+		RestsOn BasisJSON `json:"rests_on"`
 	}
 	// JobPinJSON is a partition whose LSO the job's open transaction
 	// transactional_id holds, and the groups stuck there.
@@ -128,7 +131,8 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
 			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}, Flink: ExportFlink(j.Flink)}
 		for _, v := range j.OpenVerdicts {
-			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Checkpoint: positive(v.Checkpoint), CompletedIn: positive(v.CompletedIn), Evidence: v.Evidence})
+			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Checkpoint: positive(v.Checkpoint), CompletedIn: positive(v.CompletedIn), Evidence: v.Evidence,
+				RestsOn: ExportBasis(v.Basis)})
 		}
 		if j.ID.Family == FlinkSink {
 			naming := "incrementing"

@@ -10,6 +10,9 @@ import (
 // goes out, and Done records the outcome, whatever it is.
 type Recorder interface {
 	ID() string
+	// Rests is the evidence the next request rests on, as just read
+	// again: the lines written from then on carry it, not the plan's.
+	Rests(ev CommitEvidence)
 	Sending(try int, request string) error
 	Done(r Result) error
 }
@@ -41,6 +44,10 @@ type Result struct {
 	// AuditErr is set when the attempt's result could not be appended to
 	// the audit log.
 	AuditErr string
+	// JobWide is set when the refusal holds for the whole job (a
+	// JobWideError: Flink says the job may run, or the evidence's source
+	// went silent or changed): a batch sends nothing more.
+	JobWide bool
 }
 
 // OK reports a request sent, accepted by the broker, and on record.

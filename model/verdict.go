@@ -15,6 +15,11 @@ import (
 // commit call remains. Aborting such a transaction loses records Flink
 // counts as delivered; aborting one whose checkpoint never completed loses
 // nothing (Flink replays from its last completed checkpoint).
+//
+// Evidence that cannot be read, or tied to this job and this run, makes a
+// verdict unknown, never a guess: a JobManager that does not answer, a name
+// that several Flink jobs hold, a directory of several jobs' checkpoints, an
+// entry that cannot be read, numbers of another run.
 
 // VerdictKind is what is known of an open transaction's checkpoint.
 type VerdictKind string
@@ -40,6 +45,55 @@ type Verdict struct {
 	// Restoring the job from it commits the transaction.
 	Checkpoint, CompletedIn int64
 	Evidence                string
+	Basis                   Basis
+}
+
+// Basis is what a verdict rests on: the Flink job a JobManager listed for
+// the prefix, and the one job's checkpoint directory read. A request rests
+// on the evidence read just before it, and on the same basis as the plan.
+type Basis struct {
+	// The Flink job ("" when no JobManager listed one): its JobManager,
+	// id, name and state.
+	FlinkURL, FlinkJobID, FlinkJobName, FlinkState string
+	// JobManagers are the JobManagers asked, whether or not one listed
+	// the job.
+	JobManagers []string
+	// Dir is the job's checkpoint directory read ("" when none was
+	// given, or none of the one given could be taken for the job's).
+	Dir string
+	// Committable is the transaction's own committable, found in a
+	// checkpoint of Dir (nil: none).
+	Committable *Committable
+}
+
+// Same reports whether b and o rest on the same Flink job and directory.
+func (b Basis) Same(o Basis) bool {
+	return b.FlinkURL == o.FlinkURL && b.FlinkJobID == o.FlinkJobID && b.Dir == o.Dir
+}
+
+// FlinkJob names the Flink job ("" when none).
+func (b Basis) FlinkJob() string {
+	if b.FlinkJobID == "" {
+		return ""
+	}
+	return fmt.Sprintf("Flink job %q (%s, %s) at %s", b.FlinkJobName, b.FlinkJobID, b.FlinkState, b.FlinkURL)
+}
+
+// String says what b is, for a dialog, a prompt or a line of the plan.
+func (b Basis) String() string {
+	var parts []string
+	switch {
+	case b.FlinkJobID != "":
+		parts = append(parts, b.FlinkJob())
+	case len(b.JobManagers) > 0:
+		parts = append(parts, "no Flink job listed by "+strings.Join(b.JobManagers, ", "))
+	default:
+		parts = append(parts, "no JobManager asked")
+	}
+	if b.Dir != "" {
+		parts = append(parts, "checkpoints in "+b.Dir)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ClockMargin is how far apart the brokers' and the JobManager's clocks may
@@ -47,26 +101,70 @@ type Verdict struct {
 // belong to either checkpoint.
 const ClockMargin = 2 * time.Second
 
-// CheckpointFacts is what is known of a job's checkpoints: from its
-// JobManager (Flink, nil when not asked or not matched) and from a
-// retained-checkpoint directory (Retained: its chk-N with a _metadata;
-// RetainedDir "" when none was given).
+// CheckpointFacts is what is known of a job's checkpoints at one read
+// (FlinkView.Facts): from its JobManager and from its checkpoint directory.
 type CheckpointFacts struct {
-	Flink       *FlinkMatch
-	Retained    []RetainedCheckpoint
-	RetainedDir string
+	// Flink is the Flink job a JobManager listed for the prefix (nil: none).
+	Flink *FlinkMatch
+	// NoFlink is why no JobManager's word may be taken although some were
+	// asked: one did not answer (what a JobManager failing over looks
+	// like), or several Flink jobs match the prefix. Every verdict is
+	// unknown then.
+	NoFlink string
+	// Asked are the JobManagers asked.
+	Asked []string
+	// Retained is the prefix's --flink-checkpoints directory (nil: none).
+	Retained *RetainedDir
 }
 
-// RetainedCheckpoint is a chk-N directory holding a _metadata, written at
-// AtMs (Unix ms, the file's modification time).
-type RetainedCheckpoint struct {
-	N, AtMs int64
+// Facts is what v says of the Flink job whose sink writes with prefix.
+func (v *FlinkView) Facts(prefix string) CheckpointFacts {
+	var f CheckpointFacts
+	if v == nil {
+		return f
+	}
+	f.Asked = v.Sources
+	// The match stands for what the jobs view shows of the job; with a
+	// JobManager silent, no verdict rests on it (another job of the prefix
+	// may be there).
+	m, ok, err := MatchFlink(prefix, v.Jobs, v.Prefixes)
+	switch {
+	case err != nil:
+		f.NoFlink = err.Error()
+	case ok:
+		f.Flink = &m
+	}
+	for i, e := range v.Errs {
+		if e != "" && i < len(v.Sources) {
+			f.NoFlink = fmt.Sprintf("the JobManager at %s did not answer (%s): whether the job runs, and what it checkpointed, is not known (if it is gone for good, leave out its --flink)",
+				v.Sources[i], strings.TrimPrefix(e, v.Sources[i]+": "))
+			break
+		}
+	}
+	if r, ok := v.Retained[prefix]; ok {
+		f.Retained = &r
+	}
+	return f
+}
+
+func (f CheckpointFacts) given() bool {
+	return f.Flink != nil || f.NoFlink != "" || f.Retained != nil
+}
+
+func (f CheckpointFacts) basis() Basis {
+	b := Basis{JobManagers: f.Asked}
+	if f.Flink != nil {
+		fj := f.Flink.Job
+		b.FlinkURL, b.FlinkJobID, b.FlinkJobName, b.FlinkState = fj.Source, fj.ID, fj.Name, fj.State
+	}
+	return b
 }
 
 // Verdicts says, for each open transaction of a Flink job, whether its
-// checkpoint completed (nil for other families, or with no facts at all).
+// checkpoint completed (nil for other families, or with nothing asked of
+// the job).
 func (j Job) Verdicts(f CheckpointFacts) []Verdict {
-	if j.ID.Family != FlinkSink || (f.Flink == nil && f.RetainedDir == "") {
+	if j.ID.Family != FlinkSink || !f.given() {
 		return nil
 	}
 	var out []Verdict
@@ -79,183 +177,359 @@ func (j Job) Verdicts(f CheckpointFacts) []Verdict {
 	return out
 }
 
+// VerdictOf is the verdict of t, one open transaction of Flink job j, as
+// just re-read from its coordinator: what Verdicts would say of it.
+func (j Job) VerdictOf(t Txn, f CheckpointFacts) Verdict {
+	if j.ID.Family != FlinkSink {
+		return Verdict{ID: t.ID, Kind: VerdictUnknown, Evidence: fmt.Sprintf("%s is not a Flink sink's transactional id", t.ID)}
+	}
+	o := openTxn{id: t.ID, checkpoint: JobOf(t.ID).Checkpoint, ending: t.State != Ongoing, pid: t.ProducerID, epoch: t.ProducerEpoch}
+	if t.HasStart() {
+		o.start = t.StartTime()
+	}
+	return j.verdict(o, f)
+}
+
+// judged is one source's answer: Flink's or the directory's. veto is set
+// when the source could not be read or contradicts itself: the verdict is
+// unknown whatever the other says.
+type judged struct {
+	kind        VerdictKind // "" when the source was not given
+	checkpoint  int64
+	completedIn int64
+	evidence    string
+	veto        bool
+	dir         string
+	committable *Committable
+}
+
+func unknown(veto bool, format string, args ...any) judged {
+	return judged{kind: VerdictUnknown, veto: veto, evidence: fmt.Sprintf(format, args...)}
+}
+
 func (j Job) verdict(o openTxn, f CheckpointFacts) Verdict {
-	v := Verdict{ID: o.id, Kind: VerdictUnknown}
-	running := f.Flink != nil && FlinkRunning(f.Flink.Job.State)
-	if o.ending {
+	v := Verdict{ID: o.id, Kind: VerdictUnknown, Basis: f.basis()}
+	if !j.Pooling && o.checkpoint > 0 {
+		v.Checkpoint = o.checkpoint
+	}
+	switch {
+	case o.ending:
 		v.Evidence = "the coordinator is ending it already"
 		return v
+	case f.NoFlink != "":
+		v.Evidence = f.NoFlink
+		return v
+	case f.Flink == nil && f.Retained == nil && len(f.Asked) > 0:
+		v.Evidence = fmt.Sprintf("no Flink job listed by %s matches prefix %q (name it with --flink-prefix JOB=%s)", strings.Join(f.Asked, ", "), j.ID.Name, j.ID.Name)
+		return v
+	case f.Flink == nil && f.Retained == nil:
+		v.Evidence = "no --flink or --flink-checkpoints to judge it by"
+		return v
 	}
-	// Flink's statistics are of the run it lists: a transaction begun
-	// before that run started belongs to an earlier one, whose checkpoint
-	// numbers may mean other checkpoints (a fresh start counts from 1).
-	if f.Flink != nil && (o.start.IsZero() || f.Flink.Job.StartMs <= 0 || o.start.Before(time.UnixMilli(f.Flink.Job.StartMs).Add(-ClockMargin))) {
-		f.Flink = nil
-		running = false
-		if f.RetainedDir == "" {
-			v.Evidence = "it began before the run Flink lists started: Flink's checkpoints are another run's"
-			if o.start.IsZero() {
-				v.Evidence = "the coordinator reports no start for it, so which run of the job it belongs to is not known"
-			}
-			return v
-		}
+	var fl, dir judged
+	if f.Flink != nil {
+		fl = j.byFlink(o, f.Flink.Job)
 	}
-	if !j.Pooling && o.checkpoint > 0 {
+	if f.Retained != nil {
+		dir = j.byDir(o, f)
+		v.Basis.Dir, v.Basis.Committable = dir.dir, dir.committable
+	}
+	if v.Checkpoint == 0 {
+		v.Checkpoint = cmp.Or(fl.checkpoint, dir.checkpoint)
+	}
+	return combine(v, fl, dir)
+}
+
+// combine is the verdict from Flink's answer and the directory's: one that
+// could not be read vetoes, two that disagree make it unknown.
+func combine(v Verdict, fl, dir judged) Verdict {
+	take := func(a judged) Verdict {
+		v.Kind, v.CompletedIn, v.Evidence = a.kind, a.completedIn, a.evidence
+		return v
+	}
+	switch {
+	case dir.veto:
+		return take(dir)
+	case fl.veto:
+		return take(fl)
+	case dir.kind == "":
+		return take(fl)
+	case fl.kind == "":
+		return take(dir)
+	case fl.kind == VerdictUnknown && dir.kind == VerdictUnknown:
+		v.Evidence = fl.evidence + "; and " + dir.evidence
+		return v
+	case fl.kind == VerdictUnknown:
+		return take(dir)
+	case dir.kind == VerdictUnknown:
+		return take(fl)
+	case fl.kind != dir.kind:
+		v.Evidence = fmt.Sprintf("Flink and the checkpoint directory disagree: %s; but %s", fl.evidence, dir.evidence)
+		return v
+	}
+	v = take(dir)
+	v.CompletedIn = cmp.Or(dir.completedIn, fl.completedIn)
+	v.Evidence = fl.evidence + "; and " + dir.evidence
+	return v
+}
+
+// byFlink judges o from what its JobManager says of job fj.
+func (j Job) byFlink(o openTxn, fj FlinkJob) judged {
+	switch {
+	case fj.Err != "":
+		return unknown(false, "Flink's checkpoint statistics could not be read: %s", fj.Err)
+	case o.start.IsZero():
+		return unknown(false, "the coordinator reports no start for it, so which run of the job it belongs to is not known")
+	case fj.StartMs <= 0 || o.start.Before(time.UnixMilli(fj.StartMs).Add(-ClockMargin)):
+		// Flink's statistics are of the run it lists: a transaction begun
+		// before that run started belongs to an earlier one, whose
+		// checkpoint numbers may mean other checkpoints (a fresh start
+		// counts from 1).
+		return unknown(false, "it began before the run Flink lists started: Flink's checkpoints are another run's")
+	case !j.Pooling && o.checkpoint > 0:
 		// INCREMENTING: the id's number is the checkpoint that pre-commits
 		// it (observed on Flink 1.20 and 2.2: killed after checkpoint N
 		// completed, the open ids are numbered N+1, and a restore from N
 		// commits them with checkpoint N+1).
-		v.Checkpoint = o.checkpoint
-		return j.byNumber(v, o.start, f, running)
+		r := j.byNumber(o.checkpoint, o.start, fj)
+		r.checkpoint = o.checkpoint
+		return r
 	}
-	return j.byTimes(v, o.start, f, running)
+	return j.byTimes(o.start, fj)
 }
 
-// byNumber judges checkpoint v.Checkpoint from what Flink and the directory
-// say of it. Flink's committer keeps what a checkpoint pre-committed until
-// a checkpoint completes, its own or, when its own failed, the next: so a
-// transaction is in Flink's state once any checkpoint at or after its own
-// completed (in its run).
-func (j Job) byNumber(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
-	n := v.Checkpoint
-	if f.Flink != nil {
-		fj := f.Flink.Job
-		// Begun before the job's last restore: an earlier attempt's. The
-		// restore brought back the committer's state of checkpoint R: what
-		// R holds is Flink's (it commits it on restore), what came after R
-		// is not and is replayed.
-		if r := fj.Restored; r != nil && r.RestoreMs > 0 && !start.IsZero() && start.Before(time.UnixMilli(r.RestoreMs).Add(-ClockMargin)) {
-			if n <= r.ID {
-				v.Kind, v.CompletedIn = Checkpointed, r.ID
-				v.Evidence = fmt.Sprintf("it began before the job restored from checkpoint %d, which holds what checkpoint %d pre-committed (Flink commits it on restore)", r.ID, n)
-			} else {
-				v.Kind = NotCheckpointed
-				v.Evidence = fmt.Sprintf("it began before the job restored from checkpoint %d: checkpoint %d is not in the restored state, and Flink replays its records", r.ID, n)
-			}
-			return v
+// byNumber judges checkpoint n from what Flink says of it. Flink's
+// committer keeps what a checkpoint pre-committed until a checkpoint
+// completes, its own or, when its own failed, the next: so a transaction is
+// in Flink's state once any checkpoint at or after its own completed (in
+// its run), after it began.
+func (j Job) byNumber(n int64, start time.Time, fj FlinkJob) judged {
+	ended := FlinkEnded(fj.State)
+	// Begun before the job's last restore: an earlier attempt's. The
+	// restore brought back the committer's state of checkpoint R: what R
+	// holds is Flink's (it commits it on restore), what came after R is not
+	// and is replayed.
+	if r := fj.Restored; r != nil && r.RestoreMs > 0 && start.Before(time.UnixMilli(r.RestoreMs).Add(-ClockMargin)) {
+		if !fj.checkpointedBefore(r.RestoreMs) {
+			// The first restore of a job started from a checkpoint: the
+			// job's writers began after it, so what began before is not
+			// theirs, and R's numbers may be another job's.
+			return unknown(false, "it began before the job restored from checkpoint %d, and Flink lists no checkpoint of this job before that restore: the restored state is not known to hold it", r.ID)
 		}
-		if fj.Latest != nil && fj.Latest.ID >= n {
-			v.Kind, v.CompletedIn = Checkpointed, fj.Latest.ID
-			v.Evidence = fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, fj.Latest.ID)
-			if fj.Latest.ID > n {
-				v.Evidence += fmt.Sprintf(", which holds what checkpoint %d pre-committed", n)
-			}
-			return v
+		if n <= r.ID {
+			return judged{kind: Checkpointed, completedIn: r.ID, evidence: fmt.Sprintf(
+				"it began before the job restored from checkpoint %d, which holds what checkpoint %d pre-committed (Flink commits it on restore)", r.ID, n)}
 		}
-		for _, c := range fj.History {
-			if c.ID == n && c.Status == "IN_PROGRESS" {
-				v.Evidence = fmt.Sprintf("Flink says checkpoint %d is in progress", n)
-				return v
-			}
-		}
-		switch {
-		case fj.Latest != nil:
-			v.Kind = NotCheckpointed
-			if running {
-				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d; %d has not completed yet (the job runs: it commits or aborts it)", fj.Latest.ID, n)
-			} else {
-				v.Evidence = fmt.Sprintf("Flink's latest completed checkpoint is %d and the job is %s: %d never completed", fj.Latest.ID, fj.State, n)
-			}
-			return v
-		case fj.Err == "" && fj.Completed == 0:
-			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("Flink reports no checkpoint completed in this run (the job is %s)", fj.State)
-			return v
-		}
+		return judged{kind: NotCheckpointed, evidence: fmt.Sprintf(
+			"it began before the job restored from checkpoint %d: checkpoint %d is not in the restored state, and Flink replays its records", r.ID, n)}
 	}
-	// A directory is believed only of a chk-M written after the transaction
-	// began: a chk-M of an earlier run with the same number is another
-	// checkpoint.
-	if f.RetainedDir != "" && !start.IsZero() {
-		newest, holding := int64(-1), int64(-1)
-		for _, r := range f.Retained {
-			if time.UnixMilli(r.AtMs).Before(start.Add(-ClockMargin)) {
-				continue
-			}
-			newest = max(newest, r.N)
-			if r.N >= n && (holding < 0 || r.N < holding) {
-				holding = r.N
-			}
+	if l := fj.Latest; l != nil && l.ID >= n {
+		switch {
+		case l.AckMs <= 0:
+			return unknown(true, "Flink does not say when checkpoint %d completed, so that it completed after this transaction began is not known", l.ID)
+		case time.UnixMilli(l.AckMs).Before(start.Add(-ClockMargin)):
+			// A checkpoint that completed before the transaction began
+			// cannot hold it: the numbers are another run's (or another
+			// job's).
+			return unknown(true, "Flink's latest completed checkpoint, %d, completed at %s, before it began (%s): it cannot hold it, so Flink's numbers are another run's",
+				l.ID, ClockMs(time.UnixMilli(l.AckMs)), ClockMs(start))
 		}
-		if holding > 0 {
-			v.Kind, v.CompletedIn = Checkpointed, holding
-			v.Evidence = fmt.Sprintf("%s holds chk-%d/_metadata, written after it began", f.RetainedDir, holding)
-			return v
+		e := fmt.Sprintf("Flink (%s) says checkpoint %d completed", fj.Source, l.ID)
+		if l.ID > n {
+			e += fmt.Sprintf(", which holds what checkpoint %d pre-committed", n)
 		}
-		// Flink writes a checkpoint's _metadata before it calls it
-		// complete, and keeps the newest it completed: a newer one written
-		// since it began, and none at or after its own, means its own had
-		// not completed.
-		if newest > 0 {
-			v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("the newest checkpoint in %s is chk-%d, written after it began, and it has no chk-%d: checkpoint %d had not completed when txnscope looked",
-				f.RetainedDir, newest, n, n)
-			return v
+		return judged{kind: Checkpointed, completedIn: l.ID, evidence: e}
+	}
+	for _, c := range fj.History {
+		if c.ID == n && c.Status == "IN_PROGRESS" {
+			return unknown(false, "Flink says checkpoint %d is in progress", n)
 		}
 	}
 	switch {
-	case f.Flink != nil && f.Flink.Job.Err != "":
-		v.Evidence = "Flink's checkpoint statistics could not be read: " + f.Flink.Job.Err
-	case f.Flink != nil:
-		v.Evidence = "Flink lists checkpoints but not the latest completed one"
-	default:
-		v.Evidence = fmt.Sprintf("no chk-M/_metadata written after it began in %s (checkpoints may have been pruned), and no --flink", f.RetainedDir)
+	case fj.Latest != nil && j.NewestCommitted > fj.Latest.ID:
+		return unknown(true, "a transaction of checkpoint %d is committed, but Flink's latest completed checkpoint is %d: Flink's numbers are another run's",
+			j.NewestCommitted, fj.Latest.ID)
+	case fj.Latest != nil && !ended:
+		return judged{kind: NotCheckpointed, evidence: fmt.Sprintf(
+			"Flink's latest completed checkpoint is %d; %d has not completed yet (the job is %s: it commits or aborts it)", fj.Latest.ID, n, fj.State)}
+	case fj.Latest != nil:
+		return judged{kind: NotCheckpointed, evidence: fmt.Sprintf(
+			"Flink's latest completed checkpoint is %d and the job is %s: %d never completed", fj.Latest.ID, fj.State, n)}
+	case fj.Completed == 0 && j.NewestCommitted >= n:
+		return unknown(true, "a transaction of checkpoint %d is committed, but Flink reports no checkpoint completed in this run: Flink's numbers are another run's", j.NewestCommitted)
+	case fj.Completed == 0:
+		return judged{kind: NotCheckpointed, evidence: fmt.Sprintf("Flink reports no checkpoint completed in this run (the job is %s)", fj.State)}
 	}
-	return v
+	return unknown(false, "Flink lists checkpoints but not the latest completed one")
+}
+
+// checkpointedBefore reports whether Flink's history shows a checkpoint of
+// this job triggered before t (Unix ms): a restore after it is a failover
+// of the job, not the first start from another run's checkpoint.
+func (f FlinkJob) checkpointedBefore(t int64) bool {
+	for _, c := range f.History {
+		if c.TriggerMs > 0 && c.TriggerMs < t && !c.Savepoint {
+			return true
+		}
+	}
+	return false
 }
 
 // byTimes judges a transaction whose id carries no checkpoint (POOLING) by
 // its start against the checkpoints' trigger times: the first checkpoint
 // triggered after it began pre-committed it, and the first completed one
 // from then on holds it.
-func (j Job) byTimes(v Verdict, start time.Time, f CheckpointFacts, running bool) Verdict {
-	if f.Flink == nil || len(f.Flink.Job.History) == 0 {
-		v.Evidence = "its id names a slot, not a checkpoint, and Flink's checkpoint history (--flink) is not known"
-		return v
+func (j Job) byTimes(start time.Time, fj FlinkJob) judged {
+	if len(fj.History) == 0 {
+		return unknown(false, "its id names a slot, not a checkpoint, and Flink lists no checkpoint history")
 	}
-	if start.IsZero() {
-		v.Evidence = "the coordinator reports no start for it"
-		return v
-	}
-	hist := slices.Clone(f.Flink.Job.History)
+	hist := slices.Clone(fj.History)
 	slices.SortFunc(hist, func(a, b FlinkCheckpoint) int { return cmp.Compare(a.TriggerMs, b.TriggerMs) })
+	var r judged
 	for _, c := range hist {
 		trigger := time.UnixMilli(c.TriggerMs)
 		if d := trigger.Sub(start); d > -ClockMargin && d < ClockMargin {
-			v.Evidence = fmt.Sprintf("it began within %s of checkpoint %d's trigger: the clocks cannot tell which checkpoint it belongs to", ClockMargin, c.ID)
-			return v
+			return unknown(false, "it began within %s of checkpoint %d's trigger: the clocks cannot tell which checkpoint it belongs to", ClockMargin, c.ID)
 		}
 		if trigger.Before(start) {
 			continue
 		}
-		if v.Checkpoint == 0 {
-			v.Checkpoint = c.ID
+		if r.checkpoint == 0 {
+			r.checkpoint = c.ID
 		}
 		switch c.Status {
 		case "COMPLETED":
-			v.Kind, v.CompletedIn = Checkpointed, c.ID
-			v.Evidence = fmt.Sprintf("it began before checkpoint %d was triggered and is still open; Flink says %d completed", v.Checkpoint, c.ID)
-			return v
+			r.kind, r.completedIn = Checkpointed, c.ID
+			r.evidence = fmt.Sprintf("it began before checkpoint %d was triggered and is still open; Flink says %d completed", r.checkpoint, c.ID)
+			return r
 		case "IN_PROGRESS":
-			v.Evidence = fmt.Sprintf("checkpoint %d, triggered after it began, is in progress", c.ID)
-			return v
+			r.kind, r.evidence = VerdictUnknown, fmt.Sprintf("checkpoint %d, triggered after it began, is in progress", c.ID)
+			return r
 		}
 	}
-	if running {
-		v.Kind, v.Evidence = NotCheckpointed, "no checkpoint triggered since it began has completed (the job runs: it commits or aborts it)"
+	r.kind = NotCheckpointed
+	if FlinkEnded(fj.State) {
+		r.evidence = fmt.Sprintf("no checkpoint triggered after it began completed, and the job is %s", fj.State)
 	} else {
-		v.Kind, v.Evidence = NotCheckpointed, fmt.Sprintf("no checkpoint triggered after it began completed, and the job is %s", f.Flink.Job.State)
+		r.evidence = fmt.Sprintf("no checkpoint triggered since it began has completed (the job is %s: it commits or aborts it)", fj.State)
 	}
-	return v
+	return r
 }
 
-// VerdictOf is the verdict of t, one open transaction of Flink job j, as
-// just re-read from its coordinator: what Verdicts would say of it.
-func (j Job) VerdictOf(t Txn, f CheckpointFacts) Verdict {
-	if j.ID.Family != FlinkSink || (f.Flink == nil && f.RetainedDir == "") {
-		return Verdict{ID: t.ID, Kind: VerdictUnknown}
+// byDir judges o from the checkpoints of the job's directory: exactly,
+// by the committable of the very transaction (its id, producer id and
+// epoch) in a checkpoint's _metadata, never by a file's time or name alone.
+func (j Job) byDir(o openTxn, f CheckpointFacts) judged {
+	r := f.Retained
+	if r.Err != "" {
+		return unknown(true, "the checkpoint directory %s could not be read: %s", r.Dir, r.Err)
 	}
-	o := openTxn{id: t.ID, checkpoint: JobOf(t.ID).Checkpoint, ending: t.State != Ongoing}
-	if t.HasStart() {
-		o.start = t.StartTime()
+	flinkJobID := ""
+	if f.Flink != nil {
+		flinkJobID = f.Flink.Job.ID
 	}
-	return j.verdict(o, f)
+	d, why := r.choose(o, flinkJobID, j.ID.Name)
+	if d == nil {
+		return why
+	}
+	out := j.inDir(o, *d, flinkJobID)
+	out.dir = d.Dir
+	return out
+}
+
+// choose is the one job's directory of r that o's verdict may rest on: the
+// one whose checkpoint holds o's committable, else the one named for the
+// Flink job, else the only one; otherwise why none can be chosen.
+func (r *RetainedDir) choose(o openTxn, flinkJobID, prefix string) (*RetainedJob, judged) {
+	for i := range r.Jobs {
+		for _, c := range r.Jobs[i].Checkpoints {
+			if c.Holds(o.id, o.pid, o.epoch) {
+				return &r.Jobs[i], judged{}
+			}
+		}
+	}
+	if flinkJobID != "" {
+		for i := range r.Jobs {
+			if r.Jobs[i].JobID == flinkJobID {
+				return &r.Jobs[i], judged{}
+			}
+		}
+	}
+	var dirs []string
+	for _, d := range r.Jobs {
+		dirs = append(dirs, d.Dir)
+	}
+	switch {
+	case len(r.Problems) > 0:
+		return nil, unknown(true, "in %s, %s: the job's checkpoints may be there, so which of its directories is this job's is not known", r.Dir, problemList(r.Problems))
+	case len(r.Jobs) == 1:
+		return &r.Jobs[0], judged{}
+	case len(r.Jobs) == 0:
+		return nil, unknown(false, "%s holds no completed checkpoint (chk-N/_metadata, or <job id>/chk-N/_metadata)", r.Dir)
+	}
+	return nil, unknown(true, "%s holds the checkpoints of several jobs (%s) and none holds its committable: which is this job's is not known; give the job's own directory (--flink-checkpoints %s=%s)",
+		r.Dir, strings.Join(dirs, ", "), prefix, dirs[0])
+}
+
+// inDir judges o from the completed checkpoints of one job's directory d.
+func (j Job) inDir(o openTxn, d RetainedJob, flinkJobID string) judged {
+	if len(d.Problems) > 0 {
+		return unknown(true, "in %s, %s: txnscope cannot read or understand it, so which checkpoints completed is not known", d.Dir, problemList(d.Problems))
+	}
+	if j.Pooling || o.checkpoint <= 0 {
+		return unknown(false, "its id names a slot, not a checkpoint: a checkpoint directory alone does not tell the slot's transactions apart")
+	}
+	n := o.checkpoint
+	var other *Committable
+	for _, c := range d.Checkpoints {
+		if c.Holds(o.id, o.pid, o.epoch) {
+			if c.N < n {
+				return unknown(true, "%s/chk-%d holds its committable, but it is numbered %d: these are not the checkpoints its id counts", d.Dir, c.N, n)
+			}
+			cm := Committable{ID: o.id, ProducerID: o.pid, Epoch: o.epoch}
+			return judged{kind: Checkpointed, checkpoint: n, completedIn: c.N, committable: &cm, evidence: fmt.Sprintf(
+				"%s/chk-%d/_metadata holds its committable (producer id %d, epoch %d): Flink commits it when restored from that checkpoint", d.Dir, c.N, o.pid, o.epoch)}
+		}
+		for _, cm := range c.Committables {
+			if cm.ID == o.id {
+				other = &cm
+			}
+		}
+	}
+	holdsOther := ""
+	if other != nil {
+		holdsOther = fmt.Sprintf(" (it holds %s, another transaction of the id)", other)
+	}
+	for _, c := range d.Checkpoints {
+		if c.N >= n {
+			return unknown(true, "%s/chk-%d, at or after its checkpoint %d, does not hold its committable (producer id %d, epoch %d)%s: the directory is another run's, or the checkpoint's state is not in its _metadata",
+				d.Dir, c.N, n, o.pid, o.epoch, holdsOther)
+		}
+	}
+	if len(d.Checkpoints) == 0 {
+		return unknown(false, "%s holds no completed checkpoint (chk-N/_metadata)", d.Dir)
+	}
+	newest := d.Checkpoints[len(d.Checkpoints)-1]
+	switch {
+	case len(newest.Committables) == 0:
+		return unknown(false, "%s/chk-%d/_metadata holds no committable of %s: that it is this job's checkpoint is not known (its state may be in files beside it, which txnscope does not read)",
+			d.Dir, newest.N, j.ID.Name)
+	case j.NewestCommitted > newest.N:
+		return unknown(true, "a transaction of checkpoint %d is committed, but the newest checkpoint in %s is chk-%d: the directory is out of date or another run's",
+			j.NewestCommitted, d.Dir, newest.N)
+	case flinkJobID != "" && d.JobID != "" && d.JobID != flinkJobID:
+		return unknown(false, "%s holds the checkpoints of job %s, and Flink lists job %s for %s", d.Dir, d.JobID, flinkJobID, j.ID.Name)
+	}
+	return judged{kind: NotCheckpointed, checkpoint: n, evidence: fmt.Sprintf(
+		"the newest checkpoint in %s is chk-%d, before its own (%d), and none there holds its committable%s: checkpoint %d had not completed when the directory was read",
+		d.Dir, newest.N, n, holdsOther, n)}
+}
+
+// problemList names the first few problems, and how many more there are.
+func problemList(ps []string) string {
+	const show = 3
+	if len(ps) <= show {
+		return strings.Join(ps, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(ps[:show], "; "), len(ps)-show)
 }

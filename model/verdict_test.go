@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+func cm(id string, pid int64, epoch int16) Committable {
+	return Committable{ID: id, ProducerID: pid, Epoch: epoch}
+}
+
+func oneJob(dir string, cps ...RetainedCheckpoint) *RetainedDir {
+	return &RetainedDir{Dir: dir, Jobs: []RetainedJob{{Dir: dir, Checkpoints: cps}}}
+}
+
 func TestVerdicts(t *testing.T) {
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	ms := func(d time.Duration) int64 { return now.Add(d).UnixMilli() }
@@ -27,6 +35,7 @@ func TestVerdicts(t *testing.T) {
 		tx.SetStart(now.Add(began))
 		return tx
 	}
+	chk := func(n int64, cs ...Committable) RetainedCheckpoint { return RetainedCheckpoint{N: n, Committables: cs} }
 	hist := []FlinkCheckpoint{cp(12, "COMPLETED", -9*time.Second), cp(13, "COMPLETED", -6*time.Second), cp(14, "FAILED", -3*time.Second)}
 	for _, c := range []struct {
 		name    string
@@ -46,13 +55,15 @@ func TestVerdicts(t *testing.T) {
 		{"in progress", []Txn{open("p-0-15", -2*time.Second)}, CheckpointFacts{Flink: run("RUNNING", append(hist, cp(15, "IN_PROGRESS", -time.Second))...)}, VerdictUnknown, 15, "in progress"},
 		{"older than Flink's history", []Txn{open("p-0-3", -5*time.Minute)}, CheckpointFacts{Flink: run("FAILED", hist...)}, Checkpointed, 3, "checkpoint 13 completed, which holds what checkpoint 3"},
 		// A fresh start counts from 1: the old run's 13 is not the new run's.
-		{"an earlier run's transaction", []Txn{open("p-0-13", -11*time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 0, "Flink's checkpoints are another run's"},
-		{"retained dir, written after it began", []Txn{open("p-0-13", -8*time.Second)},
-			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{12, ms(-8500 * time.Millisecond)}, {13, ms(-5 * time.Second)}}}, Checkpointed, 13, "/chk holds chk-13/_metadata"},
-		{"retained dir, an earlier run's chk-13", []Txn{open("p-0-13", -8*time.Second)},
-			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-time.Hour)}}}, VerdictUnknown, 13, "no chk-M/_metadata written after it began"},
+		{"an earlier run's transaction", []Txn{open("p-0-13", -11*time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 13, "Flink's checkpoints are another run's"},
+		{"retained dir, its committable in chk-13", []Txn{open("p-0-13", -8*time.Second)},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(12, cm("p-0-12", 1, 0)), chk(13, cm("p-0-13", 1, 0)))}, Checkpointed, 13, "/chk/j/chk-13/_metadata holds its committable (producer id 1, epoch 0)"},
+		{"retained dir, an earlier run's chk-13 (a copy's file times say nothing)", []Txn{open("p-0-13", -8*time.Second)},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 77, 3)))}, VerdictUnknown, 13, "/chk/j/chk-13, at or after its checkpoint 13, does not hold its committable (producer id 1, epoch 0) (it holds p-0-13 producer id 77 epoch 3"},
 		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5*time.Second)},
-			CheckpointFacts{RetainedDir: "/chk", Retained: []RetainedCheckpoint{{13, ms(-4 * time.Second)}}}, NotCheckpointed, 14, "it has no chk-14: checkpoint 14 had not completed"},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 1, 0)))}, NotCheckpointed, 14, "the newest checkpoint in /chk/j is chk-13, before its own (14)"},
+		{"retained dir, the checkpoint before it holds nothing of the prefix", []Txn{open("p-0-14", -5*time.Second)},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(13))}, VerdictUnknown, 14, "holds no committable of p"},
 		{"an earlier attempt's, in the restored state", []Txn{open("p-0-13", -8*time.Second)},
 			CheckpointFacts{Flink: func() *FlinkMatch {
 				m := run("RUNNING", hist...)
@@ -67,7 +78,7 @@ func TestVerdicts(t *testing.T) {
 				return m
 			}()},
 			NotCheckpointed, 14, "checkpoint 14 is not in the restored state"},
-		{"being ended", []Txn{{ID: "p-0-13", State: PrepareAbort, Described: true}}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 0, "ending it already"},
+		{"being ended", []Txn{{ID: "p-0-13", State: PrepareAbort, Described: true}}, CheckpointFacts{Flink: run("FAILED", hist...)}, VerdictUnknown, 13, "ending it already"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Snapshot{TakenAt: now, Txns: append([]Txn{{ID: "p-0-12", State: CompleteCommit, Described: true}}, c.txns...)}

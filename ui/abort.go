@@ -54,12 +54,13 @@ func (m *Model) verdictNotice(id string) string {
 		if v.ID != id {
 			continue
 		}
+		basis := " It rests on " + v.Basis.String() + "."
 		switch v.Kind {
 		case model.Checkpointed:
 			return fmt.Sprintf("Checkpointed: %s. Aborting loses records Flink counts as delivered; C commits them here, or restoring the job from checkpoint %d does.",
-				v.Evidence, v.CompletedIn)
+				v.Evidence, v.CompletedIn) + basis
 		case model.NotCheckpointed:
-			return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence)
+			return fmt.Sprintf("Not checkpointed: %s. Aborting loses nothing Flink counts as delivered.", v.Evidence) + basis
 		default:
 			return "Whether its checkpoint completed is not known: " + v.Evidence + "."
 		}

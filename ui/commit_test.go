@@ -18,9 +18,14 @@ import (
 func failedJob(state string) *model.FlinkView {
 	return &model.FlinkView{At: uitest.T0, Sources: []string{"http://jm:8081"}, Errs: []string{""},
 		Jobs: []model.FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "warehouse-loader", State: state,
-			StartMs: uitest.T0.Add(-time.Hour).UnixMilli(), Latest: &model.FlinkCheckpoint{ID: 121, Status: "COMPLETED"},
+			StartMs: uitest.T0.Add(-time.Hour).UnixMilli(), Latest: cp(121, -5*time.Second),
 			Restored: &model.FlinkCheckpoint{ID: 117, RestoreMs: uitest.T0.Add(-30 * time.Second).UnixMilli()},
-			History:  []model.FlinkCheckpoint{{ID: 121, Status: "COMPLETED"}, {ID: 120, Status: "COMPLETED"}}}}}
+			History:  []model.FlinkCheckpoint{*cp(121, -5*time.Second), *cp(120, -15*time.Second), *cp(117, -45*time.Second)}}}}
+}
+
+// cp is checkpoint id, triggered at T0+at and completed a second later.
+func cp(id int64, at time.Duration) *model.FlinkCheckpoint {
+	return &model.FlinkCheckpoint{ID: id, Status: "COMPLETED", TriggerMs: uitest.T0.Add(at).UnixMilli(), AckMs: uitest.T0.Add(at + time.Second).UnixMilli()}
 }
 
 // withFlink makes the harness read view, latest and afresh; reads counts
@@ -87,7 +92,9 @@ func TestCommitRefused(t *testing.T) {
 		want     string
 	}{
 		{"not checkpointed", "warehouse-loader-0-118", failedJob("FAILED"), "is not checkpointed (it began before the job restored from checkpoint 117"},
-		{"the job runs", "warehouse-loader-1-121", failedJob("RUNNING"), "Flink says its job is RUNNING: its own committer commits"},
+		{"the job runs", "warehouse-loader-1-121", failedJob("RUNNING"), "its own committer commits warehouse-loader-1-121 once it can"},
+		// SUSPENDED is a JobManager that lost its leadership: the job recovers.
+		{"the job is suspended", "warehouse-loader-1-121", failedJob("SUSPENDED"), "SUSPENDED may run again (only FAILED, CANCELED and FINISHED are over)"},
 		{"no Flink", "warehouse-loader-1-121", nil, "commit needs --flink URL or --flink-checkpoints"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -170,5 +177,5 @@ func TestResolveRefusedWhileTheJobRuns(t *testing.T) {
 	if h.m.bulk != nil {
 		t.Fatal("resolve offered on a job Flink says is restarting")
 	}
-	mustContain(t, h.screen(), "the job runs (Flink says warehouse-loader is RESTARTING)")
+	mustContain(t, h.screen(), `Flink job "warehouse-loader" (0123456789abcdef0123456789abcdef, RESTARTING) at http://jm:8081: the job runs`)
 }

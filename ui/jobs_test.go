@@ -338,11 +338,7 @@ func TestFlinkBesideTheJob(t *testing.T) {
 // The force-terminate dialog says what Flink's checkpoints make of the
 // transaction: aborting one whose checkpoint completed loses its records.
 func TestForceTerminateSaysWhatItLoses(t *testing.T) {
-	view := &model.FlinkView{At: uitest.T0, Sources: []string{"http://jm:8081"}, Errs: []string{""},
-		Jobs: []model.FlinkJob{{Source: "http://jm:8081", ID: "0123456789abcdef0123456789abcdef", Name: "warehouse-loader", State: "FAILED",
-			StartMs: uitest.T0.Add(-time.Hour).UnixMilli(), Latest: &model.FlinkCheckpoint{ID: 121, Status: "COMPLETED"},
-			Restored: &model.FlinkCheckpoint{ID: 117, RestoreMs: uitest.T0.Add(-30 * time.Second).UnixMilli()},
-			History:  []model.FlinkCheckpoint{{ID: 121, Status: "COMPLETED"}, {ID: 120, Status: "COMPLETED"}}}}}
+	view := failedJob("FAILED")
 	h := jobsStarted(t, func(o *Options) { o.Flink = func() *model.FlinkView { return view } })
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	for _, c := range []struct{ id, want string }{

@@ -486,7 +486,7 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 		if j.Pooling {
 			parts[0] += " · pooling"
 		}
-		if f := flinkPart(j.Flink, d.Now); f != "" && ansi.StringWidth(left)+2+ansi.StringWidth(parts[0])+3+ansi.StringWidth(f) <= w {
+		if f := flinkPart(j, d.Now); f != "" && ansi.StringWidth(left)+2+ansi.StringWidth(parts[0])+3+ansi.StringWidth(f) <= w {
 			parts = append(parts, f)
 		}
 		for _, more := range []struct {
@@ -507,9 +507,14 @@ func JobDetail(d JobDetailData, w, h int, st Styles) string {
 }
 
 // flinkPart is what Flink's REST API says of the job, for its status line:
-// its state and latest completed checkpoint ("" when not matched).
-func flinkPart(m *model.FlinkMatch, now time.Time) string {
-	if m == nil {
+// its state and latest completed checkpoint ("" when not matched), or that
+// which Flink job it is cannot be told (its verdicts say why).
+func flinkPart(job *model.Job, now time.Time) string {
+	m := job.Flink
+	switch {
+	case m == nil && job.FlinkNote != "":
+		return "Flink job not known"
+	case m == nil:
 		return ""
 	}
 	j := m.Job

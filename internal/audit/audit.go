@@ -137,10 +137,24 @@ type Attempt struct {
 	id        string
 	bootstrap string
 	action    model.Action
+	// evidenceAt is when the evidence the action now carries was read
+	// again (zero: it is the plan's).
+	evidenceAt time.Time
 }
 
 // ID joins the attempt's lines.
 func (at *Attempt) ID() string { return at.id }
+
+// Rests makes the lines from now on carry ev, the evidence as read again
+// just before the next request: what the request rests on, not what the
+// plan showed.
+func (at *Attempt) Rests(ev model.CommitEvidence) {
+	at.action.Verdict, at.action.FlinkState = ev.Verdict, ev.FlinkState
+	at.evidenceAt = ev.At
+	if at.evidenceAt.IsZero() {
+		at.evidenceAt = time.Now()
+	}
+}
 
 // Sending appends, and syncs to disk, the line that says request number try
 // is about to go out, as request says (the broker it goes to included). When

@@ -41,12 +41,22 @@ type Entry struct {
 	ProducerEpoch         int16                  `json:"producer_epoch"`
 	Wire                  string                 `json:"request"`
 
-	// What a commit rests on: the verdict when it was confirmed (the
-	// executor asks again before each request), or the operator's word.
-	Verdict     string `json:"verdict,omitempty"`
-	CompletedIn int64  `json:"completed_in,omitempty"`
-	Evidence    string `json:"evidence,omitempty"`
-	Unverified  bool   `json:"unverified,omitempty"`
+	// What a commit (or a resolve's force-terminate) rests on: the verdict
+	// read again just before the request (EvidenceReadAt: when), or the
+	// one confirmed on a line written before any re-check; or the
+	// operator's word. The Flink job (name and id) and the job's
+	// checkpoint directory it was read from are named.
+	Verdict        string     `json:"verdict,omitempty"`
+	CompletedIn    int64      `json:"completed_in,omitempty"`
+	Evidence       string     `json:"evidence,omitempty"`
+	EvidenceReadAt *time.Time `json:"evidence_read_at,omitempty"`
+	FlinkJob       string     `json:"flink_job,omitempty"`
+	FlinkJobID     string     `json:"flink_job_id,omitempty"`
+	FlinkState     string     `json:"flink_state,omitempty"`
+	JobManager     string     `json:"job_manager,omitempty"`
+	CheckpointDir  string     `json:"checkpoint_dir,omitempty"`
+	Committable    string     `json:"committable,omitempty"`
+	Unverified     bool       `json:"unverified,omitempty"`
 
 	Outcome   string `json:"outcome,omitempty"` // sent, refused, unknown, failed
 	Result    string `json:"result,omitempty"`
@@ -65,7 +75,16 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
 		}
 		if a.Kind == model.Commit || a.Verdict.Kind != "" {
-			e.Verdict, e.CompletedIn, e.Evidence, e.Unverified = string(a.Verdict.Kind), a.Verdict.CompletedIn, a.Verdict.Evidence, a.Unverified
+			v, b := a.Verdict, a.Verdict.Basis
+			e.Verdict, e.CompletedIn, e.Evidence, e.Unverified = string(v.Kind), v.CompletedIn, v.Evidence, a.Unverified
+			e.FlinkJob, e.FlinkJobID, e.FlinkState, e.JobManager, e.CheckpointDir = b.FlinkJobName, b.FlinkJobID, b.FlinkState, b.FlinkURL, b.Dir
+			if b.Committable != nil {
+				e.Committable = b.Committable.String()
+			}
+			if !at.evidenceAt.IsZero() {
+				t := at.evidenceAt.UTC()
+				e.EvidenceReadAt = &t
+			}
 		}
 		return e
 	}

@@ -59,7 +59,8 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	defer log.Close()
 	a, err := plan(ctx, cl, c)
 	if err != nil {
-		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused: %w", c.cmd, err))
+		// The model's refusals say "refused:" themselves: once is enough.
+		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused: %s", c.cmd, trimRefusedText(err.Error())))
 	}
 	if !c.one.yes {
 		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, log.Path())
@@ -99,6 +100,13 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 // document then names what the flags asked for, and no request.
 func refused(o out, c config, planned *model.Action, auditPath string, err error) error {
 	if !o.json {
+		return err
+	}
+	if c.cmd == cmdResolve {
+		doc := resolveJSON{Job: c.one.job, Steps: []resolveStep{}, Result: err.Error(), AuditLog: auditPath}
+		if perr := o.emit(doc, nil, nil); perr != nil {
+			return errors.Join(err, perr)
+		}
 		return err
 	}
 	a, request := asked(c), ""

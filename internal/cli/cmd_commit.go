@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/flinkrest"
@@ -47,11 +48,27 @@ func runCommit(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 		if err != nil {
 			return a, err
 		}
+		a.LastWrite = lastWrite(s, a)
 		if !a.Unverified {
 			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
 		}
 		return a, nil
 	})
+}
+
+// lastWrite is when the brokers last saw a's producer write to one of its
+// partitions (zero: not known).
+func lastWrite(s *model.Snapshot, a model.Action) time.Time {
+	var last int64
+	for _, p := range s.Partitions {
+		if pr, ok := p.Producer(a.ProducerID); ok && slices.Contains(a.Partitions, p.TopicPartition) {
+			last = max(last, pr.LastWriteMs)
+		}
+	}
+	if last <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(last)
 }
 
 // jobOf is job as the jobs view groups it (its naming scheme read from its

@@ -51,12 +51,16 @@ type resolveStep struct {
 	Verdict               string `json:"verdict"`
 	CompletedIn           int64  `json:"completed_in,omitempty"`
 	Evidence              string `json:"evidence,omitempty"`
+	// RestsOn names the Flink job and the checkpoint directory the
+	// verdict rests on: the plan's, or the re-check's once one was read.
+	RestsOn model.BasisJSON `json:"rests_on"`
 	// Action is commit or force-terminate; "" when it was left open, and
-	// LeftOpen says why.
+	// LeftOpen says why (or NotSent, once the batch stopped).
 	Action    string `json:"action,omitempty"`
 	LeftOpen  string `json:"left_open,omitempty"`
 	Request   string `json:"request,omitempty"`
 	Attempt   string `json:"attempt,omitempty"`
+	NotSent   string `json:"not_sent,omitempty"`
 	Sends     int    `json:"sends"`
 	Refused   bool   `json:"refused"`
 	Unknown   bool   `json:"unknown"`
@@ -67,7 +71,7 @@ type resolveStep struct {
 
 func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
 	log := audit.New(c.auditLog)
-	doc := resolveJSON{Job: c.one.job, AuditLog: log.Path()}
+	doc := resolveJSON{Job: c.one.job, Steps: []resolveStep{}, AuditLog: log.Path()}
 	fail := func(err error) error {
 		if o.json {
 			doc.Result = err.Error()
@@ -81,7 +85,7 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 	defer log.Close()
 	steps, err := planResolve(ctx, cl, c)
 	if err != nil {
-		return fail(fmt.Errorf("resolve refused: %w", err))
+		return fail(fmt.Errorf("resolve refused: %s", trimRefusedText(err.Error())))
 	}
 	if !c.one.yes {
 		ok, err := confirmResolve(ctx, std.In, std.Err, c.one.job, steps, log.Path())
@@ -96,18 +100,33 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 	slices.SortStableFunc(steps, func(a, b model.ResolveStep) int { return rank(a) - rank(b) })
 	boot := strings.Join(c.bootstrap, ",")
 	var bad []string
+	stopped := ""
 	for _, s := range steps {
 		st := resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: model.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
-			CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, LeftOpen: s.Why}
-		if s.Action == nil {
+			CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, RestsOn: model.ExportBasis(s.Verdict.Basis), LeftOpen: s.Why}
+		switch {
+		case s.Action == nil:
 			bad = append(bad, s.Txn.ID+" left open")
-		} else {
+		case stopped != "":
+			st.Action, st.NotSent = string(s.Action.Kind), stopped
+			bad = append(bad, fmt.Sprintf("%s %s not sent", s.Action.Kind, s.Txn.ID))
+		default:
 			a := *s.Action
-			r := cl.Execute(ctx, a, log.Begin(boot, a))
+			rec := &evidenceSeen{Recorder: log.Begin(boot, a)}
+			r := cl.Execute(ctx, a, rec)
+			if rec.seen != nil {
+				v := rec.seen.Verdict
+				st.Verdict, st.CompletedIn, st.Evidence, st.RestsOn = string(v.Kind), v.CompletedIn, v.Evidence, model.ExportBasis(v.Basis)
+			}
 			st.Action, st.Request, st.Attempt, st.Sends = string(a.Kind), r.Request, r.Attempt, r.Sends
 			st.Refused, st.Unknown, st.OK, st.ErrorCode, st.Result = r.Refused, r.Unknown, r.OK(), r.ErrorCode, r.Summary()
 			if !r.OK() {
 				bad = append(bad, fmt.Sprintf("%s %s not done", a.Kind, s.Txn.ID))
+			}
+			if r.JobWide {
+				// Flink says the job may run, or the evidence went silent
+				// or changed: it holds for the rest of the job too.
+				stopped = "not sent: " + trimRefusedText(r.Summary())
 			}
 		}
 		doc.Steps = append(doc.Steps, st)
@@ -168,6 +187,20 @@ func planResolve(ctx context.Context, cl *kafkaadmin.Client, c config) ([]model.
 	return steps, nil
 }
 
+// evidenceSeen keeps the evidence the executor read again before the
+// request, so that the outcome names what the request rested on.
+type evidenceSeen struct {
+	model.Recorder
+	seen *model.CommitEvidence
+}
+
+func (e *evidenceSeen) Rests(ev model.CommitEvidence) {
+	e.seen = &ev
+	e.Recorder.Rests(ev)
+}
+
+func trimRefusedText(s string) string { return strings.TrimPrefix(s, "refused: ") }
+
 // stepLine is one transaction's line of the plan or of the outcome.
 func stepLine(st resolveStep) string {
 	v := st.Verdict
@@ -177,6 +210,8 @@ func stepLine(st resolveStep) string {
 	switch {
 	case st.Action == "":
 		return fmt.Sprintf("left open      %s (%s): %s", st.TransactionalID, v, st.LeftOpen)
+	case st.NotSent != "":
+		return fmt.Sprintf("%-14s %s (%s): %s", st.Action, st.TransactionalID, v, st.NotSent)
 	case st.Result == "":
 		return fmt.Sprintf("%-14s %s (%s): %s", st.Action, st.TransactionalID, v, st.Evidence)
 	}
@@ -189,6 +224,15 @@ func stepLine(st resolveStep) string {
 func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, steps []model.ResolveStep, auditPath string) (bool, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Resolve the open transactions of Flink job %s:\n", escape.Text(job))
+	var bases []string
+	for _, s := range steps {
+		if b := s.Verdict.Basis.String(); !slices.Contains(bases, b) {
+			bases = append(bases, b)
+		}
+	}
+	for _, basis := range bases {
+		b.WriteString("  rests on: " + escape.Text(basis) + "\n")
+	}
 	for _, s := range steps {
 		st := resolveStep{TransactionalID: s.Txn.ID, Verdict: string(s.Verdict.Kind), CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, LeftOpen: s.Why}
 		if s.Action != nil {

@@ -245,7 +245,7 @@ func Read(ctx context.Context, src Sources, timeout time.Duration) *model.FlinkV
 		if v.Retained == nil {
 			v.Retained = map[string]model.RetainedDir{}
 		}
-		v.Retained[prefix] = ReadRetained(dir)
+		v.Retained[prefix] = ReadRetained(dir, prefix)
 	}
 	return v
 }

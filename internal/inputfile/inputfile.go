@@ -21,20 +21,24 @@ const MaxSize = 4 << 20
 // is wrong with the file ("a named pipe (FIFO), not a regular file") without
 // the path, so that the caller puts the flag or setting that named it and
 // the path in front.
-func Read(path string) ([]byte, error) {
-	f, err := open(path)
+func Read(path string) ([]byte, error) { return ReadUpTo(path, MaxSize) }
+
+// ReadUpTo is Read for files of at most limit bytes (a Flink checkpoint's
+// _metadata, larger than any settings file).
+func ReadUpTo(path string, limit int64) ([]byte, error) {
+	f, err := open(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, reason(err)
 	}
 	// The size was checked at open; a file that grew since, or a /proc file
 	// that claims size 0, is caught here.
-	if len(data) > MaxSize {
-		return nil, tooLarge()
+	if int64(len(data)) > limit {
+		return nil, tooLarge(limit)
 	}
 	return data, nil
 }
@@ -42,7 +46,7 @@ func Read(path string) ([]byte, error) {
 // Check opens path as Read would, without reading it: a flag can be refused
 // while the command line is parsed, before anything connects.
 func Check(path string) error {
-	f, err := open(path)
+	f, err := open(path, MaxSize)
 	if err != nil {
 		return err
 	}
@@ -53,12 +57,12 @@ func Check(path string) error {
 // stats the path first, so that a device or a FIFO is never opened at all,
 // and opens without blocking (openFlags), so that one swapped in after the
 // stat cannot block the open either; the open file is checked again.
-func open(path string) (*os.File, error) {
+func open(path string, limit int64) (*os.File, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, reason(err)
 	}
-	if err := regular(fi); err != nil {
+	if err := regular(fi, limit); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
@@ -66,7 +70,7 @@ func open(path string) (*os.File, error) {
 		return nil, reason(err)
 	}
 	if fi, err = f.Stat(); err == nil {
-		err = regular(fi)
+		err = regular(fi, limit)
 	}
 	if err != nil {
 		f.Close()
@@ -75,13 +79,13 @@ func open(path string) (*os.File, error) {
 	return f, nil
 }
 
-func regular(fi fs.FileInfo) error {
+func regular(fi fs.FileInfo, limit int64) error {
 	m := fi.Mode()
 	var what string
 	switch {
 	case m.IsRegular():
-		if fi.Size() > MaxSize {
-			return tooLarge()
+		if fi.Size() > limit {
+			return tooLarge(limit)
 		}
 		return nil
 	case m.IsDir():
@@ -100,8 +104,11 @@ func regular(fi fs.FileInfo) error {
 	return fmt.Errorf("%s, not a regular file", what)
 }
 
-func tooLarge() error {
-	return fmt.Errorf("larger than %d MiB, more than any key, certificate or settings file holds", MaxSize>>20)
+func tooLarge(limit int64) error {
+	if limit == MaxSize {
+		return fmt.Errorf("larger than %d MiB, more than any key, certificate or settings file holds", MaxSize>>20)
+	}
+	return fmt.Errorf("larger than the %d MiB txnscope reads", limit>>20)
 }
 
 // reason drops the operation and path os puts in front of its errors.

@@ -172,10 +172,25 @@ type Journal struct {
 	tries       []int
 	requests    []string
 	results     []model.Result
+	evidence    []model.CommitEvidence
 }
 
 // ID names the attempt.
 func (j *Journal) ID() string { return "test-attempt" }
+
+// Rests records the evidence the next request rests on.
+func (j *Journal) Rests(ev model.CommitEvidence) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.evidence = append(j.evidence, ev)
+}
+
+// Evidence is what Rests recorded, in order.
+func (j *Journal) Evidence() []model.CommitEvidence {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]model.CommitEvidence(nil), j.evidence...)
+}
 
 // Sending records that request number try is about to go out.
 func (j *Journal) Sending(try int, request string) error {
