@@ -29,9 +29,9 @@ var chkDir = regexp.MustCompile(`^chk-(\d+)$`)
 var maxEntries = 100000
 
 const (
-	// maxMetadata bounds one _metadata; maxRead all read in one reading.
+	// maxMetadata bounds one _metadata; maxDirRead all read in one reading.
 	maxMetadata = 64 << 20
-	maxRead     = 256 << 20
+	maxDirRead     = 256 << 20
 	// maxCommittables bounds what one checkpoint may hold of a prefix.
 	maxCommittables = 100000
 )
@@ -52,7 +52,7 @@ var metadataVersions = []int32{3, 4, 5, 6}
 // or understand. It reads no file's time: a copy resets them.
 func ReadRetained(dir, prefix string) model.RetainedDir {
 	out := model.RetainedDir{Dir: dir}
-	rd := &reading{prefix: prefix, budget: maxRead}
+	rd := &reading{prefix: prefix, budget: maxDirRead}
 	top, err := listDir(dir)
 	if err != nil {
 		out.Err = err.Error()
@@ -184,7 +184,7 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 	case fi.Size() == 0:
 		return bad("holds an empty _metadata: Flink's starts with its magic number")
 	case fi.Size() > rd.budget:
-		return bad("was not read: the checkpoints read passed %d MiB", maxRead>>20)
+		return bad("was not read: the checkpoints read passed %d MiB", maxDirRead>>20)
 	}
 	data, err := inputfile.ReadUpTo(path, min(maxMetadata, rd.budget))
 	if err != nil {
