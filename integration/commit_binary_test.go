@@ -4,18 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/txnscope/txnscope/internal/testutil"
+	"github.com/txnscope/txnscope/model"
 )
 
 // TestBinaryResolve: the built binary resolves a dead Flink job from its
 // retained checkpoints alone (the JobManager is gone): `commit` refuses the
 // transaction whose checkpoint never completed; `resolve` commits the one
-// whose chk-5 is retained and force-terminates the other; read_committed
+// whose committable chk-5 holds and force-terminates the other; read_committed
 // consumers then see the first one's records and none of the second's.
 func TestBinaryResolve(t *testing.T) {
 	t.Parallel()
@@ -31,12 +37,7 @@ func TestBinaryResolve(t *testing.T) {
 	openTxn(ctx, t, producer(t, bootstrap, done, 10*time.Minute), tp, 3, "checkpointed")
 	openTxn(ctx, t, producer(t, bootstrap, open, 10*time.Minute), tp, 2, "replayed")
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "chk-5"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "chk-5", "_metadata"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeCheckpoint(ctx, t, adm, dir, 5, done)
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	run := func(args ...string) (string, string, error) {
 		cmd := exec.CommandContext(ctx, bin, append(args, "-b", bootstrap, "--flink-checkpoints", prefix+"="+dir, "--yes", "-o", "json", "--audit-log", audit)...)
@@ -96,5 +97,31 @@ func TestBinaryResolve(t *testing.T) {
 	if lines := readAudit(t, audit); len(lines) != 4 || lines[0].Action != "commit" || lines[0].Verdict != "checkpointed" || lines[0].CompletedIn != 5 ||
 		lines[2].Action != "force-terminate" || lines[2].Verdict != "not_checkpointed" {
 		t.Errorf("audit log: want each step's attempt and result, the commit's with its verdict: %+v", lines)
+	}
+}
+
+// writeCheckpoint writes dir/chk-n/_metadata as Flink would for a checkpoint
+// whose KafkaSink committer holds ids' open transactions as they are now
+// (their producer ids and epochs).
+func writeCheckpoint(ctx context.Context, t *testing.T, adm *kadm.Client, dir string, n int64, ids ...string) {
+	t.Helper()
+	described, err := adm.DescribeTransactions(ctx, ids...)
+	if err != nil {
+		t.Fatalf("DescribeTransactions: %v", err)
+	}
+	var cs []model.Committable
+	for _, id := range ids {
+		d, ok := described[id]
+		if !ok || d.Err != nil {
+			t.Fatalf("%s: %+v", id, d)
+		}
+		cs = append(cs, model.Committable{ID: id, ProducerID: d.ProducerID, Epoch: d.ProducerEpoch})
+	}
+	chk := filepath.Join(dir, fmt.Sprintf("chk-%d", n))
+	if err := os.MkdirAll(chk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chk, "_metadata"), testutil.FlinkMetadata(n, cs...), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -166,3 +166,44 @@ func TestResolveAbortReverified(t *testing.T) {
 		})
 	}
 }
+
+// The request rests on the evidence read just before it, and the audit
+// trail records that evidence, not the plan's; a refusal that holds for
+// the whole job (Flink says it may run, the JobManager went silent) is
+// marked so that a batch stops.
+func TestCommitRestsOnTheRecheck(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		ev      model.CommitEvidence
+		sent    bool
+		jobWide bool
+	}{
+		{"the same basis, read again", model.CommitEvidence{Verdict: model.Verdict{Kind: model.Checkpointed, Checkpoint: 7, CompletedIn: 8, Evidence: "chk-8 holds it now"},
+			FlinkState: "FAILED", At: time.Now()}, true, false},
+		{"SUSPENDED: a JobManager that lost its leadership", model.CommitEvidence{Verdict: model.Verdict{Kind: model.Checkpointed, Checkpoint: 7, CompletedIn: 7},
+			FlinkState: "SUSPENDED"}, false, true},
+		{"the JobManager went silent", model.CommitEvidence{Verdict: model.Verdict{Kind: model.VerdictUnknown, Evidence: "the JobManager at http://jm:8081 did not answer (GET /jobs/overview: 500 Internal Server Error)",
+			Basis: model.Basis{JobManagers: []string{"http://jm:8081"}, NoFlink: "the JobManager at http://jm:8081 did not answer"}}}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tg := commitTarget(t)
+			tg.act.Reverify = func(context.Context, model.Txn) (model.CommitEvidence, error) { return c.ev, nil }
+			j := &kafkatest.Journal{}
+			r := tg.a.Execute(context.Background(), tg.act, j)
+			if r.OK() != c.sent || r.JobWide != c.jobWide {
+				t.Fatalf("%s (job-wide %v), want sent %v, job-wide %v", r.Summary(), r.JobWide, c.sent, c.jobWide)
+			}
+			if !c.sent {
+				if len(j.Evidence()) != 0 || tg.inj.count(kmsg.EndTxn) != 0 {
+					t.Errorf("refused, yet evidence was recorded for a request (%v) or an EndTxn sent", j.Evidence())
+				}
+				return
+			}
+			if ev := j.Evidence(); len(ev) != 1 || ev[0].Verdict.Evidence != "chk-8 holds it now" || ev[0].Verdict.CompletedIn != 8 {
+				t.Errorf("the trail recorded %+v, want the re-check's evidence", ev)
+			}
+		})
+	}
+}

@@ -101,6 +101,8 @@ func CheckAbortEvidence(a Action, ev CommitEvidence) error {
 	}
 	v := ev.Verdict
 	switch {
+	case v.Basis.NoFlink != "":
+		return jobWide("refused: whether its checkpoint completed is no longer known: %s", v.Basis.NoFlink)
 	case ev.mayRun():
 		return jobWide("refused: Flink says %s: %s; aborting would fence a live producer", ev.flinkJob(), runsMeaning(ev.state(), a.TransactionalID, "end"))
 	case v.Kind == Checkpointed:
@@ -168,6 +170,8 @@ func orUnknown(state string) string {
 func commitAllowed(id string, ev CommitEvidence) error {
 	v := ev.Verdict
 	switch {
+	case v.Basis.NoFlink != "":
+		return jobWide("refused: whether %s's checkpoint completed is not known: %s", id, v.Basis.NoFlink)
 	case ev.mayRun():
 		return jobWide("refused: Flink says %s: %s; committing here would race it", ev.flinkJob(), runsMeaning(ev.state(), id, "commit"))
 	case v.Kind == Checkpointed:
@@ -324,6 +328,9 @@ func PlanResolve(j Job, txns []Txn, evOf func(Txn) CommitEvidence) ([]ResolveSte
 			continue
 		}
 		ev := evOf(t)
+		if b := ev.Verdict.Basis; b.NoFlink != "" {
+			return nil, jobWide("what its checkpoints hold is not known: %s", b.NoFlink)
+		}
 		if ev.mayRun() {
 			return nil, jobWide("not while the job may run: Flink says %s: %s", ev.flinkJob(), runsMeaning(ev.state(), "its transactions", "resolve"))
 		}

@@ -56,8 +56,11 @@ type Basis struct {
 	// id, name and state.
 	FlinkURL, FlinkJobID, FlinkJobName, FlinkState string
 	// JobManagers are the JobManagers asked, whether or not one listed
-	// the job.
+	// the job; NoFlink why none of them is taken at its word (one did not
+	// answer, several jobs match the prefix): it holds for every
+	// transaction of the job.
 	JobManagers []string
+	NoFlink     string
 	// Dir is the job's checkpoint directory read ("" when none was
 	// given, or none of the one given could be taken for the job's).
 	Dir string
@@ -152,7 +155,7 @@ func (f CheckpointFacts) given() bool {
 }
 
 func (f CheckpointFacts) basis() Basis {
-	b := Basis{JobManagers: f.Asked}
+	b := Basis{JobManagers: f.Asked, NoFlink: f.NoFlink}
 	if f.Flink != nil {
 		fj := f.Flink.Job
 		b.FlinkURL, b.FlinkJobID, b.FlinkJobName, b.FlinkState = fj.Source, fj.ID, fj.Name, fj.State

@@ -11,28 +11,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
-// metadata is a _metadata as Flink writes one for checkpoint n: its
-// header, then the committables among other bytes.
-func metadata(n int64, cs ...model.Committable) []byte {
-	b := binary.BigEndian.AppendUint32(nil, metadataMagic)
-	b = binary.BigEndian.AppendUint32(b, 4)
-	b = binary.BigEndian.AppendUint64(b, uint64(n))
-	b = append(b, "\x00\x00\x00\x1estreaming_committer_raw_states"...)
-	for _, c := range cs {
-		id := modifiedUTF8(c.ID)
-		b = binary.BigEndian.AppendUint32(b, uint32(24+len(id))) // the collector's own length
-		b = binary.BigEndian.AppendUint32(b, 1)
-		b = binary.BigEndian.AppendUint32(b, uint32(12+len(id)))
-		b = binary.BigEndian.AppendUint16(b, uint16(c.Epoch))
-		b = binary.BigEndian.AppendUint64(b, uint64(c.ProducerID))
-		b = binary.BigEndian.AppendUint16(b, uint16(len(id)))
-		b = append(b, id...)
-	}
-	return append(b, "writer_raw_states"...)
-}
+func metadata(n int64, cs ...model.Committable) []byte { return testutil.FlinkMetadata(n, cs...) }
 
 type tree struct {
 	t   *testing.T
