@@ -425,13 +425,18 @@ func resolveJob(ctx context.Context, t *testing.T, bin, bootstrap, prefix, dir, 
 
 // resolveDoc is what the test reads of `txnscope resolve -o json`.
 type resolveDoc struct {
-	OK    bool `json:"ok"`
-	Steps []struct {
+	OK     bool   `json:"ok"`
+	Result string `json:"result"`
+	Steps  []struct {
 		ID          string `json:"transactional_id"`
 		Verdict     string `json:"verdict"`
 		CompletedIn int64  `json:"completed_in"`
+		Evidence    string `json:"evidence"`
 		Action      string `json:"action"`
+		LeftOpen    string `json:"left_open"`
 		Request     string `json:"request"`
+		Sends       int    `json:"sends"`
+		Result      string `json:"result"`
 		OK          bool   `json:"ok"`
 	} `json:"steps"`
 }

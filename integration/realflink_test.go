@@ -240,14 +240,25 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	for s := range parallelism {
 		crashedIDs = append(crashedIDs, fmt.Sprintf("%s-%d-%d", prefix, s, n+1))
 	}
-	// Its JobManager died with it: one error in the JSON. Its retained
-	// checkpoints say the open transactions' checkpoint N+1 never
-	// completed (the id's number is its checkpoint's): aborting them loses
+	// Its JobManager died with it: one error in the JSON, and no verdict
+	// rests on the directory while a JobManager given does not answer (one
+	// failing over looks the same). Left out, as its message says, the
+	// retained checkpoints alone say the open transactions' checkpoint N+1
+	// never completed (the id's number is its checkpoint's; chk-N holds
+	// committables of the prefix, none of them theirs): aborting them loses
 	// nothing.
 	s, j := out.snapshot(ctx, prefix, "--flink", first.restURL(prefix), "--timeout", "5s", "--flink-checkpoints", prefix+"="+first.args.CheckpointDir)
 	if s.Flink == nil || len(s.Flink.JobManagers) != 1 || s.Flink.JobManagers[0].Error == nil || j == nil || j.Flink != nil {
 		t.Errorf("snapshot --flink at the dead JobManager: %+v, job %s", s.Flink, jobText(j))
 	}
+	if j != nil {
+		for _, v := range j.Verdicts {
+			if v.Verdict != model.VerdictUnknown || !strings.Contains(v.Evidence, "the JobManager at "+first.restURL(prefix)+" did not answer") {
+				t.Errorf("with the dead JobManager given, %s is %s (%s), want unknown: it did not answer", v.TransactionalID, v.Verdict, v.Evidence)
+			}
+		}
+	}
+	_, j = out.snapshot(ctx, prefix, "--flink-checkpoints", prefix+"="+first.args.CheckpointDir)
 	if j != nil {
 		var got []string
 		for _, v := range j.Verdicts {

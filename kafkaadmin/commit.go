@@ -113,10 +113,12 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, rec model.Rec
 		if err != nil {
 			return end(fmt.Errorf("refused: the checkpoint evidence could not be read again: %w", err))
 		}
+		// The trail records what was read, whether the request goes on it
+		// or is refused for it.
+		rec.Rests(ev)
 		if err := model.CheckCommitEvidence(a, ev); err != nil {
 			return end(err)
 		}
-		rec.Rests(ev)
 		// Asking Flink takes up to the timeout: the transaction is read
 		// again after it, so that nothing but the request itself comes
 		// between the last look and the send.

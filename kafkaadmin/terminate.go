@@ -120,9 +120,11 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recor
 	if a.Reverify != nil {
 		// A resolve's abort rests on its checkpoint never having completed:
 		// asked again, and the transaction read once more after asking.
-		ev, err := c.reverifyAbort(ctx, a, fresh)
-		if err == nil {
+		ev, read, err := c.reverifyAbort(ctx, a, fresh)
+		if read {
 			rec.Rests(ev)
+		}
+		if err == nil {
 			if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err == nil {
 				err = model.CheckForceTerminate(a, fresh, found)
 			}
@@ -139,13 +141,14 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recor
 	return fresh, r, false
 }
 
-// reverifyAbort asks a's checkpoint evidence again (model.CheckAbortEvidence).
-func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) (model.CommitEvidence, error) {
-	ev, err := a.Reverify(ctx, fresh)
+// reverifyAbort asks a's checkpoint evidence again (model.CheckAbortEvidence);
+// read says whether it was read at all.
+func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) (ev model.CommitEvidence, read bool, err error) {
+	ev, err = a.Reverify(ctx, fresh)
 	if err != nil {
-		return ev, fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
+		return ev, false, fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
 	}
-	return ev, model.CheckAbortEvidence(a, ev)
+	return ev, true, model.CheckAbortEvidence(a, ev)
 }
 
 // afterInit judges the coordinator's answer ke to InitProducerId number try:

@@ -288,3 +288,41 @@ func TestFollowsTheFileAtItsPath(t *testing.T) {
 		t.Errorf("lines in the rotated file: %v", got)
 	}
 }
+
+// A commit's lines carry what its request rests on: the plan's evidence
+// until the executor reads it again, then the evidence it read (when), with
+// the Flink job and the checkpoint directory named.
+func TestCommitLinesCarryTheRecheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	l := openLog(t, path)
+	a := terminate(7)
+	a.Kind = model.Commit
+	a.Verdict = model.Verdict{Kind: model.Checkpointed, CompletedIn: 12, Evidence: "as planned",
+		Basis: model.Basis{FlinkURL: "http://jm:8081", FlinkJobID: "0123456789abcdef0123456789abcdef", FlinkJobName: "orders", FlinkState: "FAILED", Dir: "/chk/0123456789abcdef0123456789abcdef"}}
+	at := l.Begin("127.0.0.1:9092", a)
+	if err := at.Sending(1, ""); err != nil {
+		t.Fatal(err)
+	}
+	read := start.Add(5 * time.Second)
+	again := a.Verdict
+	again.Evidence, again.CompletedIn = "read again", 13
+	again.Basis.Committable = &model.Committable{ID: "orders-0-12", ProducerID: 4001, Epoch: 7}
+	at.Rests(model.CommitEvidence{Verdict: again, FlinkState: "FAILED", At: read})
+	if err := at.Sending(2, ""); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	if l := lines[0]; l["evidence"] != "as planned" || l["evidence_read_at"] != nil || l["flink_job_id"] != "0123456789abcdef0123456789abcdef" {
+		t.Errorf("before the re-check: %v", l)
+	}
+	for k, want := range map[string]any{"evidence": "read again", "completed_in": 13.0, "evidence_read_at": "2026-03-01T03:00:05.12Z",
+		"flink_job": "orders", "flink_job_id": "0123456789abcdef0123456789abcdef", "flink_state": "FAILED", "job_manager": "http://jm:8081",
+		"checkpoint_dir": "/chk/0123456789abcdef0123456789abcdef", "committable": "orders-0-12 producer id 4001 epoch 7"} {
+		if lines[1][k] != want {
+			t.Errorf("after the re-check, %s = %v, want %v", k, lines[1][k], want)
+		}
+	}
+}
