@@ -102,7 +102,7 @@ func CheckAbortEvidence(a Action, ev CommitEvidence) error {
 	v := ev.Verdict
 	switch {
 	case v.Basis.NoFlink != "":
-		return jobWide("refused: whether its checkpoint completed is no longer known: %s", v.Basis.NoFlink)
+		return jobWide("refused: %s", v.Basis.NoFlink)
 	case ev.mayRun():
 		return jobWide("refused: Flink says %s: %s; aborting would fence a live producer", ev.flinkJob(), runsMeaning(ev.state(), a.TransactionalID, "end"))
 	case v.Kind == Checkpointed:
@@ -171,7 +171,7 @@ func commitAllowed(id string, ev CommitEvidence) error {
 	v := ev.Verdict
 	switch {
 	case v.Basis.NoFlink != "":
-		return jobWide("refused: whether %s's checkpoint completed is not known: %s", id, v.Basis.NoFlink)
+		return jobWide("refused: %s", v.Basis.NoFlink)
 	case ev.mayRun():
 		return jobWide("refused: Flink says %s: %s; committing here would race it", ev.flinkJob(), runsMeaning(ev.state(), id, "commit"))
 	case v.Kind == Checkpointed:

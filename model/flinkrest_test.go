@@ -27,6 +27,7 @@ func TestMatchFlink(t *testing.T) {
 		{"pay-sink", map[string]string{"c1": "pay-sink"}, "c1", "--flink-prefix"},
 		{"orders", map[string]string{"a3": "orders"}, "a3", "--flink-prefix"}, // the operator's word wins
 		{"", nil, "", ""},
+		{"orders", map[string]string{"flinkjob orders": "orders"}, "a2", "--flink-prefix"}, // a name: its runs, the running one
 	} {
 		m, ok, err := MatchFlink(c.prefix, jobs, c.explicit)
 		if err != nil || ok != (c.id != "") || m.Job.ID != c.id || m.By != c.by {
@@ -48,5 +49,27 @@ func TestFlinkJobFigures(t *testing.T) {
 		if s, i := c.job.SinkParallelism(), c.job.Interval(); s != c.sink || i != c.interval {
 			t.Errorf("%+v: sink parallelism %d, interval %s; want %d, %s", c.job, s, i, c.sink, c.interval)
 		}
+	}
+}
+
+// Jobs of different names that hold the prefix are different jobs: none is
+// the prefix's for being the newest, and --flink-prefix says which.
+func TestMatchFlinkRefusesSeveralJobs(t *testing.T) {
+	jobs := []FlinkJob{
+		{ID: "a1", Name: "enrich orders (prod)", State: "FAILED", StartMs: 100},
+		{ID: "b1", Name: "orders v2 backfill", State: "FINISHED", StartMs: 900},
+	}
+	if m, ok, err := MatchFlink("orders", jobs, nil); ok || err == nil ||
+		err.Error() != `several Flink jobs match prefix "orders", "enrich orders (prod)" (a1) and "orders v2 backfill" (b1): which one is its job is not known; name it with --flink-prefix JOB=orders (JOB a job's id or name)` {
+		t.Errorf("%+v %v %v", m, ok, err)
+	}
+	for _, explicit := range []map[string]string{{"enrich orders (prod)": "orders"}, {"a1": "orders"}} {
+		if m, ok, err := MatchFlink("orders", jobs, explicit); !ok || err != nil || m.Job.ID != "a1" {
+			t.Errorf("%v: %+v %v %v", explicit, m, ok, err)
+		}
+	}
+	// Mapped by name to two jobs of different names: still not one job.
+	if _, ok, err := MatchFlink("orders", jobs, map[string]string{"enrich orders (prod)": "orders", "orders v2 backfill": "orders"}); ok || err == nil {
+		t.Errorf("two names mapped to one prefix: %v %v", ok, err)
 	}
 }

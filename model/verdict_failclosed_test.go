@@ -61,6 +61,14 @@ func TestVerdictsFailClosed(t *testing.T) {
 			j.Latest.AckMs = 0
 			return j
 		}()}}, VerdictUnknown, "Flink does not say when checkpoint 4 completed", ""},
+		// A job started from another run's checkpoint restored it first: a
+		// transaction begun before that restore is not this job's.
+		{"a restore that is the job's first", &FlinkView{Jobs: []FlinkJob{func() FlinkJob {
+			j := flinkJob(idA, "orders", "FAILED", 6, -5*time.Second)
+			j.StartMs = ms(-25 * time.Second)
+			j.Restored = &FlinkCheckpoint{ID: 5, RestoreMs: ms(-time.Second)}
+			return j
+		}()}}, VerdictUnknown, "Flink lists no checkpoint of this job before that restore", ""},
 		// 3. A JobManager that does not answer says nothing, and the
 		// directory does not speak for it.
 		{"a silent JobManager beside the directory", &FlinkView{Sources: []string{"http://jm:8081"}, Errs: []string{"http://jm:8081: GET /jobs/overview: 500 Internal Server Error"},
@@ -201,5 +209,40 @@ func TestJobWideRefusalStopsTheBatch(t *testing.T) {
 	b.Add(Result{Action: b.Actions[0], Refused: true, Err: "refused: its partitions changed"}, nil)
 	if b.Over() {
 		t.Errorf("a refusal of one transaction stopped the batch: %+v", b)
+	}
+}
+
+// Refusals say what happened: a JobManager that did not answer is named as
+// such, never "give --flink"; "No JobManager was asked" only when none was.
+func TestMessagesSayWhatHappened(t *testing.T) {
+	tx := cmTxn()
+	j := Job{ID: JobID{FlinkSink, "orders-sink"}}
+	silent := &FlinkView{Sources: []string{"http://jm:8081"}, Errs: []string{"http://jm:8081: GET /jobs/overview: connection refused"}}
+	_, err := PlanCommit(tx, CommitEvidenceOf(silent, j, tx), false)
+	if err == nil || !strings.Contains(err.Error(), "the JobManager at http://jm:8081 did not answer (GET /jobs/overview: connection refused)") ||
+		strings.Contains(err.Error(), "give --flink") || strings.Contains(err.Error(), "refused: refused") {
+		t.Errorf("%v", err)
+	}
+	nobody := &FlinkView{Sources: []string{"http://jm:8081"}, Errs: []string{""}}
+	_, err = PlanCommit(tx, CommitEvidenceOf(nobody, j, tx), false)
+	if err == nil || !strings.Contains(err.Error(), `no Flink job listed by http://jm:8081 matches prefix "orders-sink"`) {
+		t.Errorf("%v", err)
+	}
+	mine := Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+	dir := map[string]RetainedDir{"orders-sink": *oneJob("/chk", RetainedCheckpoint{N: 15, Committables: []Committable{mine}})}
+	for _, c := range []struct {
+		view *FlinkView
+		want string
+	}{
+		{&FlinkView{Retained: dir}, "No JobManager was asked whether the job runs"},
+		{&FlinkView{Sources: []string{"http://jm:8081"}, Errs: []string{""}, Retained: dir}, "No Flink job of the JobManagers asked (http://jm:8081) is this prefix's"},
+	} {
+		a, err := PlanCommit(tx, CommitEvidenceOf(c.view, j, tx), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(a.Consequences(), " "); !strings.Contains(got, c.want) {
+			t.Errorf("consequences %q, want %q", got, c.want)
+		}
 	}
 }

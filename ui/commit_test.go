@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,44 @@ func TestResolveRefusedWhileTheJobRuns(t *testing.T) {
 		t.Fatal("resolve offered on a job Flink says is restarting")
 	}
 	mustContain(t, h.screen(), `Flink job "warehouse-loader" (0123456789abcdef0123456789abcdef, RESTARTING) at http://jm:8081: the job runs`)
+}
+
+// The TUI's commit rests on the JobManager's answer when it was planned and
+// asks it again before the request: a JobManager that answers 500 then (one
+// failing over), with the same retained directory still there, refuses the
+// commit for the whole job; the directory does not speak for it.
+func TestCommitRefusedWhenTheJobManagerFallsSilent(t *testing.T) {
+	view := failedJob("FAILED")
+	dir := "/chk/" + view.Jobs[0].ID
+	view.Retained = map[string]model.RetainedDir{"warehouse-loader": {Dir: "/chk", Jobs: []model.RetainedJob{{Dir: dir, JobID: view.Jobs[0].ID,
+		Checkpoints: []model.RetainedCheckpoint{{N: 121, Committables: []model.Committable{{ID: "warehouse-loader-1-121", ProducerID: 3012, Epoch: 1}}}}}}}}
+	var reads int
+	silent := *view
+	silent.Jobs, silent.Errs = nil, []string{"http://jm:8081: GET /jobs/overview: 500 Internal Server Error"}
+	h := jobsStarted(t, func(o *Options) {
+		o.Flink = func() *model.FlinkView { return view }
+		o.ReadFlink = func(context.Context) *model.FlinkView {
+			reads++
+			return &silent
+		}
+	})
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
+	h.commitOn("warehouse-loader-1-121")
+	if h.m.dialog == nil {
+		t.Fatalf("no commit dialog: %s", h.screen())
+	}
+	a := h.m.dialog.action
+	if a.Verdict.Basis.Dir != dir || a.Verdict.Basis.FlinkJobID != view.Jobs[0].ID {
+		t.Fatalf("the plan rests on %s", a.Verdict.Basis)
+	}
+	tx, _ := h.m.data.snap.Txn("warehouse-loader-1-121")
+	ev, err := a.Reverify(context.Background(), tx)
+	if err != nil || reads != 1 {
+		t.Fatalf("reverify: %v, %d reads", err, reads)
+	}
+	err = model.CheckCommitEvidence(a, ev)
+	var jw *model.JobWideError
+	if !errors.As(err, &jw) || !strings.Contains(err.Error(), "the JobManager at http://jm:8081 did not answer (GET /jobs/overview: 500 Internal Server Error)") {
+		t.Errorf("%v, want the commit refused for the whole job: the JobManager did not answer", err)
+	}
 }
