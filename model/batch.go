@@ -234,6 +234,6 @@ func ResolveConsequences() []string {
 	return []string{
 		"commit: its coordinator commits it with its own producer id and epoch; read_committed consumers see its records. Flink counts them as delivered: a restore from that checkpoint finds them committed.",
 		"force-terminate: its coordinator aborts it and bumps the id's epoch; its records are discarded. Its checkpoint never completed: a restored job replays them.",
-		"Each is re-read just before its request, its checkpoint evidence asked again, and refused if either changed. One refused does not stop the others.",
+		"Each is re-read just before its request, its checkpoint evidence asked again, and refused if either changed. One refused does not stop the others, unless what refused it holds for the whole job (Flink says it may run, its JobManager went silent).",
 	}
 }

@@ -230,6 +230,11 @@ func (m *Model) batchData() views.BatchDialogData {
 			}
 		}
 		dd.Title = fmt.Sprintf("RESOLVE: COMMIT %d, FORCE-TERMINATE %d", commits, n-commits)
+		for _, a := range d.batch.Actions {
+			if b := a.Verdict.Basis.String(); !slices.Contains(dd.RestsOn, b) {
+				dd.RestsOn = append(dd.RestsOn, b)
+			}
+		}
 		dd.Consequences = model.ResolveConsequences()
 		dd.Wire = "EndTxn(COMMIT, transactional.id <id>, its own producer id and epoch) for a checkpointed one; " +
 			"InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>) for the others"

@@ -28,8 +28,11 @@ type BatchRow struct {
 // progress or the outcome. Every text may hold the cluster's strings:
 // BatchDialog escapes them.
 type BatchDialogData struct {
-	Title        string // states the count
-	Of           string // the job (and subtask) the ids are of
+	Title string // states the count
+	Of    string // the job (and subtask) the ids are of
+	// RestsOn names what a resolve's verdicts rest on: the Flink job and
+	// the checkpoint directory.
+	RestsOn      []string
 	Rows         []BatchRow
 	Skipped      []string // ids left out, with why
 	Wire         string
@@ -72,6 +75,12 @@ func BatchDialog(d BatchDialogData, w, h int, st Styles) string {
 		wire = append(wire, st.Section.Render("will send, to each id's coordinator, one after the other"))
 		for _, l := range wrap(d.Wire, 0) {
 			wire = append(wire, st.Bold.Render(l))
+		}
+	}
+	if len(d.RestsOn) > 0 {
+		mid = append(mid, st.Section.Render("the verdicts rest on"))
+		for _, b := range d.RestsOn {
+			mid = append(mid, wrap("• "+escape.Text(b), 2)...)
 		}
 	}
 	if len(d.Consequences) > 0 {
