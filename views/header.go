@@ -2,6 +2,8 @@ package views
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -310,11 +312,36 @@ func FlinkNote(v *model.FlinkView) string {
 			bad = append(bad, e)
 		}
 	}
+	dirs := retainedNotes(v)
 	switch {
-	case len(bad) == 0:
+	case len(bad) == 0 && len(dirs) == 0:
 		return ""
+	case len(bad) == 0:
+		return strings.Join(dirs, "; ")
 	case len(bad) == 1:
-		return bad[0]
+		return strings.Join(append(bad, dirs...), "; ")
 	}
-	return fmt.Sprintf("%d of %d JobManagers do not answer; %s", len(bad), len(v.Errs), bad[0])
+	return strings.Join(append([]string{fmt.Sprintf("%d of %d JobManagers do not answer; %s", len(bad), len(v.Errs), bad[0])}, dirs...), "; ")
+}
+
+// retainedNotes says which --flink-checkpoints directories could not be
+// read, or hold entries that could not be: their verdicts are unknown.
+func retainedNotes(v *model.FlinkView) []string {
+	var out []string
+	for _, prefix := range slices.Sorted(maps.Keys(v.Retained)) {
+		r := v.Retained[prefix]
+		n := len(r.Problems)
+		for _, j := range r.Jobs {
+			n += len(j.Problems)
+		}
+		switch {
+		case r.Err != "":
+			out = append(out, fmt.Sprintf("--flink-checkpoints %s: %s: %s", prefix, r.Dir, r.Err))
+		case n == 1:
+			out = append(out, fmt.Sprintf("--flink-checkpoints %s: an entry of %s cannot be read or understood", prefix, r.Dir))
+		case n > 1:
+			out = append(out, fmt.Sprintf("--flink-checkpoints %s: %d entries of %s cannot be read or understood", prefix, n, r.Dir))
+		}
+	}
+	return out
 }

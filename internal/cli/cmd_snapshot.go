@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -75,9 +77,19 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		}
 	}
 	if q.Flink != nil {
-		for prefix, r := range q.Flink.Retained {
+		for _, prefix := range slices.Sorted(maps.Keys(q.Flink.Retained)) {
+			r := q.Flink.Retained[prefix]
+			problems := slices.Clone(r.Problems)
+			for _, j := range r.Jobs {
+				for _, p := range j.Problems {
+					problems = append(problems, j.Dir+": "+p)
+				}
+			}
 			if r.Err != "" {
-				fmt.Fprintf(stderr, "txnscope: note: --flink-checkpoints %s: %s\n", escape.Quote(prefix), escape.Line(r.Err))
+				problems = []string{r.Err}
+			}
+			for _, p := range problems {
+				fmt.Fprintf(stderr, "txnscope: note: --flink-checkpoints %s: %s\n", escape.Quote(prefix), escape.Line(p))
 			}
 		}
 	}
