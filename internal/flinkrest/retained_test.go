@@ -273,3 +273,35 @@ func FuzzCommittables(f *testing.F) {
 		}
 	})
 }
+
+// What one read of a checkpoint directory costs, every refresh in the TUI:
+// a real Flink 2.2 job's directory (one retained checkpoint of 3.7 KB), and
+// a job whose _metadata is 16 MiB (large keyed state listed in it).
+func BenchmarkReadRetained(b *testing.B) {
+	real, err := os.ReadFile(filepath.Join("testdata", "metadata", "2.2", "_metadata"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	big := append(metadata(9, cm("pfx2.2-0-9", 37, 0)), make([]byte, 16<<20)...)
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"flink-2.2", real}, {"16MiB", big}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			p := filepath.Join(dir, jobA, "chk-9", "_metadata")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(p, c.data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := ReadRetained(dir, "pfx2.2"); len(r.Jobs) != 1 || len(r.Jobs[0].Checkpoints) != 1 {
+					b.Fatalf("%+v", r)
+				}
+			}
+		})
+	}
+}

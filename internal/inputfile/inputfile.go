@@ -6,6 +6,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -31,10 +32,16 @@ func ReadUpTo(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized from the file, so that a large one is not copied as it grows.
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, limit)+512))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, reason(err)
 	}
+	data := buf.Bytes()
 	// The size was checked at open; a file that grew since, or a /proc file
 	// that claims size 0, is caught here.
 	if int64(len(data)) > limit {
