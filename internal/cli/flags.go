@@ -68,8 +68,10 @@ func flagSet(c *config) *pflag.FlagSet {
 		short(defaultExporterRefresh), minRefresh, short(maxRefresh)))
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",
 		short(kafkaadmin.MaxTimeout)))
-	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys and no abort dialogs; abort and force-terminate are refused")
-	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every abort request is written to before it goes out, and its result"+noDefaultAuditLog())
+	fs.BoolVar(&c.readOnly, "read-only", false, "change nothing: the UI has no abort, commit or resolve keys or dialogs, "+
+		"and abort, force-terminate, commit and resolve are refused")
+	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every request that changes the cluster (abort, force-terminate, commit, resolve) "+
+		"is written to before it goes out, and its result"+noDefaultAuditLog())
 	fs.StringVarP(&c.output, "output", "o", "table", "output of snapshot and the one-shot commands: `table|json`")
 	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0, fmt.Sprintf(
 		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
