@@ -374,7 +374,7 @@ func runTxnscope(ctx context.Context, t *testing.T, bin string, env []string, ar
 }
 
 // wantFailure checks the exit status and that the reason is one line holding every want. A usage
-// error (exit 2) may follow its line with the usage, so only its first line is judged.
+// error (exit 2) follows its line with where the help is, so only its first line is judged.
 func wantFailure(t *testing.T, r txnscopeRun, code int, want []string) {
 	t.Helper()
 	if r.code != code {

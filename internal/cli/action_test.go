@@ -120,8 +120,8 @@ func TestRefusedBeforeTheClusterPrintJSON(t *testing.T) {
 					args = append(args, "-o", "json")
 				}
 				code, out, errs := runArgs(t, args...)
-				if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.result) {
-					t.Errorf("json %v: exit %d, stderr %q; want 2 and one line saying %q", asJSON, code, errs, tc.result)
+				if msg, _, ok := usageStderr(errs); code != 2 || !ok || !strings.Contains(msg, tc.result) {
+					t.Errorf("json %v: exit %d, stderr %q; want 2 and one line saying %q, then where the help is", asJSON, code, errs, tc.result)
 				}
 				if !asJSON {
 					if out != "" {

@@ -68,8 +68,10 @@ func flagSet(c *config) *pflag.FlagSet {
 		short(defaultExporterRefresh), minRefresh, short(maxRefresh)))
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, fmt.Sprintf("deadline of every request to the cluster, a `DURATION` of at most %s; dead bootstrap servers are skipped within it",
 		short(kafkaadmin.MaxTimeout)))
-	fs.BoolVar(&c.readOnly, "read-only", false, "no abort keys and no abort dialogs; abort and force-terminate are refused")
-	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every abort request is written to before it goes out, and its result"+noDefaultAuditLog())
+	fs.BoolVar(&c.readOnly, "read-only", false, "change nothing: the UI has no abort, commit or resolve keys or dialogs, "+
+		"and abort, force-terminate, commit and resolve are refused")
+	fs.StringVar(&c.auditLog, "audit-log", audit.DefaultPath(), "`PATH` of the file every request that changes the cluster (abort, force-terminate, commit, resolve) "+
+		"is written to before it goes out, and its result"+noDefaultAuditLog())
 	fs.StringVarP(&c.output, "output", "o", "table", "output of snapshot and the one-shot commands: `table|json`")
 	fs.DurationVar(&c.checkpointInterval, "checkpoint-interval", 0, fmt.Sprintf(
 		"the Flink jobs' checkpoint interval, a `DURATION` of at most %s: transaction timeouts shorter than twice it are flagged as problems", short(maxCheckpointInterval)))
@@ -125,6 +127,9 @@ func parse(args []string) (config, error) {
 			c.help = true
 			return c, nil
 		}
+		// Named for the pointer to its help: pflag stops at the first bad
+		// flag, before it may have seen the command.
+		c.cmd = commandIn(args)
 		return c, usageError{oneLine(err.Error())}
 	}
 	if c.help || c.version {
@@ -135,10 +140,10 @@ func parse(args []string) (config, error) {
 		return c, nil
 	}
 	s, err := commandOf(fs.Args())
+	c.cmd = s.cmd // the UI's for an unknown command: its help lists them all
 	if err != nil {
 		return c, err
 	}
-	c.cmd = s.cmd
 	if s.arg != "" && len(fs.Args()) > 1 {
 		c.arg = fs.Args()[1]
 	}
@@ -200,6 +205,50 @@ func commandOf(rest []string) (spec, error) {
 		return s, usagef("unexpected argument %q after %s %s", clip(rest[2]), rest[0], clip(rest[1]))
 	}
 	return s, nil
+}
+
+// commandIn is the command args name, read without pflag, which stops at
+// the first bad flag: the first argument that is neither a flag nor a
+// flag's value. The UI's when there is none or it is no command's name.
+func commandIn(args []string) command {
+	fs := flagSet(&config{})
+	// takesValue: the next argument is f's value, not the command.
+	takesValue := func(f *pflag.Flag) bool { return f != nil && f.NoOptDefVal == "" }
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				s, _ := lookup(args[i+1])
+				return s.cmd
+			}
+			return cmdTUI
+		case strings.HasPrefix(a, "--"):
+			if name, _, inline := strings.Cut(a[2:], "="); !inline && takesValue(fs.Lookup(name)) {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
+			// Shorthands run together (-hb HOST, -bHOST): the first that
+			// takes a value ends them, with the rest of a or the next argument.
+			// Byte by byte: ShorthandLookup panics on a longer name.
+			for k := 1; k < len(a); k++ {
+				f := fs.ShorthandLookup(a[k : k+1])
+				if f == nil {
+					break
+				}
+				if takesValue(f) {
+					if k == len(a)-1 {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			s, _ := lookup(a)
+			return s.cmd
+		}
+	}
+	return cmdTUI
 }
 
 // Bounds of the durations given on the command line, besides --timeout's

@@ -88,6 +88,16 @@ func TestUsageFacts(t *testing.T) {
 			t.Errorf("usage lacks %q", fact)
 		}
 	}
+	// --read-only and the audit log cover every request that changes the
+	// cluster, not only aborts: a reader must not think commit slips past.
+	for _, name := range []string{"read-only", "audit-log"} {
+		usage := flagSet(&config{}).Lookup(name).Usage
+		for _, cmd := range []command{cmdAbort, cmdForceTerminate, cmdCommit, cmdResolve} {
+			if !strings.Contains(usage, string(cmd)) {
+				t.Errorf("--%s's help does not name %s: %q", name, cmd, usage)
+			}
+		}
+	}
 	// -1 stands for "not given": never shown as a default.
 	if strings.Contains(u, "(default -1)") {
 		t.Error("usage shows a default of -1")

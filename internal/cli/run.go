@@ -36,7 +36,7 @@ func Run(ctx context.Context, args []string, std Stdio) int {
 	if err != nil {
 		// The arguments may be pasted from anywhere (an id from a listing);
 		// the messages Go-quote them (%q) or not (pflag's unknown flag).
-		fmt.Fprintf(std.Err, "txnscope: %s\n\n%s", escape.Requote(err.Error()), usage())
+		fmt.Fprintf(std.Err, "txnscope: %s\n%s\n", escape.Requote(err.Error()), seeHelp(c))
 		return exitUsage
 	}
 	switch {
@@ -59,12 +59,21 @@ func Run(ctx context.Context, args []string, std Stdio) int {
 	// out, never raw.
 	fmt.Fprintf(std.Err, "txnscope: %s\n", escape.Line(err.Error()))
 	if errors.As(err, new(usageError)) {
+		fmt.Fprintln(std.Err, seeHelp(c))
 		return exitUsage
 	}
 	return exitFailure
 }
 
-// usageError is bad input on the command line: exit status 2, with the usage.
+// seeHelp is the line after a usage error: where the flags of the command
+// that was run are told. Not the help itself: its hundred lines would push
+// the error off the screen.
+func seeHelp(c config) string {
+	return strings.Join(strings.Fields("see txnscope "+string(specOf(c).cmd)+" --help"), " ")
+}
+
+// usageError is bad input on the command line: exit status 2, with a
+// pointer to the command's help.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }

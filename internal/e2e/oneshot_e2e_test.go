@@ -359,15 +359,15 @@ func TestE2EFindHangingAndAbort(t *testing.T) {
 	}
 	args = append(args, "--max-transaction-timeout", "0")
 	r = run1(t, args...)
-	if r.code != 2 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--yes") {
+	if line, _, ok := usageError(r.stderr); r.code != 2 || r.stdout != "" || !ok || !strings.Contains(line, "--yes") {
 		t.Errorf("abort without --yes off a terminal: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if hwm, lso := offsets(t, bs, "orders", 0); lso != 0 || hwm != kafkatest.Records {
 		t.Errorf("after the refused abort: HWM %d LSO %d, want %d and 0", hwm, lso, kafkatest.Records)
 	}
-	// --read-only: usage error, exit 2, one line.
+	// --read-only: usage error, exit 2, one line and where the help is.
 	r = run1(t, append(args, "--yes", "--read-only")...)
-	if r.code != 2 || !strings.Contains(r.stderr, "--read-only") || strings.Count(r.stderr, "\n") != 1 {
+	if line, _, ok := usageError(r.stderr); r.code != 2 || !ok || !strings.Contains(line, "--read-only") {
 		t.Errorf("abort --read-only: exit %d, stderr %.200q", r.code, r.stderr)
 	}
 	if a := auditLines(t, auditLog); len(a) != 1 {
@@ -480,8 +480,7 @@ func TestE2EOneShotUsage(t *testing.T) {
 		{"describe-producers", "--topic", "t", "--partition", "zero"},
 	} {
 		r := run1(t, args...)
-		first, rest, _ := strings.Cut(r.stderr, "\n")
-		if r.code != 2 || r.stdout != "" || !strings.HasPrefix(first, "txnscope: ") || !strings.Contains(rest, "One-shot commands") {
+		if _, pointer, ok := usageError(r.stderr); r.code != 2 || r.stdout != "" || !ok || pointer != "see txnscope "+args[0]+" --help" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %.300q", args, r.code, r.stdout, r.stderr)
 		}
 		if r.took > 5*time.Second {
