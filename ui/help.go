@@ -61,7 +61,7 @@ func helpNotes(readOnly bool) []string {
 			"enter shows the partitions blocking one.", model.StuckSlack),
 	}
 	if readOnly {
-		notes = append(notes, "Read-only: the abort keys are not available in this session.")
+		notes = append(notes, "Read-only: the abort, commit and resolve keys are not available in this session.")
 	} else {
 		notes = append(notes, "Aborts open a dialog that shows the transaction's start time: type abort and press enter to send; esc cancels. "+
 			"Just before sending, the target is re-read and the abort refused if it is not the very transaction shown; "+

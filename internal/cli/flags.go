@@ -83,8 +83,8 @@ func flagSet(c *config) *pflag.FlagSet {
 		"(read only; one that does not answer is said in the header)")
 	fs.StringArray("flink-prefix", nil, "`JOB=PREFIX`, repeatable: the Flink job (its name or id) whose KafkaSink uses transactional-id PREFIX, "+
 		"where its name does not hold the prefix")
-	fs.StringArray("flink-checkpoints", nil, "`PREFIX=DIR`, repeatable: the retained-checkpoint directory of the job whose KafkaSink uses PREFIX "+
-		"(its chk-N/_metadata say which checkpoints completed: commit or abort)")
+	fs.StringArray("flink-checkpoints", nil, "`PREFIX=DIR`, repeatable: the checkpoint directory of the job whose KafkaSink uses PREFIX, Flink's root (DIR/<job id>/chk-N) "+
+		"or the job's own (DIR/chk-N): the committables in each chk-N/_metadata say which transactions Flink checkpointed (commit or abort)")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
 	fs.IntVar(&c.maxIDSeries, "max-id-series", exporter.DefaultMaxIDSeries, fmt.Sprintf("exporter: give series of their own (the id as a label) to the `N` open transactions nearest their timeout only, 0 to %d; "+
 		"0: none. Per-job series carry the alerts; a series per id would grow Prometheus without end, as Flink's ids change every checkpoint", maxIDSeries))
