@@ -281,6 +281,9 @@ func (m *Model) batchRow(d *batchDialog, i int, a model.Action) views.BatchRow {
 			r.Status, r.Bad, r.Reason = "changed", true, why
 		} else if d.batch.Resolve {
 			r.Status = "abort"
+			if a.Verdict.Evidence != "" {
+				r.Reason = "not checkpointed: " + a.Verdict.Evidence
+			}
 			if a.Kind == model.Commit {
 				r.Status, r.Reason = "commit", "checkpointed: "+a.Verdict.Evidence
 			}
