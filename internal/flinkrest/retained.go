@@ -180,7 +180,7 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return bad("holds a _metadata that is a symbolic link (not followed)")
 	case !fi.Mode().IsRegular():
-		return bad("holds a _metadata that is %s, not Flink's file", kind(fi.Mode()))
+		return bad("holds a _metadata that is %s, not Flink's file", inputfile.Kind(fi.Mode()))
 	case fi.Size() == 0:
 		return bad("holds an empty _metadata: Flink's starts with its magic number")
 	case fi.Size() > rd.budget:
@@ -217,20 +217,6 @@ func header(data []byte, n int64) string {
 		return fmt.Sprintf("is checkpoint %d's, not %d's", id, n)
 	}
 	return ""
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // reason drops the operation and path os puts in front of its errors.

@@ -88,27 +88,32 @@ func open(path string, limit int64) (*os.File, error) {
 
 func regular(fi fs.FileInfo, limit int64) error {
 	m := fi.Mode()
-	var what string
 	switch {
+	case m.IsRegular() && fi.Size() > limit:
+		return tooLarge(limit)
 	case m.IsRegular():
-		if fi.Size() > limit {
-			return tooLarge(limit)
-		}
 		return nil
-	case m.IsDir():
-		what = "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
-	default:
-		return errors.New("not a regular file")
+	case m.IsDir(), m&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice) != 0:
+		return fmt.Errorf("%s, not a regular file", Kind(m))
 	}
-	return fmt.Errorf("%s, not a regular file", what)
+	return errors.New("not a regular file")
+}
+
+// Kind says what a file of mode m is when it is not a regular one.
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "not a regular file"
 }
 
 func tooLarge(limit int64) error {
