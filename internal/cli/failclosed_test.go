@@ -103,13 +103,7 @@ func TestCommitRefusedOnce(t *testing.T) {
 	_, bootstrap := kafkatest.NewCluster(t)
 	defer kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute).Close()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "chk-3"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	meta := testutil.FlinkMetadata(3, model.Committable{ID: "orders-1-3", ProducerID: 77, Epoch: 0})
-	if err := os.WriteFile(filepath.Join(dir, "chk-3", "_metadata"), meta, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeMetadata(t, filepath.Join(dir, "chk-3"), 3, model.Committable{ID: "orders-1-3", ProducerID: 77, Epoch: 0})
 	code, _, errs := runArgs(t, "commit", "-b", strings.Join(bootstrap, ","), "--transactional-id", "orders-0-4", "--flink-checkpoints", "orders="+dir,
 		"--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
 	if code != 1 || strings.Count(errs, "refused") != 1 || !strings.Contains(errs, "commit refused: orders-0-4 is not checkpointed (the newest checkpoint in "+dir+" is chk-3") {
@@ -149,5 +143,99 @@ func TestUnverifiedCommitOfAForeignID(t *testing.T) {
 	}
 	if strings.Contains(text, "Flink checkpointed it") || strings.Contains(text, "No JobManager") {
 		t.Errorf("the prompt speaks of Flink for an id that is not a Flink sink's:\n%s", text)
+	}
+}
+
+// Pass 3's four wrong resolves, on kfake: a dead job's orders-0-4 open (its
+// checkpoint 4 never completed, or completed unreadably), and the evidence
+// the pass gave resolve. Each is refused with nothing sent; the same on real
+// Kafka, with a read_committed count: TestFailClosedResolve (integration).
+func TestResolveFailsClosed(t *testing.T) {
+	const jobA, jobB = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	now := time.Now()
+	for _, c := range []struct {
+		name    string
+		stage   func(t *testing.T, root string, open model.Committable) []string
+		refused string
+	}{
+		{"a checkpoint root holding two jobs", func(t *testing.T, root string, _ model.Committable) []string {
+			writeMetadata(t, filepath.Join(root, jobA, "chk-3"), 3, model.Committable{ID: "orders-0-3", ProducerID: 30})
+			writeMetadata(t, filepath.Join(root, jobB, "chk-99"), 99, model.Committable{ID: "orders-0-99", ProducerID: 990})
+			return []string{"--flink-checkpoints", "orders=" + root}
+		}, "holds the checkpoints of several jobs"},
+		{"two Flink jobs hold the prefix", func(t *testing.T, _ string, _ model.Committable) []string {
+			jobs := []testutil.FakeJob{
+				{ID: jobA, Name: "enrich orders (prod)", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(), Latest: 3, AckMs: now.Add(-time.Hour).UnixMilli()},
+				{ID: jobB, Name: "orders v2 backfill", State: "FINISHED", StartMs: now.Add(-time.Minute).UnixMilli(), Latest: 812, AckMs: now.Add(time.Second).UnixMilli()},
+			}
+			jm := testutil.NewFakeJobManager(t, func(int) ([]testutil.FakeJob, int) { return jobs, http.StatusOK })
+			return []string{"--flink", jm.URL}
+		}, "several Flink jobs match prefix"},
+		{"the JobManager answers 500 at the re-check", func(t *testing.T, root string, open model.Committable) []string {
+			writeMetadata(t, filepath.Join(root, jobA, "chk-4"), 4, open)
+			job := testutil.FakeJob{ID: jobA, Name: "orders", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(), Latest: 4, AckMs: time.Now().Add(time.Second).UnixMilli()}
+			jm := testutil.NewFakeJobManager(t, func(read int) ([]testutil.FakeJob, int) {
+				if read > 1 {
+					return nil, http.StatusInternalServerError
+				}
+				return []testutil.FakeJob{job}, http.StatusOK
+			})
+			return []string{"--flink", jm.URL, "--flink-checkpoints", "orders=" + root}
+		}, "did not answer"},
+		{"an unreadable chk-4", func(t *testing.T, root string, _ model.Committable) []string {
+			writeMetadata(t, filepath.Join(root, jobA, "chk-3"), 3, model.Committable{ID: "orders-0-3", ProducerID: 30})
+			if err := os.MkdirAll(filepath.Join(root, jobA, "chk-4", "_metadata"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"--flink-checkpoints", "orders=" + root}
+		}, `"chk-4" holds a _metadata that is a directory`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, bootstrap := kafkatest.NewCluster(t)
+			p := kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute)
+			defer p.Close()
+			cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			s, err := cl.Refresh(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, _ := s.Txn("orders-0-4")
+			flags := c.stage(t, t.TempDir(), model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch})
+			args := append([]string{"resolve", "-b", strings.Join(bootstrap, ","), "--job", "orders", "--yes", "-o", "json", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}, flags...)
+			code, out, errs := runArgs(t, args...)
+			var doc resolveJSON
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errs, err)
+			}
+			text := doc.Result
+			for _, st := range doc.Steps {
+				text += " " + st.Evidence + " " + st.LeftOpen + " " + st.Result
+				if st.Sends != 0 || st.OK {
+					t.Errorf("%s: %d requests sent", st.TransactionalID, st.Sends)
+				}
+			}
+			if code != 1 || doc.OK || !strings.Contains(text, c.refused) {
+				t.Errorf("exit %d: %s\nwant refused, saying %q", code, out, c.refused)
+			}
+			if now, _ := cl.Refresh(t.Context(), s); now != nil {
+				if tx, _ := now.Txn("orders-0-4"); tx.State != model.Ongoing {
+					t.Errorf("orders-0-4 is %s, want still open", tx.State)
+				}
+			}
+		})
+	}
+}
+
+func writeMetadata(t *testing.T, dir string, n int64, cs ...model.Committable) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "_metadata"), testutil.FlinkMetadata(n, cs...), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
