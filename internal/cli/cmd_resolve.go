@@ -226,8 +226,8 @@ func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, 
 	fmt.Fprintf(&b, "Resolve the open transactions of Flink job %s:\n", escape.Text(job))
 	var bases []string
 	for _, s := range steps {
-		if b := s.Verdict.Basis.String(); !slices.Contains(bases, b) {
-			bases = append(bases, b)
+		if basis := s.Verdict.Basis.String(); !slices.Contains(bases, basis) {
+			bases = append(bases, basis)
 		}
 	}
 	for _, basis := range bases {
