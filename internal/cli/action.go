@@ -25,7 +25,7 @@ var errNotConfirmed = errors.New("not confirmed; nothing sent")
 // operator reads and types, to warn before they confirm a replaced one.
 var recheckEvery = 2 * time.Second
 
-// actionJSON is the -o json result of abort and force-terminate.
+// actionJSON is the -o json result of abort, force-terminate and commit.
 type actionJSON struct {
 	Action        model.ActionKind `json:"action"`
 	Target        string           `json:"target"`
@@ -43,6 +43,24 @@ type actionJSON struct {
 	Result        string           `json:"result"`
 	AuditLog      string           `json:"audit_log"`
 	AuditError    string           `json:"audit_error,omitempty"`
+	// A commit's: its verdict and what it rests on, as read again just
+	// before the request (the plan's, when none was sent), and whether it
+	// rests on the operator's word alone.
+	Verdict     string           `json:"verdict,omitempty"`
+	CompletedIn int64            `json:"completed_in,omitempty"`
+	Evidence    string           `json:"evidence,omitempty"`
+	RestsOn     *model.BasisJSON `json:"rests_on,omitempty"`
+	Unverified  bool             `json:"unverified,omitempty"`
+}
+
+// withVerdict is doc with a commit's verdict, v, added.
+func (doc actionJSON) withVerdict(a model.Action, v model.Verdict) actionJSON {
+	if a.Kind != model.Commit {
+		return doc
+	}
+	b := model.ExportBasis(v.Basis)
+	doc.Verdict, doc.CompletedIn, doc.Evidence, doc.RestsOn, doc.Unverified = string(v.Kind), v.CompletedIn, v.Evidence, &b, a.Unverified
+	return doc
 }
 
 // planner reads the cluster for what c asks to change.
@@ -71,7 +89,12 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 			return refused(o, c, &a, log.Path(), errNotConfirmed)
 		}
 	}
-	r := cl.Execute(ctx, a, log.Begin(strings.Join(c.bootstrap, ","), a))
+	rec := &evidenceSeen{Recorder: log.Begin(strings.Join(c.bootstrap, ","), a)}
+	r := cl.Execute(ctx, a, rec)
+	verdict := a.Verdict
+	if rec.seen != nil {
+		verdict = rec.seen.Verdict
+	}
 	request := a.Wire()
 	if r.Request != "" {
 		request = r.Request // where it went, should the coordinator have moved
@@ -80,7 +103,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	if o.json {
 		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
-			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}, nil, nil)
+			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}.withVerdict(a, verdict), nil, nil)
 	} else if r.OK() {
 		// The request Go-quotes the id: Requote escapes it once, as the target before it.
 		_, printErr = fmt.Fprintf(o.w, "%s: %s\n", escape.Text(fmt.Sprintf("%s %s: %s", a.Kind, a.Target(), r.Summary())), escape.Requote(request))
@@ -115,6 +138,9 @@ func refused(o out, c config, planned *model.Action, auditPath string, err error
 	}
 	doc := actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 		Request: request, Refused: true, Result: err.Error(), AuditLog: auditPath}
+	if planned != nil {
+		doc = doc.withVerdict(a, a.Verdict)
+	}
 	if perr := o.emit(doc, nil, nil); perr != nil {
 		return errors.Join(err, perr)
 	}

@@ -239,3 +239,33 @@ func writeMetadata(t *testing.T, dir string, n int64, cs ...model.Committable) {
 		t.Fatal(err)
 	}
 }
+
+// commit -o json names what the commit rested on: the verdict read just
+// before the request, the checkpoint directory and the committable in it.
+func TestCommitJSONNamesWhatItRestsOn(t *testing.T) {
+	_, bootstrap := kafkatest.NewCluster(t)
+	defer kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute).Close()
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	s, err := cl.Refresh(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.Txn("orders-0-4")
+	mine := model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+	dir := filepath.Join(t.TempDir(), "0123456789abcdef0123456789abcdef")
+	writeMetadata(t, filepath.Join(dir, "chk-4"), 4, mine)
+	code, out, errs := runArgs(t, "commit", "-b", strings.Join(bootstrap, ","), "--transactional-id", "orders-0-4", "--flink-checkpoints", "orders="+dir,
+		"--yes", "-o", "json", "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
+	var doc actionJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errs, err)
+	}
+	if doc.Verdict != "checkpointed" || doc.CompletedIn != 4 || doc.RestsOn == nil || doc.RestsOn.CheckpointDir == nil || *doc.RestsOn.CheckpointDir != dir ||
+		doc.RestsOn.Committable == nil || doc.RestsOn.Committable.ProducerID != tx.ProducerID || doc.RestsOn.FlinkJob != nil {
+		t.Errorf("%s", out)
+	}
+}
