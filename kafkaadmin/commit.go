@@ -20,7 +20,7 @@ const maxCommitAttempts = 10
 // commit sends EndTxn(commit) with the transaction's own producer id and
 // epoch to its coordinator: the request Flink's committer would have sent
 // had it lived. Before every request the transaction is re-read and must
-// still be the very one confirmed (model.CheckCommit), and the checkpoint
+// still be the very one confirmed (model.SameTransaction), and the checkpoint
 // evidence is read afresh and must still say checkpointed
 // (model.CheckCommitEvidence), so that no commit rests on one old answer.
 //
@@ -105,27 +105,11 @@ func (c *Client) beforeCommit(ctx context.Context, a model.Action, rec model.Rec
 	if err != nil {
 		return end(fmt.Errorf("refused: %w", err))
 	}
-	if err := model.CheckCommit(a, fresh, found); err != nil {
+	if err := model.SameTransaction(a, fresh, found); err != nil {
 		return end(err)
 	}
-	if !a.Unverified {
-		ev, err := a.Reverify(ctx, fresh)
-		if err != nil {
-			return end(fmt.Errorf("refused: the checkpoint evidence could not be read again: %w", err))
-		}
-		// The trail records what was read, whether the request goes on it
-		// or is refused for it.
-		rec.Rests(ev)
-		if err := model.CheckCommitEvidence(a, ev); err != nil {
-			return end(err)
-		}
-		// Asking Flink takes up to the timeout: the transaction is read
-		// again after it, so that nothing but the request itself comes
-		// between the last look and the send.
-		if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err != nil {
-			return end(fmt.Errorf("refused: %w", err))
-		}
-		if err := model.CheckCommit(a, fresh, found); err != nil {
+	if a.RestsOnFlink() {
+		if fresh, err = c.reverify(ctx, a, rec, fresh); err != nil {
 			return end(err)
 		}
 	}

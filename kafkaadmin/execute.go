@@ -15,7 +15,7 @@ import (
 // Execute carries out a, the one way the TUI and the command line abort or
 // commit anything: just before every request it sends (a retry included) it re-reads
 // the target and refuses unless it is still the very transaction a describes
-// (model.CheckForceTerminate, model.CheckAbortPartition), then appends the
+// (model.SameTransaction, model.CheckAbortPartition), then appends the
 // attempt to rec and sends. Nothing is ever sent without a record; a request
 // whose answer was lost is reported as an unknown outcome, never resent.
 func (c *Client) Execute(ctx context.Context, a model.Action, rec model.Recorder) model.Result {

@@ -110,6 +110,12 @@ func (c *Client) PlanForceTerminate(ctx context.Context, id string) (model.Actio
 	return model.PlanForceTerminate(d.Txn)
 }
 
+// unrecorded takes the evidence a look without a request reads: nothing
+// goes out on it, so nothing is written.
+type unrecorded struct{ model.Recorder }
+
+func (unrecorded) Rests(model.CommitEvidence) {}
+
 // Recheck re-reads a's target and says whether it is still the transaction a
 // describes (nil) or what changed, without sending anything: for a prompt
 // that waits on the operator.
@@ -117,25 +123,16 @@ func (c *Client) Recheck(ctx context.Context, a model.Action) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 	switch a.Kind {
-	case model.ForceTerminate:
+	case model.ForceTerminate, model.Commit:
 		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
 		if err != nil {
 			return err
 		}
-		return model.CheckForceTerminate(a, fresh, found)
-	case model.Commit:
-		fresh, found, err := c.rereadTxn(ctx, a.TransactionalID)
-		if err != nil {
+		if err := model.SameTransaction(a, fresh, found); err != nil || !a.RestsOnFlink() {
 			return err
 		}
-		if err := model.CheckCommit(a, fresh, found); err != nil || a.Unverified {
-			return err
-		}
-		ev, err := a.Reverify(ctx, fresh)
-		if err != nil {
-			return fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
-		}
-		return model.CheckCommitEvidence(a, ev)
+		_, err = c.reverify(ctx, a, unrecorded{}, fresh)
+		return err
 	}
 	fresh, owner, err := c.rereadPartition(ctx, a)
 	if err != nil {

@@ -103,7 +103,7 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recor
 		r.Err = fmt.Sprintf("the coordinator answered %s; %s", r.ErrorCode, v.text)
 		return fresh, r, true
 	}
-	if err := model.CheckForceTerminate(a, fresh, found); err != nil {
+	if err := model.SameTransaction(a, fresh, found); err != nil {
 		switch {
 		case try == 1:
 			return fresh, model.Result{Refused: true, Err: err.Error()}, true
@@ -117,18 +117,9 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recor
 		r.Err += fmt.Sprintf("; gave up after %d requests, the transaction still open as it was", r.Sends)
 		return fresh, r, true
 	}
-	if a.Reverify != nil {
-		// A resolve's abort rests on its checkpoint never having completed:
-		// asked again, and the transaction read once more after asking.
-		ev, read, err := c.reverifyAbort(ctx, a, fresh)
-		if read {
-			rec.Rests(ev)
-		}
-		if err == nil {
-			if fresh, found, err = c.rereadTxn(ctx, a.TransactionalID); err == nil {
-				err = model.CheckForceTerminate(a, fresh, found)
-			}
-		}
+	if a.RestsOnFlink() {
+		// A resolve's abort rests on its checkpoint never having completed.
+		fresh, err = c.reverify(ctx, a, rec, fresh)
 		switch {
 		case err != nil && try == 1:
 			return fresh, model.Result{Refused: true, Err: "refused: " + trimRefused(err), JobWide: jobWide(err)}, true
@@ -139,16 +130,6 @@ func (c *Client) beforeInit(ctx context.Context, a model.Action, rec model.Recor
 		}
 	}
 	return fresh, r, false
-}
-
-// reverifyAbort asks a's checkpoint evidence again (model.CheckAbortEvidence);
-// read says whether it was read at all.
-func (c *Client) reverifyAbort(ctx context.Context, a model.Action, fresh model.Txn) (ev model.CommitEvidence, read bool, err error) {
-	ev, err = a.Reverify(ctx, fresh)
-	if err != nil {
-		return ev, false, fmt.Errorf("the checkpoint evidence could not be read again: %w", err)
-	}
-	return ev, true, model.CheckAbortEvidence(a, ev)
 }
 
 // afterInit judges the coordinator's answer ke to InitProducerId number try:
@@ -206,24 +187,6 @@ func (c *Client) afterFence(ctx context.Context, a model.Action, marks []mark, r
 
 func trimRefused(err error) string { return strings.TrimPrefix(err.Error(), "refused: ") }
 
-// rereadTxn describes id at its coordinator. fresh.StartTime() is the coordinator's
-// start timestamp whatever the state, so that a transaction being aborted is
-// still recognised.
-func (c *Client) rereadTxn(ctx context.Context, id string) (fresh model.Txn, found bool, err error) {
-	d := c.describeChunk(ctx, []string{id})[id]
-	switch {
-	case d.denied != "":
-		return model.Txn{}, false, fmt.Errorf("%s to re-read %s: %s (%s)", model.NoPermission, id, d.denied, needDescribe)
-	case d.err != "":
-		return model.Txn{}, false, fmt.Errorf("could not re-read %s: %s", id, d.err)
-	case d.gone:
-		return model.Txn{}, false, nil
-	}
-	fresh = d.txn
-	fresh.SetStart(d.start)
-	return fresh, true, nil
-}
-
 func (c *Client) initRequest(a model.Action, fresh model.Txn) *kmsg.InitProducerIDRequest {
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.TransactionalID = kmsg.StringPtr(a.TransactionalID)
@@ -260,7 +223,7 @@ func (c *Client) afterTerminate(ctx context.Context, a model.Action, marks []mar
 	switch {
 	case err != nil:
 		now = "it could not be re-read afterwards: " + err.Error()
-	case found && model.CheckForceTerminate(a, fresh, found) == nil:
+	case found && model.SameTransaction(a, fresh, found) == nil:
 		r.Unknown = true
 		r.Err = fmt.Sprintf("the coordinator answered without an error, yet the transaction is still %s at epoch %d as it was", fresh.State, fresh.ProducerEpoch)
 		return r

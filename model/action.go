@@ -24,7 +24,7 @@ const (
 // Action is an abort the operator asked for, carrying everything that tells
 // the transaction they looked at from any other: the executor re-reads the
 // target and compares all of it just before every request it sends
-// (CheckForceTerminate, CheckAbortPartition). Build one with
+// (SameTransaction, CheckAbortPartition). Build one with
 // PlanForceTerminate or PlanAbortPartition.
 type Action struct {
 	Kind ActionKind
@@ -66,6 +66,13 @@ type Action struct {
 	// All.
 	ProducerID    int64
 	ProducerEpoch int16
+}
+
+// RestsOnFlink reports whether a's request rests on Flink's checkpoint
+// evidence, read again before it goes: a commit not on the operator's word,
+// and a resolve's force-terminate.
+func (a Action) RestsOnFlink() bool {
+	return a.Reverify != nil || a.Kind == Commit && !a.Unverified
 }
 
 // Target is the thing acted on, as written in the audit log.

@@ -60,7 +60,7 @@ func TestActionWireAndConsequences(t *testing.T) {
 	}
 }
 
-func TestCheckForceTerminate(t *testing.T) {
+func TestSameTransactionForceTerminate(t *testing.T) {
 	// A refresh reads both starts from the coordinator's milliseconds, in the
 	// local zone, and the refusal prints them as they are.
 	a := ftAction()
@@ -87,6 +87,11 @@ func TestCheckForceTerminate(t *testing.T) {
 		// one; id, producer id, epoch and state are all as they were.
 		{"turned over (v1)", a, func(t Txn) Txn { t.SetStart(start.Add(2 * time.Second)); return t }, true,
 			"this is a newer transaction of orders-enricher-v1-2-17: it started at 03:12:00.120, the one shown started at 03:11:58.120"},
+		// A newer transaction of the same producer, already ending: it is
+		// not "it" that changed state (the commit's check said so; the
+		// force-terminate's said "state changed" before issue 32 merged them).
+		{"turned over, the next committing (v1)", a, func(t Txn) Txn { t.SetStart(start.Add(2 * time.Second)); t.State = PrepareCommit; return t }, true,
+			"this is a newer transaction of orders-enricher-v1-2-17"},
 		{"turned over within the second", a, func(t Txn) Txn { t.SetStart(start.Add(3 * time.Millisecond)); return t }, true, "newer transaction"},
 		{"partition added", a, func(t Txn) Txn {
 			t.Partitions = []TopicPartition{{"orders", 0}, {"orders", 3}, {"payments", 1}}
@@ -100,7 +105,7 @@ func TestCheckForceTerminate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckForceTerminate(tt.a, tt.fresh(fresh), tt.found)
+			err := SameTransaction(tt.a, tt.fresh(fresh), tt.found)
 			checkRefusal(t, err, tt.refuse)
 		})
 	}
@@ -137,7 +142,7 @@ func TestPlanForceTerminate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a.Kind != ForceTerminate || a.TransactionalID != ok.ID || !a.Start.Equal(ftStart) || a.ProducerEpoch != 2 || a.Coordinator != 3 ||
-		a.TimeoutMs != 60000 || len(a.Partitions) != 1 || CheckForceTerminate(a, ok, true) != nil {
+		a.TimeoutMs != 60000 || len(a.Partitions) != 1 || SameTransaction(a, ok, true) != nil {
 		t.Errorf("plan = %+v", a)
 	}
 	ok.Partitions[0].Partition = 9

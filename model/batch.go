@@ -6,12 +6,15 @@ import (
 	"strings"
 )
 
-// Batch is the force-terminate of several transactions confirmed at once (a
-// job's lingering ones). Confirming it once sends nothing by itself: each
-// action is still re-checked, recorded and sent on its own, one after the
-// other, exactly as a single force-terminate is.
+// Batch is what the operator confirms at once: one action (One), or
+// several (a job's lingering ids, a job's resolution). Confirming it sends
+// nothing by itself: each action is still re-checked, recorded and sent on
+// its own, one after the other.
 type Batch struct {
 	Actions []Action
+	// One: a single action the operator chose on its own, confirmed with
+	// its own word (Action.ConfirmWord).
+	One bool
 	// Results are the answers so far, in the order of Actions.
 	Results []Result
 	// Stopped says why the actions after the last result were not sent
@@ -45,13 +48,20 @@ func PlanBatch(s *Snapshot, ids []string) (b Batch, skipped []string) {
 	return b, skipped
 }
 
+// Single is the batch of a alone.
+func Single(a Action) Batch { return Batch{Actions: []Action{a}, One: true} }
+
 // BatchConfirmWord is what the operator types to send a batch of n: the count
 // is part of it, so that confirming says how many are about to go.
 func BatchConfirmWord(n int) string { return "abort " + strconv.Itoa(n) }
 
-// ConfirmWord is BatchConfirmWord for b's actions.
+// ConfirmWord is what the operator types to send b: a single action's own
+// word, else BatchConfirmWord (or "resolve N").
 func (b Batch) ConfirmWord() string {
-	if b.Resolve {
+	switch {
+	case b.One && len(b.Actions) == 1:
+		return b.Actions[0].ConfirmWord()
+	case b.Resolve:
 		return "resolve " + strconv.Itoa(len(b.Actions))
 	}
 	return BatchConfirmWord(len(b.Actions))
@@ -107,7 +117,7 @@ func (b *Batch) Add(r Result, auditErr error) {
 	case r.AuditErr != "":
 		b.Stop("the audit log failed (" + r.AuditErr + "): nothing more is sent unrecorded")
 	case r.JobWide:
-		b.Stop("what the last one was refused for holds for the whole job: nothing more is sent")
+		b.Stop("what the last one was refused for holds for the whole job (" + strings.TrimPrefix(r.Summary(), "refused: ") + "): nothing more is sent")
 	}
 }
 

@@ -92,6 +92,15 @@ func CheckCommitEvidence(a Action, ev CommitEvidence) error {
 	return nil
 }
 
+// CheckEvidence is the re-check of the evidence a rests on: a commit's
+// (CheckCommitEvidence) or a resolve's force-terminate's (CheckAbortEvidence).
+func CheckEvidence(a Action, ev CommitEvidence) error {
+	if a.Kind == Commit {
+		return CheckCommitEvidence(a, ev)
+	}
+	return CheckAbortEvidence(a, ev)
+}
+
 // CheckAbortEvidence refuses a resolve's force-terminate unless ev, read
 // just now, still says on the same basis that its checkpoint never
 // completed and no Flink job may run that ends it itself.
@@ -184,29 +193,6 @@ func commitAllowed(id string, ev CommitEvidence) error {
 	return fmt.Errorf("refused: there is no checkpoint evidence for %s (give --flink or --flink-checkpoints); commit only with --unverified, if you know its checkpoint completed", id)
 }
 
-// CheckCommit refuses unless fresh, the id as just re-read, is still the very
-// open transaction a was planned on: same producer id, epoch, start and
-// partitions, and still Ongoing. The error says what changed, and what it
-// means for the records.
-func CheckCommit(a Action, fresh Txn, found bool) error {
-	switch {
-	case !found:
-		return fmt.Errorf("refused: %s is no longer known to its coordinator (expired or deleted)", a.TransactionalID)
-	case fresh.ProducerID != a.ProducerID:
-		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
-	case fresh.State != Ongoing && (fresh.StartTime().Equal(a.Start) || fresh.State == Empty):
-		return fmt.Errorf("refused: it is %s now%s%s", fresh.State, commitMeaning(fresh.State), epochNote(a, fresh))
-	case !fresh.StartTime().Equal(a.Start):
-		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
-			"the one shown has ended%s", a.TransactionalID, ClockMs(fresh.StartTime()), ClockMs(a.Start), epochNote(a, fresh))
-	case fresh.ProducerEpoch != a.ProducerEpoch:
-		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced", a.ProducerEpoch, fresh.ProducerEpoch)
-	case !slices.Equal(fresh.Partitions, a.Partitions):
-		return fmt.Errorf("refused: its partitions changed since they were shown (%s); look again", partitionDiff(a.Partitions, fresh.Partitions))
-	}
-	return nil
-}
-
 func commitMeaning(s State) string {
 	switch s {
 	case PrepareCommit:
@@ -291,76 +277,4 @@ func (a Action) foreignCommit() []string {
 		last,
 		"If that producer is live, the commit ends its transaction under it: records it may have meant to abort become visible, and its own abort later fails (its epoch is stale) without undoing the commit.",
 	}
-}
-
-// CommitEvidenceOf is what view (a fresh read of the JobManagers and the
-// checkpoint directories) says of t, an open transaction of j.
-func CommitEvidenceOf(view *FlinkView, j Job, t Txn) CommitEvidence {
-	ev := CommitEvidence{Verdict: j.VerdictOf(t, view.Facts(j.ID.Name))}
-	if view != nil {
-		ev.At = view.At
-	}
-	ev.FlinkState = ev.Verdict.Basis.FlinkState
-	return ev
-}
-
-// ResolveStep is what resolving a job does to one of its open
-// transactions: Action, or nothing (nil) and why.
-type ResolveStep struct {
-	Txn     Txn
-	Verdict Verdict
-	Action  *Action
-	Why     string
-}
-
-// PlanResolve plans, for every open transaction of Flink job j (txns), the
-// commit of the checkpointed ones and the force-terminate of the ones whose
-// checkpoint never completed; the ones txnscope cannot judge are left open,
-// each with why. evOf reads each one's evidence. A job Flink says runs is
-// refused whole: its committer commits, and a restart aborts the rest.
-func PlanResolve(j Job, txns []Txn, evOf func(Txn) CommitEvidence) ([]ResolveStep, error) {
-	if j.ID.Family != FlinkSink {
-		return nil, fmt.Errorf("%s is not a Flink job: only a Flink job's checkpoints say which transactions to commit", j.ID.Name)
-	}
-	var steps []ResolveStep
-	for _, t := range txns {
-		if JobOf(t.ID).Job != j.ID || !t.State.Open() {
-			continue
-		}
-		ev := evOf(t)
-		if b := ev.Verdict.Basis; b.NoFlink != "" {
-			return nil, jobWide("what its checkpoints hold is not known: %s", b.NoFlink)
-		}
-		if ev.mayRun() {
-			return nil, jobWide("not while the job may run: Flink says %s: %s", ev.flinkJob(), runsMeaning(ev.state(), "its transactions", "resolve"))
-		}
-		s := ResolveStep{Txn: t, Verdict: ev.Verdict}
-		switch {
-		case t.State != Ongoing:
-			s.Why = fmt.Sprintf("it is %s: the coordinator is ending it already", t.State)
-		case ev.Verdict.Kind == Checkpointed:
-			a, err := PlanCommit(t, ev, false)
-			if err != nil {
-				s.Why = err.Error()
-				break
-			}
-			s.Action = &a
-		case ev.Verdict.Kind == NotCheckpointed:
-			a, err := PlanForceTerminate(t)
-			if err != nil {
-				s.Why = err.Error()
-				break
-			}
-			a.Verdict, a.FlinkState = ev.Verdict, ev.FlinkState
-			s.Action = &a
-		default:
-			s.Why = "whether its checkpoint completed is not known: " + ev.Verdict.Evidence
-		}
-		steps = append(steps, s)
-	}
-	if len(steps) == 0 {
-		return nil, fmt.Errorf("job %s has no open transaction", j.ID.Name)
-	}
-	slices.SortFunc(steps, func(a, b ResolveStep) int { return strings.Compare(a.Txn.ID, b.Txn.ID) })
-	return steps, nil
 }

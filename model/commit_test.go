@@ -67,7 +67,7 @@ func TestPlanCommit(t *testing.T) {
 	}
 }
 
-func TestCheckCommit(t *testing.T) {
+func TestSameTransactionCommit(t *testing.T) {
 	a, err := PlanCommit(cmTxn(), checkpointed(15), false)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestCheckCommit(t *testing.T) {
 		{"partition added", func(t Txn) Txn { t.Partitions = append(t.Partitions, TopicPartition{"orders", 2}); return t }, true, "now also orders-2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRefusal(t, CheckCommit(a, tc.f(cmTxn()), tc.found), tc.refuse)
+			checkRefusal(t, SameTransaction(a, tc.f(cmTxn()), tc.found), tc.refuse)
 		})
 	}
 }

@@ -7,28 +7,34 @@ import (
 	"time"
 )
 
-// CheckForceTerminate refuses unless fresh, the id as just re-read, is still
-// the very transaction a was planned on: same producer id, epoch, state,
-// start time and partitions. found is false when the id is gone. The error
-// says what changed.
-func CheckForceTerminate(a Action, fresh Txn, found bool) error {
+// SameTransaction refuses unless fresh, the id as just re-read, is still the
+// very transaction a was planned on: same producer id, epoch, state, start
+// time and partitions. found is false when the id is gone. Every action on
+// a transactional id (force-terminate, commit, a resolve's steps) re-checks
+// with it just before its request; the error says what changed, and what
+// that means for what a meant to do.
+func SameTransaction(a Action, fresh Txn, found bool) error {
 	// The most telling difference first: what the transaction became, then
 	// whether another one began, then the epoch alone (a fence).
+	sameStart := fresh.StartTime().Equal(a.Start)
 	switch {
 	case !found:
 		return fmt.Errorf("refused: %s is no longer known to its coordinator (expired or deleted)", a.TransactionalID)
 	case fresh.ProducerID != a.ProducerID:
 		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
-	case fresh.State != a.State:
+	case fresh.State != a.State && (sameStart || fresh.State == Empty):
+		if a.Kind == Commit {
+			return fmt.Errorf("refused: it is %s now%s%s", fresh.State, commitMeaning(fresh.State), epochNote(a, fresh))
+		}
 		return fmt.Errorf("refused: state changed %s→%s since it was shown%s%s", a.State, fresh.State, stateMeaning(fresh.State), epochNote(a, fresh))
-	case !fresh.StartTime().Equal(a.Start):
+	case !sameStart:
 		return fmt.Errorf("refused: this is a newer transaction of %s: it started at %s, the one shown started at %s; "+
 			"the one shown has ended%s", a.TransactionalID, ClockMs(fresh.StartTime()), ClockMs(a.Start), epochNote(a, fresh))
 	case fresh.ProducerEpoch != a.ProducerEpoch:
 		return fmt.Errorf("refused: producer epoch changed %d→%d since it was shown: the producer was fenced", a.ProducerEpoch, fresh.ProducerEpoch)
 	case !slices.Equal(fresh.Partitions, a.Partitions):
 		return fmt.Errorf("refused: its partitions changed since they were shown (%s); look again", partitionDiff(a.Partitions, fresh.Partitions))
-	case !fresh.State.Abortable():
+	case a.Kind == ForceTerminate && !fresh.State.Abortable():
 		return fmt.Errorf("refused: %s is %s, nothing to abort", a.TransactionalID, fresh.State)
 	}
 	return nil

@@ -17,6 +17,34 @@ type Recorder interface {
 	Done(r Result) error
 }
 
+// Watched is a Recorder that keeps what the one who sent the request needs
+// of it: the first write the audit log could not take (a batch stops before
+// its next action on it, whatever the executor made of it), and the
+// evidence the request rested on as read again just before it.
+type Watched struct {
+	Recorder
+	Err  error
+	Seen *CommitEvidence
+}
+
+func (w *Watched) Rests(ev CommitEvidence) {
+	w.Seen = &ev
+	w.Recorder.Rests(ev)
+}
+
+func (w *Watched) Sending(try int, request string) error {
+	return w.note(w.Recorder.Sending(try, request))
+}
+
+func (w *Watched) Done(r Result) error { return w.note(w.Recorder.Done(r)) }
+
+func (w *Watched) note(err error) error {
+	if err != nil && w.Err == nil {
+		w.Err = err
+	}
+	return err
+}
+
 // Result is the outcome of one abort attempt.
 type Result struct {
 	Action Action

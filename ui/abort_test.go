@@ -260,7 +260,7 @@ func TestDialogWarnsWhenARefreshShowsTheTargetChanged(t *testing.T) {
 	h.admin.Push(next)
 	h.tick()
 	mustContain(t, h.screen(), "The latest refresh says", "epoch changed 5→6")
-	if h.m.dialog.action.ProducerEpoch != 5 {
+	if h.m.dialog.batch.Actions[0].ProducerEpoch != 5 {
 		t.Errorf("the action changed under the operator's feet")
 	}
 }

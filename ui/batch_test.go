@@ -113,7 +113,7 @@ func TestBatchForceTerminatesAJobsLingeringIDsOneRecordEach(t *testing.T) {
 		t.Fatalf("the jobs view's cursor is not on warehouse-loader")
 	}
 	h.press("a")
-	if h.m.bulk == nil {
+	if h.m.dialog == nil {
 		t.Fatal("a on a job with lingering ids opened no dialog")
 	}
 	mustContain(t, h.screen(), "FORCE-TERMINATE 3 LINGERING TRANSACTIONS", "job warehouse-loader (flink)",
@@ -159,7 +159,7 @@ func TestBatchForceTerminatesAJobsLingeringIDsOneRecordEach(t *testing.T) {
 		t.Errorf("%d refreshes after the batch, want one", h.admin.Refreshes()-refreshes)
 	}
 	h.press("enter")
-	if h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Error("enter did not close the finished dialog")
 	}
 	if len(h.admin.Executed()) != 3 {
@@ -211,7 +211,7 @@ func TestBatchTakesOnlyTheCountTyped(t *testing.T) {
 		}
 		mustContain(t, h.screen(), "type abort 3 (exactly)")
 		h.press("esc")
-		if h.m.bulk != nil {
+		if h.m.dialog != nil {
 			t.Errorf("esc did not cancel")
 		}
 		mustContain(t, h.screen(), "cancelled; nothing was sent")
@@ -229,7 +229,7 @@ func TestBatchRefusedWhenTheAuditLogCannotBeOpened(t *testing.T) {
 		h.press("J", "a")
 		h.typeText("abort 3")
 		h.press("enter")
-		if h.m.bulk != nil || len(h.admin.Executed()) != 0 {
+		if h.m.dialog != nil || len(h.admin.Executed()) != 0 {
 			t.Fatalf("%s: a dialog opened or something was sent", path)
 		}
 		mustContain(t, h.screen(), "cannot abort: audit log: ")
@@ -288,7 +288,7 @@ func TestBatchCtrlCStopsAfterTheIDInFlight(t *testing.T) {
 		if got := executedIDs(h); !slices.Equal(got, lingering[:1]) {
 			t.Errorf("%s: executed %v, want the one in flight only", k, got)
 		}
-		if tl := h.m.bulk.batch.Tally(); tl.Terminated != 1 || tl.Unsent != 2 {
+		if tl := h.m.dialog.batch.Tally(); tl.Terminated != 1 || tl.Unsent != 2 {
 			t.Errorf("%s: tally %+v", k, tl)
 		}
 	}
@@ -330,7 +330,7 @@ func TestBatchDialogWritesOutHostileIDs(t *testing.T) {
 	h.press("J")
 	h.selectJob(model.FlinkSink, evil)
 	h.press("a")
-	if h.m.bulk == nil {
+	if h.m.dialog == nil {
 		t.Fatal("no dialog for the hostile job")
 	}
 	raw := h.m.View().Content
@@ -367,11 +367,11 @@ func TestBatchNeverSendsFromATooSmallTerminal(t *testing.T) {
 func TestBatchIsNotOfferedReadOnly(t *testing.T) {
 	h := batchStarted(t, func(o *Options) { o.ReadOnly = true })
 	h.press("J", "a")
-	if h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Fatal("read-only mode opened a batch dialog")
 	}
 	h.press("enter", "a")
-	if h.m.bulk != nil || len(h.admin.Executed()) != 0 {
+	if h.m.dialog != nil || len(h.admin.Executed()) != 0 {
 		t.Fatal("read-only mode opened a batch dialog on a subtask")
 	}
 }
@@ -381,7 +381,7 @@ func TestBatchSaysWhenThereIsNothingLingering(t *testing.T) {
 	h.press("J")
 	h.selectJob(model.FlinkSink, "orders-enricher-v1")
 	h.press("a")
-	if h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Fatal("a dialog for a job with nothing lingering")
 	}
 	mustContain(t, h.screen(), "no lingering transactions in job orders-enricher-v1 (flink)")
@@ -391,7 +391,7 @@ func TestBatchSaysWhenThereIsNothingLingering(t *testing.T) {
 func TestBatchFromASubtask(t *testing.T) {
 	h := batchStarted(t)
 	h.press("J", "enter", "j", "a") // subtask 1: one lingering id
-	if h.m.bulk == nil {
+	if h.m.dialog == nil {
 		t.Fatal("a on a subtask with a lingering id opened no dialog")
 	}
 	mustContain(t, h.screen(), "FORCE-TERMINATE 1 LINGERING TRANSACTION", "subtask 1", "Type abort 1")
@@ -401,7 +401,7 @@ func TestBatchFromASubtask(t *testing.T) {
 		t.Errorf("executed %v, want subtask 1's only", got)
 	}
 	h.press("esc", "j", "a") // subtask 2: none
-	if h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Fatal("a dialog for a subtask with nothing lingering")
 	}
 	mustContain(t, h.screen(), "subtask 2 has no lingering transactions; a on the jobs view")
@@ -475,7 +475,7 @@ func TestBatchSignalStopsAfterTheIDInFlight(t *testing.T) {
 	if got := executedIDs(h); !slices.Equal(got, lingering[:1]) {
 		t.Fatalf("executed %v, want the one in flight only", got)
 	}
-	if tl := h.m.bulk.batch.Tally(); tl.Terminated != 1 || tl.Unsent != 2 {
+	if tl := h.m.dialog.batch.Tally(); tl.Terminated != 1 || tl.Unsent != 2 {
 		t.Errorf("tally %+v, want 1 terminated, 2 unsent", tl)
 	}
 	mustContain(t, h.screen(), "2 not sent", "txnscope is ending (signal)")

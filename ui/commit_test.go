@@ -58,7 +58,7 @@ func TestCommitFlow(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	h.selectID("warehouse-loader-1-121")
 	h.press("C")
-	if h.m.dialog == nil || h.m.dialog.action.Kind != model.Commit {
+	if h.m.dialog == nil || h.m.dialog.batch.Actions[0].Kind != model.Commit {
 		t.Fatalf("C did not open the commit dialog: %s", h.screen())
 	}
 	scr := strings.Join(strings.Fields(h.screen()), " ")
@@ -118,7 +118,7 @@ func TestCommitKeyAbsentReadOnly(t *testing.T) {
 	h := jobsStarted(t, withFlink(failedJob("FAILED"), nil), func(o *Options) { o.ReadOnly = true })
 	h.selectID("warehouse-loader-1-121")
 	h.press("C")
-	if h.m.dialog != nil || h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Fatal("C opened a dialog under --read-only")
 	}
 }
@@ -137,7 +137,7 @@ func TestResolveJob(t *testing.T) {
 		h.press("down")
 	}
 	h.press("C")
-	if h.m.bulk == nil || !h.m.bulk.batch.Resolve {
+	if h.m.dialog == nil || !h.m.dialog.batch.Resolve {
 		t.Fatalf("C on the job did not open the resolve dialog: %s", h.screen())
 	}
 	scr := strings.Join(strings.Fields(h.screen()), " ")
@@ -175,7 +175,7 @@ func TestResolveRefusedWhileTheJobRuns(t *testing.T) {
 		h.press("down")
 	}
 	h.press("C")
-	if h.m.bulk != nil {
+	if h.m.dialog != nil {
 		t.Fatal("resolve offered on a job Flink says is restarting")
 	}
 	mustContain(t, h.screen(), `Flink job "warehouse-loader" (0123456789abcdef0123456789abcdef, RESTARTING) at http://jm:8081: the job runs`)
@@ -205,7 +205,7 @@ func TestCommitRefusedWhenTheJobManagerFallsSilent(t *testing.T) {
 	if h.m.dialog == nil {
 		t.Fatalf("no commit dialog: %s", h.screen())
 	}
-	a := h.m.dialog.action
+	a := h.m.dialog.batch.Actions[0]
 	if a.Verdict.Basis.Dir != dir || a.Verdict.Basis.FlinkJobID != view.Jobs[0].ID {
 		t.Fatalf("the plan rests on %s", a.Verdict.Basis)
 	}

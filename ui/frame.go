@@ -53,12 +53,8 @@ func (m *Model) render() string {
 		}
 	}
 	if m.dialog != nil {
-		body = views.Overlay(body, views.Dialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
-		keys = m.keys.dialogShort(m.dialog.phase)
-	}
-	if m.bulk != nil {
-		body = views.Overlay(body, views.BatchDialog(m.batchData(), w, bodyH, st), w, bodyH, st)
-		keys = m.keys.batchShort(m.bulk.phase)
+		body = views.Overlay(body, views.ActionDialog(m.dialogData(), w, bodyH, st), w, bodyH, st)
+		keys = m.keys.dialogShort(m.dialog.phase, m.dialog.batch.One)
 	}
 	// Status texts quote ids, topics and the brokers' errors as they came;
 	// they are written out here, once, on their way to the screen.

@@ -79,7 +79,7 @@ func (h *harness) run(cmd tea.Cmd) {
 		}
 	case tea.QuitMsg:
 		h.quit = true
-	case refreshedMsg, executedMsg, describedMsg, batchSentMsg:
+	case refreshedMsg, sentMsg, describedMsg:
 		h.send(msg)
 	}
 }

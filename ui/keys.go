@@ -80,10 +80,18 @@ func short(b key.Binding, desc string) key.Binding {
 
 func (k keyMap) filterShort() []key.Binding { return []key.Binding{k.Apply, k.Clear} }
 
-func (k keyMap) dialogShort(phase views.DialogPhase) []key.Binding {
+// dialogShort is the footer under an action dialog: while sending, a batch
+// of several can be stopped after the one in flight.
+func (k keyMap) dialogShort(phase views.DialogPhase, one bool) []key.Binding {
 	switch phase {
 	case views.DialogSending:
-		return nil
+		stop, quit := k.Cancel, k.ForceQuit
+		stop.SetHelp("esc", "stop after this one")
+		quit.SetHelp("ctrl+c/q", "quit after this one")
+		if one {
+			return []key.Binding{quit}
+		}
+		return []key.Binding{stop, quit}
 	case views.DialogDone:
 		c := k.Confirm
 		c.SetHelp("enter/esc", "close")

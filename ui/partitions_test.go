@@ -89,7 +89,7 @@ func TestEnterOnAPartitionOpensTheHoldingTransaction(t *testing.T) {
 	}
 	// The abort on the partition applies as from any detail.
 	h.press("x")
-	if h.m.dialog == nil || h.m.dialog.action.Kind != model.AbortPartition || h.m.dialog.action.ProducerID != 4003 {
+	if h.m.dialog == nil || h.m.dialog.batch.Actions[0].Kind != model.AbortPartition || h.m.dialog.batch.Actions[0].ProducerID != 4003 {
 		t.Fatalf("x on orders-7: dialog %+v, want an abort on the partition for producer 4003", h.m.dialog)
 	}
 	h.press("esc", "esc")
@@ -119,9 +119,9 @@ func TestOwnerlessPinOffersTheAbortOnThePartition(t *testing.T) {
 	}
 	want := model.Action{Kind: model.AbortPartition, TopicPartition: model.TopicPartition{Topic: "billing", Partition: 2},
 		Leader: 0, ProducerID: 9500, ProducerEpoch: 0, CoordinatorEpoch: 2, StartOffset: 42,
-		LastWrite: d.action.LastWrite, MinIdle: 15 * time.Minute}
-	if !reflect.DeepEqual(d.action, want) || d.action.LastWrite.IsZero() {
-		t.Fatalf("action %+v, want %+v", d.action, want)
+		LastWrite: d.batch.Actions[0].LastWrite, MinIdle: 15 * time.Minute}
+	if !reflect.DeepEqual(d.batch.Actions[0], want) || d.batch.Actions[0].LastWrite.IsZero() {
+		t.Fatalf("action %+v, want %+v", d.batch.Actions[0], want)
 	}
 	h.typeText("abort")
 	h.press("enter")

@@ -281,9 +281,6 @@ func (m *Model) swap(data cluster) {
 	if m.dialog != nil {
 		m.dialog.recheck(m)
 	}
-	if m.bulk != nil {
-		m.bulk.recheck(m)
-	}
 }
 
 // every is the refresh interval: --refresh, stretched while every refresh

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/txnscope/txnscope/views"
 )
 
 // Wait blocks until every abort sent has its result in the audit log, or
@@ -34,15 +32,14 @@ func (m *Model) quit() tea.Cmd {
 // forceQuit is ctrl+c: it leaves at once, unless an abort is on its way, whose
 // answer must reach the audit log first; a second ctrl+c leaves regardless.
 func (m *Model) forceQuit() tea.Cmd {
-	if m.dialog != nil && m.dialog.phase == views.DialogSending && !m.quitAfterAbort {
+	if m.sending() && !m.quitAfterAbort {
 		m.quitAfterAbort = true
-		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged (ctrl+c again quits now)")
-		return nil
-	}
-	if m.sendingBatch() && !m.quitAfterAbort {
-		m.quitAfterAbort = true
-		m.bulk.batch.Stop("stopped: txnscope is quitting")
-		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged, the rest unsent (ctrl+c again quits now)")
+		rest := ""
+		if b := &m.dialog.batch; len(b.Results)+1 < len(b.Actions) {
+			b.Stop("stopped: txnscope is quitting")
+			rest = ", the rest unsent"
+		}
+		m.setStatus(statusError, "an abort is in flight: quitting once its answer is logged"+rest+" (ctrl+c again quits now)")
 		return nil
 	}
 	return m.quit()

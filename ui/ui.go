@@ -37,9 +37,8 @@ type Model struct {
 	helpTop    int  // the help's first line on view, when it does not fit
 	showEvents bool // the events pane under the transaction list
 	evScroll   eventsScroll
-	dialog     *abortDialog
-	bulk       *batchDialog // a force-terminate of several ids (batch.go)
-	dialogs    int          // dialogs opened so far, to match replies
+	dialog     *actionDialog // an action to confirm, on its way or answered (action.go)
+	dialogs    int           // dialogs opened so far, to match replies
 
 	status         string
 	statusKind     statusKind
@@ -105,10 +104,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.refreshed(msg)
 	case describedMsg:
 		return m.described(msg)
-	case executedMsg:
-		return m.executed(msg)
-	case batchSentMsg:
-		return m.batchSent(msg)
+	case sentMsg:
+		return m.sent(msg)
 	case replayedMsg:
 		return m.replayed(msg)
 	case logLiveMsg:
@@ -122,8 +119,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case !m.fits():
 		case m.dialog != nil:
 			return m.updateDialog(msg)
-		case m.bulk != nil:
-			return m.updateBatch(msg)
 		case m.screens[m.cur].grabs():
 			return m.screens[m.cur].update(msg)
 		}
@@ -145,8 +140,6 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case m.dialog != nil:
 		return m.updateDialog(msg)
-	case m.bulk != nil:
-		return m.updateBatch(msg)
 	case s.grabs():
 		return s.update(msg)
 	case m.showHelp:

@@ -229,7 +229,7 @@ func TestRenderersAreExactlyTheirSize(t *testing.T) {
 	}
 	for w := 20; w <= 200; w += 9 {
 		for ht := 3; ht <= 50; ht += 7 {
-			box := Dialog(DialogData{Title: "T", Wire: "send something long enough to wrap around", Consequences: []string{"a", "b"}}, w, ht, st)
+			box := ActionDialog(ActionDialogData{Title: "T", Wire: "send something long enough to wrap around", Consequences: []string{"a", "b"}}, w, ht, st)
 			lines := strings.Split(box, "\n")
 			if len(lines) > ht {
 				t.Fatalf("dialog %d×%d: %d lines", w, ht, len(lines))

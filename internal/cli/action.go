@@ -89,11 +89,11 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 			return refused(o, c, &a, log.Path(), errNotConfirmed)
 		}
 	}
-	rec := &evidenceSeen{Recorder: log.Begin(strings.Join(c.bootstrap, ","), a)}
+	rec := &model.Watched{Recorder: log.Begin(strings.Join(c.bootstrap, ","), a)}
 	r := cl.Execute(ctx, a, rec)
 	verdict := a.Verdict
-	if rec.seen != nil {
-		verdict = rec.seen.Verdict
+	if rec.Seen != nil {
+		verdict = rec.Seen.Verdict
 	}
 	request := a.Wire()
 	if r.Request != "" {

@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"time"
 
-	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -34,50 +30,10 @@ func needEvidence(c *config, what string) error {
 
 func runCommit(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
 	return runAction(ctx, cl, c, o, std, func(ctx context.Context, cl *kafkaadmin.Client, c config) (model.Action, error) {
-		s, err := cl.Refresh(ctx, nil)
+		r, err := reading(ctx, cl, c)
 		if err != nil {
 			return model.Action{}, err
 		}
-		t, ok := s.Txn(c.one.transactionalID)
-		if !ok {
-			return model.Action{}, fmt.Errorf("%s is not known to any coordinator", c.one.transactionalID)
-		}
-		job, _ := jobOf(s, model.JobOf(t.ID).Job)
-		ev := model.CommitEvidenceOf(readFlink(ctx, c), job, t)
-		a, err := model.PlanCommit(t, ev, c.one.unverified)
-		if err != nil {
-			return a, err
-		}
-		a.LastWrite = lastWrite(s, a)
-		if !a.Unverified {
-			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
-		}
-		return a, nil
+		return r.PlanCommit(c.one.transactionalID, c.one.unverified, flinkReader(c))
 	})
-}
-
-// lastWrite is when the brokers last saw a's producer write to one of its
-// partitions (zero: not known).
-func lastWrite(s *model.Snapshot, a model.Action) time.Time {
-	var last int64
-	for _, p := range s.Partitions {
-		if pr, ok := p.Producer(a.ProducerID); ok && slices.Contains(a.Partitions, p.TopicPartition) {
-			last = max(last, pr.LastWriteMs)
-		}
-	}
-	if last <= 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(last)
-}
-
-// jobOf is job as the jobs view groups it (its naming scheme read from its
-// ids); found is false when no id of the snapshot belongs to it.
-func jobOf(s *model.Snapshot, want model.JobID) (job model.Job, found bool) {
-	for _, j := range model.Group(s, nil).Jobs(nil, time.Now()) {
-		if j.ID == want {
-			return j, true
-		}
-	}
-	return model.Job{ID: want}, false
 }

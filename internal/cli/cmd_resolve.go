@@ -11,7 +11,6 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/escape"
-	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -97,41 +96,54 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 		}
 	}
 	// Commits first: they are what a dead job still owes its consumers.
-	slices.SortStableFunc(steps, func(a, b model.ResolveStep) int { return rank(a) - rank(b) })
+	// The batch sends them one at a time and stops where the TUI's does:
+	// a refusal that holds for the whole job, an audit log that failed, a
+	// signal.
+	batch, _ := model.ResolveBatch(steps)
 	boot := strings.Join(c.bootstrap, ",")
 	var bad []string
-	stopped := ""
-	for _, s := range steps {
-		st := resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: model.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
-			CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, RestsOn: model.ExportBasis(s.Verdict.Basis), LeftOpen: s.Why}
-		switch {
-		case s.Action == nil:
-			bad = append(bad, s.Txn.ID+" left open")
-		case stopped != "":
-			st.Action, st.NotSent = string(s.Action.Kind), stopped
-			bad = append(bad, fmt.Sprintf("%s %s not sent", s.Action.Kind, s.Txn.ID))
-		default:
-			a := *s.Action
-			rec := &evidenceSeen{Recorder: log.Begin(boot, a)}
-			r := cl.Execute(ctx, a, rec)
-			if rec.seen != nil {
-				v := rec.seen.Verdict
-				st.Verdict, st.CompletedIn, st.Evidence, st.RestsOn = string(v.Kind), v.CompletedIn, v.Evidence, model.ExportBasis(v.Basis)
-			}
-			st.Action, st.Request, st.Attempt, st.Sends = string(a.Kind), r.Request, r.Attempt, r.Sends
-			st.Refused, st.Unknown, st.OK, st.ErrorCode, st.Result = r.Refused, r.Unknown, r.OK(), r.ErrorCode, r.Summary()
-			if !r.OK() {
-				bad = append(bad, fmt.Sprintf("%s %s not done", a.Kind, s.Txn.ID))
-			}
-			if r.JobWide {
-				// Flink says the job may run, or the evidence went silent
-				// or changed: it holds for the rest of the job too.
-				stopped = "not sent: " + trimRefusedText(r.Summary())
-			}
-		}
+	emit := func(st resolveStep) error {
 		doc.Steps = append(doc.Steps, st)
-		if !o.json {
-			if _, err := fmt.Fprintln(o.w, escape.Text(stepLine(st))); err != nil {
+		if o.json {
+			return nil
+		}
+		_, err := fmt.Fprintln(o.w, escape.Text(stepLine(st)))
+		return err
+	}
+	for _, a := range batch.Actions {
+		st := planned(stepOf(steps, a.TransactionalID))
+		st.Action = string(a.Kind)
+		if _, ok := batch.Next(); !ok {
+			st.NotSent = "not sent: " + batch.Stopped
+			bad = append(bad, fmt.Sprintf("%s %s not sent", a.Kind, a.TransactionalID))
+			if err := emit(st); err != nil {
+				return err
+			}
+			continue
+		}
+		rec := &model.Watched{Recorder: log.Begin(boot, a)}
+		r := cl.Execute(ctx, a, rec)
+		batch.Add(r, rec.Err)
+		if ctx.Err() != nil {
+			batch.Stop("txnscope is ending (signal)")
+		}
+		if rec.Seen != nil {
+			v := rec.Seen.Verdict
+			st.Verdict, st.CompletedIn, st.Evidence, st.RestsOn = string(v.Kind), v.CompletedIn, v.Evidence, model.ExportBasis(v.Basis)
+		}
+		st.Request, st.Attempt, st.Sends = r.Request, r.Attempt, r.Sends
+		st.Refused, st.Unknown, st.OK, st.ErrorCode, st.Result = r.Refused, r.Unknown, r.OK(), r.ErrorCode, r.Summary()
+		if !r.OK() {
+			bad = append(bad, fmt.Sprintf("%s %s not done", a.Kind, a.TransactionalID))
+		}
+		if err := emit(st); err != nil {
+			return err
+		}
+	}
+	for _, s := range steps {
+		if s.Action == nil {
+			bad = append(bad, s.Txn.ID+" left open")
+			if err := emit(planned(s)); err != nil {
 				return err
 			}
 		}
@@ -149,54 +161,30 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 	return nil
 }
 
-func rank(s model.ResolveStep) int {
-	switch {
-	case s.Action == nil:
-		return 2
-	case s.Action.Kind == model.Commit:
-		return 0
+// planned is s's line as planned: its verdict, and why it is left open.
+func planned(s model.ResolveStep) resolveStep {
+	return resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: model.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
+		CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, RestsOn: model.ExportBasis(s.Verdict.Basis), LeftOpen: s.Why}
+}
+
+// stepOf is the step of id.
+func stepOf(steps []model.ResolveStep, id string) model.ResolveStep {
+	for _, s := range steps {
+		if s.Txn.ID == id {
+			return s
+		}
 	}
-	return 1
+	return model.ResolveStep{}
 }
 
 // planResolve reads the cluster and the job's checkpoints once and plans
 // each open transaction of the job.
 func planResolve(ctx context.Context, cl *kafkaadmin.Client, c config) ([]model.ResolveStep, error) {
-	flink := make(chan *model.FlinkView, 1)
-	go func() { flink <- readFlink(ctx, c) }()
-	s, err := cl.Refresh(ctx, nil)
-	view := <-flink
+	r, err := reading(ctx, cl, c)
 	if err != nil {
 		return nil, err
 	}
-	job, found := jobOf(s, model.JobID{Family: model.FlinkSink, Name: c.one.job})
-	if !found {
-		return nil, fmt.Errorf("no transactional id of a Flink job with prefix %q is known to the coordinators", c.one.job)
-	}
-	steps, err := model.PlanResolve(job, s.Txns, func(t model.Txn) model.CommitEvidence { return model.CommitEvidenceOf(view, job, t) })
-	if err != nil {
-		return nil, err
-	}
-	// Each step rests on its verdict: asked again before its request,
-	// the aborts' as well as the commits'.
-	for i := range steps {
-		if a := steps[i].Action; a != nil {
-			a.Reverify = flinkrest.Reverifier(c.flink, job, c.timeout)
-		}
-	}
-	return steps, nil
-}
-
-// evidenceSeen keeps the evidence the executor read again before the
-// request, so that the outcome names what the request rested on.
-type evidenceSeen struct {
-	model.Recorder
-	seen *model.CommitEvidence
-}
-
-func (e *evidenceSeen) Rests(ev model.CommitEvidence) {
-	e.seen = &ev
-	e.Recorder.Rests(ev)
+	return r.PlanResolve(model.JobID{Family: model.FlinkSink, Name: c.one.job}, flinkReader(c))
 }
 
 func trimRefusedText(s string) string { return strings.TrimPrefix(s, "refused: ") }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
-	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/internal/summary"
 	"github.com/txnscope/txnscope/kafkaadmin"
@@ -262,13 +261,4 @@ func indentJSON(dst, src []byte, prefix string) []byte {
 		}
 	}
 	return dst
-}
-
-// readFlink reads every --flink JobManager once, each within --timeout,
-// and every --flink-checkpoints directory (nil without either).
-func readFlink(ctx context.Context, c config) *model.FlinkView {
-	if len(c.flink.Clients) == 0 && len(c.flink.Retained) == 0 {
-		return nil
-	}
-	return flinkrest.Read(ctx, c.flink, c.timeout)
 }

@@ -126,12 +126,10 @@ func TestUnverifiedCommitOfAForeignID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, _ := s.Txn("payments-tx")
-	a, err := model.PlanCommit(tx, model.CommitEvidence{}, true)
+	a, err := model.Reading{Snap: s, Now: time.Now()}.PlanCommit("payments-tx", true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.LastWrite = lastWrite(s, a)
 	if a.LastWrite.IsZero() {
 		t.Fatal("the producer's last write was not found")
 	}

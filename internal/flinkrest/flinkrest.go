@@ -507,15 +507,3 @@ func Watch(ctx context.Context, src Sources, every, timeout time.Duration) func(
 	}()
 	return latest.Load
 }
-
-// Reverifier reads the commit evidence of an open transaction of job j
-// afresh from src at every call, never from an earlier answer: each read of
-// the JobManagers and directories is its own.
-func Reverifier(src Sources, j model.Job, timeout time.Duration) model.Reverify {
-	return func(ctx context.Context, fresh model.Txn) (model.CommitEvidence, error) {
-		if len(src.Clients) == 0 && len(src.Retained) == 0 {
-			return model.CommitEvidence{}, errors.New("no --flink or --flink-checkpoints to read it from")
-		}
-		return model.CommitEvidenceOf(Read(ctx, src, timeout), j, fresh), nil
-	}
-}

@@ -31,7 +31,7 @@ var maxEntries = 100000
 const (
 	// maxMetadata bounds one _metadata; maxDirRead all read in one reading.
 	maxMetadata = 64 << 20
-	maxDirRead     = 256 << 20
+	maxDirRead  = 256 << 20
 	// maxCommittables bounds what one checkpoint may hold of a prefix.
 	maxCommittables = 100000
 )

@@ -56,7 +56,7 @@ func TestReadRetained(t *testing.T) {
 	tr.mkdir(jobA + "/shared")
 	tr.mkdir(jobA + "/taskowned")
 	tr.file(jobA+"/shared/chk-9/_metadata", metadata(9)) // not a checkpoint of the job: too deep
-	tr.mkdir("savepoints")                                // no chk-N: not a job's directory
+	tr.mkdir("savepoints")                               // no chk-N: not a job's directory
 	tr.file("README", []byte("x"))
 	r := ReadRetained(tr.dir, "p")
 	if r.Err != "" || len(r.Problems) != 0 || len(r.Jobs) != 1 {
@@ -155,7 +155,9 @@ func TestReadRetainedNamesWhatItCannotRead(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, `"chk-8" holds a _metadata that is a symbolic link`},
-		{"not Flink's", func(tr tree, job string) { tr.file(job+"/chk-8/_metadata", []byte("PK\x03\x04 a zip, not a checkpoint")) }, `does not start with Flink's magic number`},
+		{"not Flink's", func(tr tree, job string) {
+			tr.file(job+"/chk-8/_metadata", []byte("PK\x03\x04 a zip, not a checkpoint"))
+		}, `does not start with Flink's magic number`},
 		{"a version not read", func(tr tree, job string) {
 			m := metadata(8)
 			binary.BigEndian.PutUint32(m[4:], 9)

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-func batchData(n int, id func(i int) string, phase DialogPhase) BatchDialogData {
-	d := BatchDialogData{
+func batchData(n int, id func(i int) string, phase DialogPhase) ActionDialogData {
+	d := ActionDialogData{
 		Title: fmt.Sprintf("FORCE-TERMINATE %d LINGERING TRANSACTIONS", n), Of: "job warehouse-loader (flink)",
 		Wire:         "InitProducerId(transactional.id <id>, producer id -1, epoch -1, transaction timeout <its timeout>)",
 		Consequences: []string{"Each id's coordinator aborts its open transaction.", "Records written in them are discarded."},
@@ -48,7 +48,7 @@ func TestBatchDialogAlwaysShowsTheCountAndTheConfirmation(t *testing.T) {
 				d := batchData(n, id, phase)
 				for w := 80; w <= 200; w += 40 {
 					for h := 17; h <= 57; h += 8 {
-						box := BatchDialog(d, w, h, st)
+						box := ActionDialog(d, w, h, st)
 						name := fmt.Sprintf("%s ids, %d, phase %d, %d×%d", kind, n, phase, w, h)
 						lines := strings.Split(box, "\n")
 						if len(lines) > h {
