@@ -288,6 +288,29 @@ func TestDialogWarnsWhenTheTransactionWasReplaced(t *testing.T) {
 		// The executor re-reads and refuses; what it is handed is what was shown.
 		t.Fatalf("executed %+v", got)
 	}
+	// Once answered, the answer speaks: "Sending will be refused" is no
+	// longer advice anyone can take (a batch's marks go the same way).
+	if s := h.screen(); strings.Contains(s, "Sending will be") || !strings.Contains(s, "enter or esc closes") {
+		t.Errorf("after the answer the dialog still warns about sending:\n%s", s)
+	}
+}
+
+// q while a single action is in flight quits once its answer is logged, as
+// ctrl+c does and as in a batch.
+func TestQWaitsForAnAbortInFlight(t *testing.T) {
+	h := started(t)
+	h.press("a")
+	h.typeText("abort")
+	_, cmd := h.m.Update(keyMsg("enter"))
+	h.press("q")
+	if h.quit {
+		t.Fatal("q quit before the abort's answer was logged")
+	}
+	mustContain(t, h.screen(), "an abort is in flight")
+	h.run(cmd)
+	if !h.quit || len(h.admin.Executed()) != 1 {
+		t.Errorf("quit %v after %d requests, want quit after 1", h.quit, len(h.admin.Executed()))
+	}
 }
 
 func TestQuitWaitsForAnAbortInFlight(t *testing.T) {
