@@ -19,6 +19,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/exporter"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -435,7 +436,7 @@ func aclForceTerminate(ctx context.Context, t *testing.T, bin string, b *Broker,
 }
 
 // aclSnapshotJSON runs `txnscope snapshot -o json` as user, its password in the environment.
-func aclSnapshotJSON(ctx context.Context, t *testing.T, bin string, b *Broker, user string) model.SnapshotJSON {
+func aclSnapshotJSON(ctx context.Context, t *testing.T, bin string, b *Broker, user string) jsonout.SnapshotJSON {
 	t.Helper()
 	r := runTxnscope(ctx, t, bin, []string{"TXNSCOPE_SASL_PASSWORD=" + aclPassword(user)}, "snapshot", "-o", "json",
 		"-b", b.SecureBootstrap, "--tls", "--tls-ca", b.Certs.CAFile, "--sasl-mechanism", "SCRAM-SHA-512", "--sasl-username", user)
@@ -443,7 +444,7 @@ func aclSnapshotJSON(ctx context.Context, t *testing.T, bin string, b *Broker, u
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r)
 	}
-	var s model.SnapshotJSON
+	var s jsonout.SnapshotJSON
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r)
 	}

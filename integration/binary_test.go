@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
@@ -85,7 +86,7 @@ func TestBinarySnapshotJSON(t *testing.T) {
 		"coordinator_epoch", "current_txn_start_offset")
 
 	// The typed form: the values are right.
-	var snap model.SnapshotJSON
+	var snap jsonout.SnapshotJSON
 	if err := json.Unmarshal(stdout.Bytes(), &snap); err != nil {
 		t.Fatalf("output does not decode as the snapshot schema: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestBinarySnapshotJSON(t *testing.T) {
 	if snap.BrokerMaxTimeoutMs == nil || *snap.BrokerMaxTimeoutMs != 900000 {
 		t.Errorf("broker_max_timeout_ms %v, want Kafka's default 900000", snap.BrokerMaxTimeoutMs)
 	}
-	var tx *model.TxnJSON
+	var tx *jsonout.TxnJSON
 	for i := range snap.Transactions {
 		if snap.Transactions[i].TransactionalID == id {
 			tx = &snap.Transactions[i]
@@ -125,7 +126,7 @@ func TestBinarySnapshotJSON(t *testing.T) {
 		// One poll sees no events, and an open transaction's id shows no previous outcome.
 		t.Errorf("commits_seen %d aborts_seen %d, want 0 and 0", tx.CommitsSeen, tx.AbortsSeen)
 	}
-	var part *model.PartitionJSON
+	var part *jsonout.PartitionJSON
 	for i := range snap.Partitions {
 		if snap.Partitions[i].Topic == tp.Topic && snap.Partitions[i].Partition == tp.Partition {
 			part = &snap.Partitions[i]

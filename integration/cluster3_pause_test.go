@@ -128,7 +128,7 @@ func TestCluster3PausedBroker(t *testing.T) {
 		c.logPolls("txnscope, "+p.name, p.all())
 	}
 
-	// A poll waits out the hung node once (kafkaadmin hung.go), not once per step that asks it
+	// A poll waits out the hung node once (kafkaadmin silentbrokers.go), not once per step that asks it
 	// (about 3× the timeout before): above twice the timeout is a failure.
 	const bound = 2 * timeout
 	hung := c.env.Node(t, node)

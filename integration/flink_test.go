@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -296,12 +297,12 @@ func checkPinnedJSON(ctx context.Context, t *testing.T, bin, bootstrap string, o
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("txnscope snapshot -o json: %v\nstderr: %s", err, stderr.String())
 	}
-	var snap model.SnapshotJSON
+	var snap jsonout.SnapshotJSON
 	if err := json.Unmarshal(stdout.Bytes(), &snap); err != nil {
 		t.Fatalf("snapshot output does not decode: %v\n%s", err, stdout.String())
 	}
 	for id, tp := range open {
-		i := slices.IndexFunc(snap.Transactions, func(x model.TxnJSON) bool { return x.TransactionalID == id })
+		i := slices.IndexFunc(snap.Transactions, func(x jsonout.TxnJSON) bool { return x.TransactionalID == id })
 		if i < 0 {
 			t.Errorf("snapshot json: %s missing", id)
 			continue
@@ -319,7 +320,7 @@ func checkPinnedJSON(ctx context.Context, t *testing.T, bin, bootstrap string, o
 		case !slices.Equal(tx.Partitions, []model.TopicPartition{tp}):
 			t.Errorf("snapshot json: %s partitions %v, want [%v]", id, tx.Partitions, tp)
 		}
-		j := slices.IndexFunc(snap.Partitions, func(p model.PartitionJSON) bool {
+		j := slices.IndexFunc(snap.Partitions, func(p jsonout.PartitionJSON) bool {
 			return p.Topic == tp.Topic && p.Partition == tp.Partition
 		})
 		if j < 0 {
@@ -331,7 +332,7 @@ func checkPinnedJSON(ctx context.Context, t *testing.T, bin, bootstrap string, o
 			t.Errorf("snapshot json: %v HWM %d LSO %d, want the LSO pinned at %d below the HWM",
 				tp, part.HighWatermark, part.LastStableOffset, startAt[id])
 		}
-		if !slices.ContainsFunc(part.Producers, func(p model.ProducerJSON) bool {
+		if !slices.ContainsFunc(part.Producers, func(p jsonout.ProducerJSON) bool {
 			return p.ProducerID == tx.ProducerID && p.CurrentTxnStartOffset != nil && *p.CurrentTxnStartOffset == startAt[id]
 		}) {
 			t.Errorf("snapshot json: %v producers %+v, want producer %d with current_txn_start_offset %d",

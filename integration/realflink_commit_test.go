@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -370,7 +371,7 @@ func kafkaWarnings(t *testing.T, job *realFlink, when string) {
 }
 
 // checkVerdicts: the held ids checkpointed, held in chk-h; h+1's not checkpointed; no other.
-func checkVerdicts(t *testing.T, got []model.VerdictJSON, checkpointed, notCheckpointed map[string]int64, h int64) {
+func checkVerdicts(t *testing.T, got []jsonout.VerdictJSON, checkpointed, notCheckpointed map[string]int64, h int64) {
 	t.Helper()
 	var said []string
 	for _, v := range got {

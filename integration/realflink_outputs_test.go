@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -24,7 +25,7 @@ type flinkOutputs struct {
 	t                       *testing.T
 	bin, bootstrap, metrics string
 	// last are what the latest check read, for its failure message.
-	lastJob    *model.JobJSON
+	lastJob    *jsonout.JobJSON
 	lastSeries map[string]float64
 }
 
@@ -36,13 +37,13 @@ func newFlinkOutputs(ctx context.Context, t *testing.T, bootstrap string) *flink
 
 // snapshot runs `txnscope snapshot -o json --since 15m` and returns the
 // document and prefix's Flink job in it (nil: none).
-func (o *flinkOutputs) snapshot(ctx context.Context, prefix string, extra ...string) (model.SnapshotJSON, *model.JobJSON) {
+func (o *flinkOutputs) snapshot(ctx context.Context, prefix string, extra ...string) (jsonout.SnapshotJSON, *jsonout.JobJSON) {
 	o.t.Helper()
 	r := runTxnscope(ctx, o.t, o.bin, nil, append([]string{"snapshot", "-o", "json", "--since", "15m", "-b", o.bootstrap}, extra...)...)
 	if r.code != 0 {
 		o.t.Fatalf("exit %d\n%s", r.code, r)
 	}
-	var s model.SnapshotJSON
+	var s jsonout.SnapshotJSON
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
 		o.t.Fatalf("snapshot -o json is not JSON: %v\n%s", err, r)
 	}
@@ -79,7 +80,7 @@ func (o *flinkOutputs) series(ctx context.Context, prefix string) map[string]flo
 // job every 2 s until check returns "", and fails with its last word and
 // what they said. job is nil when the snapshot has no such job.
 func (o *flinkOutputs) until(ctx context.Context, patience time.Duration, prefix, what string,
-	check func(s model.SnapshotJSON, job *model.JobJSON, series map[string]float64) string) {
+	check func(s jsonout.SnapshotJSON, job *jsonout.JobJSON, series map[string]float64) string) {
 	o.t.Helper()
 	deadline := time.Now().Add(patience)
 	for {
@@ -97,7 +98,7 @@ func (o *flinkOutputs) until(ctx context.Context, patience time.Duration, prefix
 	}
 }
 
-func jobText(j *model.JobJSON) string {
+func jobText(j *jsonout.JobJSON) string {
 	if j == nil {
 		return "no such job"
 	}
@@ -139,21 +140,21 @@ func seriesText(m map[string]float64) string {
 	return strings.Join(out, " ")
 }
 
-func hasProblem(j *model.JobJSON, k model.ProblemKind) bool {
-	return j != nil && slices.ContainsFunc(j.Problems, func(p model.ProblemJSON) bool { return p.Kind == k })
+func hasProblem(j *jsonout.JobJSON, k model.ProblemKind) bool {
+	return j != nil && slices.ContainsFunc(j.Problems, func(p jsonout.ProblemJSON) bool { return p.Kind == k })
 }
 
-func problemOf(j *model.JobJSON, k model.ProblemKind) model.ProblemJSON {
+func problemOf(j *jsonout.JobJSON, k model.ProblemKind) jsonout.ProblemJSON {
 	if j != nil {
-		if i := slices.IndexFunc(j.Problems, func(p model.ProblemJSON) bool { return p.Kind == k }); i >= 0 {
+		if i := slices.IndexFunc(j.Problems, func(p jsonout.ProblemJSON) bool { return p.Kind == k }); i >= 0 {
 			return j.Problems[i]
 		}
 	}
-	return model.ProblemJSON{}
+	return jsonout.ProblemJSON{}
 }
 
 // noneOf is "" when the job has none of the problems ks, else which it has.
-func noneOf(j *model.JobJSON, ks ...model.ProblemKind) string {
+func noneOf(j *jsonout.JobJSON, ks ...model.ProblemKind) string {
 	for _, k := range ks {
 		if hasProblem(j, k) {
 			return fmt.Sprintf("problem %s: %s", k, problemOf(j, k).What)
@@ -163,7 +164,7 @@ func noneOf(j *model.JobJSON, ks ...model.ProblemKind) string {
 }
 
 // subtaskJSON is the job's subtask n in the JSON (nil: none).
-func subtaskJSON(j *model.JobJSON, n int) *model.SubtaskJSON {
+func subtaskJSON(j *jsonout.JobJSON, n int) *jsonout.SubtaskJSON {
 	if j == nil {
 		return nil
 	}
@@ -178,8 +179,8 @@ func subtaskJSON(j *model.JobJSON, n int) *model.SubtaskJSON {
 // healthyOutputs is a check for until: the job is there, of tasks tasks,
 // with nothing lingering and none of the problems a healthy or restored job
 // must not show, and the exporter agrees (no lingering, not shared).
-func healthyOutputs(tasks int) func(model.SnapshotJSON, *model.JobJSON, map[string]float64) string {
-	return func(_ model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+func healthyOutputs(tasks int) func(jsonout.SnapshotJSON, *jsonout.JobJSON, map[string]float64) string {
+	return func(_ jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		switch {
 		case j == nil:
 			return "no job"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -86,7 +87,7 @@ func testRealFlinkRestarts(t *testing.T, flink string, fresh bool) {
 		return w.job.Tasks == 2 && slices.ContainsFunc(w.job.Units, func(u model.Unit) bool { return u.Subtask == 2 && u.Retired })
 	}, w.noLingering, w.never(model.ProblemBehind))
 	w.healthyFor(ctx, 5, 2, false)
-	out.until(ctx, 60*time.Second, prefix, "restored at parallelism 2", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+	out.until(ctx, 60*time.Second, prefix, "restored at parallelism 2", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		if bad := healthyOutputs(2)(s, j, series); bad != "" {
 			return bad
 		}
@@ -131,7 +132,7 @@ func freshStart(ctx context.Context, t *testing.T, run *realFlink, w *jobWatch, 
 		}
 		time.Sleep(time.Second)
 	}
-	out.until(ctx, 60*time.Second, prefix, "started afresh", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+	out.until(ctx, 60*time.Second, prefix, "started afresh", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		if bad := healthyOutputs(3)(s, j, series); bad != "" {
 			return bad
 		}
@@ -192,7 +193,7 @@ func testRealFlinkTimeouts(t *testing.T, flink string, checkpointSleep time.Dura
 		w.until(ctx, 90*time.Second, "timeout below 2× the interval", func() bool {
 			return slices.Contains(w.kinds(), model.ProblemTimeoutShort)
 		}, w.noLingering, w.never(model.ProblemCrashLoop))
-		out.until(ctx, 60*time.Second, prefix, "timeout below 2× the interval", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+		out.until(ctx, 60*time.Second, prefix, "timeout below 2× the interval", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 			p := problemOf(j, model.ProblemTimeoutShort)
 			switch {
 			case j == nil:
@@ -217,7 +218,7 @@ func testRealFlinkTimeouts(t *testing.T, flink string, checkpointSleep time.Dura
 	if w.job.Fences5m >= w.job.Timeouts5m || w.job.Timeouts5m < 6 {
 		t.Errorf("crash loop with %d fences and %d timeouts, want mostly timeouts, 6 or more", w.job.Fences5m, w.job.Timeouts5m)
 	}
-	out.until(ctx, 60*time.Second, prefix, "a crash loop of timeouts", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+	out.until(ctx, 60*time.Second, prefix, "a crash loop of timeouts", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		switch {
 		case !hasProblem(j, model.ProblemCrashLoop):
 			return "no crash_loop"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -274,7 +275,7 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	}
 	// The same in the JSON and the exporter: the pinned partitions, the
 	// group stuck behind them, and who pins them.
-	out.until(ctx, 60*time.Second, prefix, "crashed, pinning, a group stuck", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+	out.until(ctx, 60*time.Second, prefix, "crashed, pinning, a group stuck", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		switch {
 		case j == nil:
 			return "no job"
@@ -313,7 +314,7 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 		if pinned != len(j.Pinned) {
 			return fmt.Sprintf("%d pinned partitions of %s, the job pins %d", pinned, topic, len(j.Pinned))
 		}
-		i := slices.IndexFunc(s.StuckGroups, func(g model.StuckGroupJSON) bool { return g.Group == group })
+		i := slices.IndexFunc(s.StuckGroups, func(g jsonout.StuckGroupJSON) bool { return g.Group == group })
 		if i < 0 || len(s.StuckGroups[i].Blockers) == 0 {
 			return "stuck_groups has no " + group + " with its blockers"
 		}
@@ -368,7 +369,7 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 	w.until(ctx, 30*time.Second, "no longer crashed", func() bool { return w.found && !slices.Contains(w.kinds(), model.ProblemCrashed) }, w.noLingering)
 	w.healthyFor(ctx, 5, parallelism, false)
 	var fences float64
-	out.until(ctx, 60*time.Second, prefix, "restored: healthy, the group moving, the restore's fences", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+	out.until(ctx, 60*time.Second, prefix, "restored: healthy, the group moving, the restore's fences", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 		if bad := healthyOutputs(parallelism)(s, j, series); bad != "" {
 			return bad
 		}
@@ -376,7 +377,7 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 		// A live job's open transaction pins the LSO all the time: the
 		// group waits at each for a moment, never since the crash.
 		switch {
-		case slices.ContainsFunc(s.StuckGroups, func(g model.StuckGroupJSON) bool {
+		case slices.ContainsFunc(s.StuckGroups, func(g jsonout.StuckGroupJSON) bool {
 			return g.Group == group && (g.Since == nil || s.TakenAt.Sub(*g.Since) > 15*time.Second)
 		}):
 			return group + " still stuck"
@@ -454,7 +455,7 @@ func testRealFlinkRestore(t *testing.T, flink string) {
 			if n == last {
 				want = model.Checkpointed
 			}
-			i := slices.IndexFunc(j.Verdicts, func(v model.VerdictJSON) bool { return v.TransactionalID == id })
+			i := slices.IndexFunc(j.Verdicts, func(v jsonout.VerdictJSON) bool { return v.TransactionalID == id })
 			if i < 0 || j.Verdicts[i].Verdict != want {
 				t.Errorf("%s (checkpoint %d, the last completed %d) left open by SIGTERM: verdicts %+v, want %s", id, n, last, j.Verdicts, want)
 			} else {
@@ -537,7 +538,7 @@ func TestRealFlinkSharedPrefix(t *testing.T) {
 				}
 				time.Sleep(time.Second)
 			}
-			out.until(ctx, 60*time.Second, prefix, "a shared prefix", func(s model.SnapshotJSON, j *model.JobJSON, series map[string]float64) string {
+			out.until(ctx, 60*time.Second, prefix, "a shared prefix", func(s jsonout.SnapshotJSON, j *jsonout.JobJSON, series map[string]float64) string {
 				shared := j != nil && j.PrefixShared && hasProblem(j, model.ProblemPrefixShared) && series["txnscope_prefix_shared"] == 1 &&
 					series["txnscope_job_problem/prefix_shared"] == 1
 				fenced := c.naming == "pooling" && hasProblem(j, model.ProblemCrashLoop) && j.Fences5m >= 6 &&

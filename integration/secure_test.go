@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -248,7 +249,7 @@ func TestSecureConnections(t *testing.T) {
 				if snap.code != 0 {
 					t.Fatalf("exit %d, want 0\n%s", snap.code, snap)
 				}
-				var s model.SnapshotJSON
+				var s jsonout.SnapshotJSON
 				if err := json.Unmarshal([]byte(snap.stdout), &s); err != nil {
 					t.Fatalf("snapshot -o json is not JSON: %v\n%s", err, snap)
 				}
@@ -412,7 +413,7 @@ func noSecrets(t *testing.T, r txnscopeRun, secrets []string) {
 	}
 }
 
-func findTxnJSON(s model.SnapshotJSON, id string) *model.TxnJSON {
+func findTxnJSON(s jsonout.SnapshotJSON, id string) *jsonout.TxnJSON {
 	for i := range s.Transactions {
 		if s.Transactions[i].TransactionalID == id {
 			return &s.Transactions[i]

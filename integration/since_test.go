@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
-	"github.com/txnscope/txnscope/model"
 )
 
 // TestBinarySnapshotSince runs `txnscope snapshot --since 10m` against the
@@ -30,11 +30,11 @@ func TestBinarySnapshotSince(t *testing.T) {
 	endTxn(ctx, t, p, false)
 	openTxn(ctx, t, p, tp, 1, "t") // left to time out
 
-	var doc model.SnapshotJSON
+	var doc jsonout.SnapshotJSON
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
 		out := mustRun(ctx, t, bin, "snapshot", "--since", "10m", "-o", "json", "-b", bootstrap)
 		testutil.CheckSnapshotJSON(t, out)
-		doc = model.SnapshotJSON{}
+		doc = jsonout.SnapshotJSON{}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)
 		}
@@ -79,7 +79,7 @@ func mustRun(ctx context.Context, t *testing.T, bin string, args ...string) []by
 	return []byte(stdout)
 }
 
-func sinceRow(doc model.SnapshotJSON, id string) *model.TxnJSON {
+func sinceRow(doc jsonout.SnapshotJSON, id string) *jsonout.TxnJSON {
 	for i := range doc.Transactions {
 		if doc.Transactions[i].TransactionalID == id {
 			return &doc.Transactions[i]

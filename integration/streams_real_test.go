@@ -20,6 +20,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -745,9 +746,9 @@ func checkStreamsUnits(t *testing.T, when string, job model.Job, want []string) 
 	}
 }
 
-func streamsJobJSON(t *testing.T, js model.SnapshotJSON, app string) model.JobJSON {
+func streamsJobJSON(t *testing.T, js jsonout.SnapshotJSON, app string) jsonout.JobJSON {
 	t.Helper()
-	var found []model.JobJSON
+	var found []jsonout.JobJSON
 	for _, j := range js.Jobs {
 		if strings.Contains(j.Name, app) {
 			found = append(found, j)
@@ -761,7 +762,7 @@ func streamsJobJSON(t *testing.T, js model.SnapshotJSON, app string) model.JobJS
 
 // checkStreamsJSON checks the app's job in `snapshot -o json`: one Streams job, its threads as
 // subtasks without a number, no checkpoint, nothing lingering, no shared prefix, no problem.
-func checkStreamsJSON(t *testing.T, when string, js model.SnapshotJSON, app string, units, ids []string) {
+func checkStreamsJSON(t *testing.T, when string, js jsonout.SnapshotJSON, app string, units, ids []string) {
 	t.Helper()
 	j := streamsJobJSON(t, js, app)
 	if j.Family != model.StreamsApp || j.Name != app {
@@ -783,7 +784,7 @@ func checkStreamsJSON(t *testing.T, when string, js model.SnapshotJSON, app stri
 			when, j.Lingering, j.PrefixShared, j.Problems, j.NewestCheckpoint)
 	}
 	for _, id := range ids {
-		i := slices.IndexFunc(js.Transactions, func(x model.TxnJSON) bool { return x.TransactionalID == id })
+		i := slices.IndexFunc(js.Transactions, func(x jsonout.TxnJSON) bool { return x.TransactionalID == id })
 		if i < 0 {
 			t.Errorf("%s: snapshot json: %s missing", when, id)
 		}

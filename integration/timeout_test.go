@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -34,17 +35,17 @@ func runSnapshot(ctx context.Context, t *testing.T, bin, bootstrap string, args 
 	return stdout.String()
 }
 
-func snapshotJSON(ctx context.Context, t *testing.T, bin, bootstrap string, args ...string) model.SnapshotJSON {
+func snapshotJSON(ctx context.Context, t *testing.T, bin, bootstrap string, args ...string) jsonout.SnapshotJSON {
 	t.Helper()
 	out := runSnapshot(ctx, t, bin, bootstrap, append([]string{"-o", "json"}, args...)...)
-	var snap model.SnapshotJSON
+	var snap jsonout.SnapshotJSON
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatalf("snapshot -o json %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return snap
 }
 
-func txnJSON(t *testing.T, snap model.SnapshotJSON, id string) model.TxnJSON {
+func txnJSON(t *testing.T, snap jsonout.SnapshotJSON, id string) jsonout.TxnJSON {
 	t.Helper()
 	for _, tx := range snap.Transactions {
 		if tx.TransactionalID == id {
@@ -52,7 +53,7 @@ func txnJSON(t *testing.T, snap model.SnapshotJSON, id string) model.TxnJSON {
 		}
 	}
 	t.Fatalf("%s not in the snapshot (%d transactions)", id, len(snap.Transactions))
-	return model.TxnJSON{}
+	return jsonout.TxnJSON{}
 }
 
 // tableRow returns the table row of id split into its first 12 columns, the last one
@@ -109,7 +110,7 @@ func TestTimeoutAboveBrokerMax(t *testing.T) {
 	if snap.BrokerMaxTimeoutMs == nil || *snap.BrokerMaxTimeoutMs != brokerMax.Milliseconds() {
 		t.Errorf("broker_max_timeout_ms %v, want %d", snap.BrokerMaxTimeoutMs, brokerMax.Milliseconds())
 	}
-	if slices.ContainsFunc(snap.Transactions, func(tx model.TxnJSON) bool { return tx.TransactionalID == refusedID }) {
+	if slices.ContainsFunc(snap.Transactions, func(tx jsonout.TxnJSON) bool { return tx.TransactionalID == refusedID }) {
 		t.Errorf("the refused producer's id %s exists", refusedID)
 	}
 	tx := txnJSON(t, snap, acceptedID)

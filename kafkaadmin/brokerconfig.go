@@ -123,7 +123,7 @@ func (c *Client) maxTxnTimeout(ctx context.Context, brokers []int32) (int64, err
 		lastErr error
 	)
 	shards := c.kgo.RequestSharded(rctx, req)
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	for _, sh := range shards {
 		if sh.Err != nil {
 			lastErr = sh.Err

@@ -304,7 +304,7 @@ func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64
 // txnLogOffsets lists one kind of offset (timestamp -1 the next, -2 the
 // first) of every partition of the log; none when the topic does not exist.
 // Its own ListOffsets, not kadm's: a leader that does not answer is then
-// known by its id (noteHung), and the topic's metadata is hedged.
+// known by its id (noteSilent), and the topic's metadata is hedged.
 func (c *Client) txnLogOffsets(ctx context.Context, timestamp int64) (map[int32]int64, error) {
 	meta, metaErr := c.metadata(ctx, []string{txnStateTopic})
 	m, ok := meta[txnStateTopic]
@@ -329,7 +329,7 @@ func (c *Client) txnLogOffsets(ctx context.Context, timestamp int64) (map[int32]
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	shards := c.kgo.RequestSharded(rctx, req)
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	out := make(map[int32]int64, len(m.leader))
 	for _, sh := range shards {
 		if sh.Err != nil {

@@ -36,7 +36,7 @@ func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, 
 		probs []string
 	)
 	shards := c.kgo.RequestSharded(rctx, req)
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	unasked := map[int32]error{}
 	notAsked(shards, known, unasked)
 	for b, why := range unasked {
@@ -91,7 +91,7 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 		answered = make(map[string]bool, len(groups))
 	)
 	shards := c.kgo.RequestSharded(rctx, offsetFetchRequest(groups, pinned, meta))
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	for _, sh := range shards {
 		asked := sh.Req.(*kmsg.OffsetFetchRequest).Groups
 		shardErr := sh.Err

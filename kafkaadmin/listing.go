@@ -33,13 +33,13 @@ func (c *Client) listAll(ctx context.Context, pids []int64, known []int32) (out 
 	var wg sync.WaitGroup
 	for i, b := range known {
 		wg.Go(func() {
-			if errs[i] = hungErr(ctx, b); errs[i] != nil {
+			if errs[i] = silentErr(ctx, b); errs[i] != nil {
 				return
 			}
 			req := &listReq{kmsg.NewPtrListTransactionsRequest()}
 			req.ProducerIDFilters = pids
 			r, err := c.kgo.Broker(int(b)).RetriableRequest(rctx, req)
-			noteHung(ctx, rctx, b, err)
+			noteSilent(ctx, rctx, b, err)
 			if err == nil {
 				resps[i] = r.(*listResp)
 				err = kerr.ErrorForCode(resps[i].ErrorCode)

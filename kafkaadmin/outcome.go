@@ -207,7 +207,7 @@ func (c *Client) abortIndexed(ctx context.Context, e ending, leader int32, topic
 // marker may sit behind another producer's open transaction), 1
 // read_committed.
 func (c *Client) fetchLog(ctx context.Context, at tp, leader int32, topicID [16]byte, from int64, isolation int8, size int32) (kmsg.FetchResponseTopicPartition, bool) {
-	if hungErr(ctx, leader) != nil {
+	if silentErr(ctx, leader) != nil {
 		return kmsg.FetchResponseTopicPartition{}, false
 	}
 	parent := ctx
@@ -232,7 +232,7 @@ func (c *Client) fetchLog(ctx context.Context, at tp, leader int32, topicID [16]
 	req.Topics = append(req.Topics, rt)
 
 	resp, err := c.kgo.Broker(int(leader)).Request(ctx, req)
-	noteHung(parent, ctx, leader, err)
+	noteSilent(parent, ctx, leader, err)
 	if err != nil {
 		return kmsg.FetchResponseTopicPartition{}, false
 	}

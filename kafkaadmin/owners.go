@@ -361,12 +361,12 @@ func (c *Client) probe(ctx context.Context, brokers []int32, probes []string) ma
 
 // askBroker sends req to one broker, once.
 func (c *Client) askBroker(ctx context.Context, b int32, req kmsg.Request) (kmsg.Response, error) {
-	if err := hungErr(ctx, b); err != nil {
+	if err := silentErr(ctx, b); err != nil {
 		return nil, err
 	}
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
 	resp, err := c.kgo.Broker(int(b)).Request(rctx, req)
-	noteHung(ctx, rctx, b, err)
+	noteSilent(ctx, rctx, b, err)
 	return resp, err
 }

@@ -237,7 +237,7 @@ func (c *Client) offsets(ctx context.Context, leader int32, tps []tp, isolation 
 	} else {
 		shards = c.kgo.RequestSharded(ctx, req)
 	}
-	noteHungShards(parent, ctx, shards)
+	noteSilentShards(parent, ctx, shards)
 	var moved []tp
 	for _, sh := range shards {
 		if sh.Err != nil && leader >= 0 && dialFailed(sh.Err) && parent.Err() == nil {

@@ -64,7 +64,7 @@ func (c *Client) producers(ctx context.Context, tps []tp, errs *partErrs) map[tp
 	req := producersRequest(tps)
 	out := make(map[tp][]model.Producer, len(tps))
 	shards := c.kgo.RequestSharded(rctx, req)
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	for _, sh := range shards {
 		if sh.Err != nil {
 			for _, rt := range sh.Req.(*kmsg.DescribeProducersRequest).Topics {

@@ -51,7 +51,7 @@ const pollBudget = 10000
 func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) (*model.Snapshot, error) {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
-	ctx = withHungNodes(ctx)
+	ctx = withSilentNodes(ctx)
 
 	brokers, meta, err := c.clusterMetadata(ctx)
 	if err != nil {

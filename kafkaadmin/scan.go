@@ -106,7 +106,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 		extraProds   map[tp][]model.Producer
 		groupsListed = make(chan struct{})
 	)
-	ask, askWatch := unhung(ctx, all, meta, &errs), unhung(ctx, watch, meta, &errs)
+	ask, askWatch := answering(ctx, all, meta, &errs), answering(ctx, watch, meta, &errs)
 	wg.Go(func() {
 		hwm, lso = c.stableOffsets(ctx, ask, meta, &errs)
 		if ends != nil {
@@ -148,16 +148,16 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 	return out
 }
 
-// unhung are the partitions of tps whose leader this refresh has not
+// answering are the partitions of tps whose leader this refresh has not
 // waited out already; the others get the error they would get again.
-func unhung(ctx context.Context, tps []tp, meta metaMap, errs *partErrs) []tp {
-	if !anyHung(ctx) {
+func answering(ctx context.Context, tps []tp, meta metaMap, errs *partErrs) []tp {
+	if !anySilent(ctx) {
 		return tps
 	}
 	out := make([]tp, 0, len(tps))
 	for _, p := range tps {
 		l, _ := meta.leaderOf(p)
-		if err := hungErr(ctx, l); err != nil {
+		if err := silentErr(ctx, l); err != nil {
 			errs.record(p, true, fmt.Sprintf("leader %d", l), err)
 			continue
 		}

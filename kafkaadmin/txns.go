@@ -36,7 +36,7 @@ type listed struct {
 }
 
 // hedgeAfter is how long a metadata request waits on the broker kgo picked
-// before every other one is asked too: one hung node of three must not hold
+// before every other one is asked too: one silent node of three must not hold
 // (nor fail) a whole refresh (TestCluster3PausedBroker).
 const hedgeAfter = 500 * time.Millisecond
 
@@ -309,7 +309,7 @@ func (c *Client) coordinatorsOf(ctx context.Context, refs []txnRef, idx []int) (
 // answer, and returns the ones to ask elsewhere: the broker is not (or no
 // longer, or not yet) their coordinator, or it did not answer.
 func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx []int, put func(int, described)) (again []int) {
-	if err := hungErr(ctx, coord); err != nil {
+	if err := silentErr(ctx, coord); err != nil {
 		for _, i := range idx {
 			put(i, describeFailed(err))
 		}
@@ -326,7 +326,7 @@ func (c *Client) describeAt(ctx context.Context, coord int32, refs []txnRef, idx
 		where[refs[i].id] = i
 	}
 	resp, err := req.RequestWith(ctx, c.kgo.Broker(int(coord)))
-	noteHung(parent, ctx, coord, err)
+	noteSilent(parent, ctx, coord, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			for _, i := range idx {
@@ -362,7 +362,7 @@ func (c *Client) describeChunk(ctx context.Context, ids []string) map[string]des
 	req.TransactionalIDs = ids
 	out := make(map[string]described, len(ids))
 	shards := c.kgo.RequestSharded(rctx, req)
-	noteHungShards(ctx, rctx, shards)
+	noteSilentShards(ctx, rctx, shards)
 	for _, sh := range shards {
 		if sh.Err != nil {
 			d := describeFailed(sh.Err)
@@ -459,9 +459,9 @@ func merge(id string, l listed, d *described, prev *model.Txn) model.Txn {
 }
 
 func errText(err error) string {
-	var hung errHung
-	if errors.As(err, &hung) {
-		return hung.Error()
+	var silent errSilent
+	if errors.As(err, &silent) {
+		return silent.Error()
 	}
 	var cut errCut
 	if errors.As(err, &cut) {

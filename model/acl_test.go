@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -136,30 +135,6 @@ func TestDenied(t *testing.T) {
 	} {
 		if got := Denied(s); got != want {
 			t.Errorf("Denied(%q) = %v", s, got)
-		}
-	}
-}
-
-// A partition whose producers we may not read exports them as null
-// (unknown), never as [] (none), with the reason.
-func TestExportDenied(t *testing.T) {
-	s := &Snapshot{TakenAt: pinT0, Hidden: HiddenIDs + ": you may DESCRIBE only some", Partitions: []Partition{
-		{TopicPartition: tpOf("orders", 0), Leader: 1, HighWatermark: 10, LastStableOffset: 10, Producers: []Producer{}},
-		{TopicPartition: tpOf("secret", 0), Leader: 1, HighWatermark: 10, LastStableOffset: 5, ProducersDenied: true,
-			Err: "no permission to read the producer state: TOPIC_AUTHORIZATION_FAILED: x"},
-	}}
-	b, err := json.Marshal(Export(s, nil, pinT0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(b)
-	for _, want := range []string{
-		`"hidden":"some transactional ids are hidden by ACLs: you may DESCRIBE only some"`,
-		`"topic":"orders","partition":0,"leader":1,"high_watermark":10,"last_stable_offset":10,"producers":[]}`,
-		`"producers":null,"error":"no permission to read the producer state: TOPIC_AUTHORIZATION_FAILED: x"`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("JSON lacks %s:\n%s", want, got)
 		}
 	}
 }

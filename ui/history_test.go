@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
 )
@@ -72,7 +73,7 @@ func TestLogHistoryCountsEveryCommit(t *testing.T) {
 	if st.Commits != 20 || st.Aborts != 0 || len(st.Finished()) != model.RecentTxns {
 		t.Fatalf("stats = %d/%d, %d finished", st.Commits, st.Aborts, len(st.Finished()))
 	}
-	j := model.ExportTxn(mustTxn(t, h, id), h.m.hist, h.m.data.snap, model.Query{}, h.now)
+	j := jsonout.ExportTxn(mustTxn(t, h, id), h.m.hist, h.m.data.snap, model.Query{}, h.now)
 	if j.CommitsSeen != 20 || j.Commits5m != 20 || j.Commits60m != 20 || j.AbortsSeen != 0 || len(j.RecentTransactions) != model.RecentTxns {
 		t.Errorf("json = %+v", j)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -24,7 +25,7 @@ type Entry struct {
 	Action    string `json:"action"`
 	Target    string `json:"target"`
 	// TargetBase64 and TransactionalIDBase64 are the exact bytes of an id
-	// that is not UTF-8 (model.Base64): encoding/json writes its bad bytes
+	// that is not UTF-8 (jsonout.Base64): encoding/json writes its bad bytes
 	// as U+FFFD, and two ids could read the same.
 	TargetBase64 string `json:"target_base64,omitempty"`
 
@@ -67,10 +68,10 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 	a := at.action
 	e := Entry{
 		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap,
-		Action: string(a.Kind), Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
+		Action: string(a.Kind), Target: a.Target(), TargetBase64: jsonout.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
 	}
 	if a.Kind == model.ForceTerminate || a.Kind == model.Commit {
-		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, model.Base64(a.TransactionalID), string(a.State), a.Partitions
+		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, jsonout.Base64(a.TransactionalID), string(a.State), a.Partitions
 		if !a.Start.IsZero() {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -46,11 +47,11 @@ type actionJSON struct {
 	// A commit's: its verdict and what it rests on, as read again just
 	// before the request (the plan's, when none was sent), and whether it
 	// rests on the operator's word alone.
-	Verdict     string           `json:"verdict,omitempty"`
-	CompletedIn int64            `json:"completed_in,omitempty"`
-	Evidence    string           `json:"evidence,omitempty"`
-	RestsOn     *model.BasisJSON `json:"rests_on,omitempty"`
-	Unverified  bool             `json:"unverified,omitempty"`
+	Verdict     string             `json:"verdict,omitempty"`
+	CompletedIn int64              `json:"completed_in,omitempty"`
+	Evidence    string             `json:"evidence,omitempty"`
+	RestsOn     *jsonout.BasisJSON `json:"rests_on,omitempty"`
+	Unverified  bool               `json:"unverified,omitempty"`
 }
 
 // withVerdict is doc with a commit's verdict, v, added.
@@ -58,7 +59,7 @@ func (doc actionJSON) withVerdict(a model.Action, v model.Verdict) actionJSON {
 	if a.Kind != model.Commit {
 		return doc
 	}
-	b := model.ExportBasis(v.Basis)
+	b := jsonout.ExportBasis(v.Basis)
 	doc.Verdict, doc.CompletedIn, doc.Evidence, doc.RestsOn, doc.Unverified = string(v.Kind), v.CompletedIn, v.Evidence, &b, a.Unverified
 	return doc
 }
@@ -101,7 +102,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 	}
 	var printErr error
 	if o.json {
-		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+		printErr = o.emit(actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: jsonout.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 			Request: request, Attempt: r.Attempt, Sends: r.Sends, Sent: r.Sent, Refused: r.Refused, Unknown: r.Unknown, OK: r.OK(),
 			ErrorCode: r.ErrorCode, Result: r.Summary(), AuditLog: log.Path(), AuditError: r.AuditErr}.withVerdict(a, verdict), nil, nil)
 	} else if r.OK() {
@@ -136,7 +137,7 @@ func refused(o out, c config, planned *model.Action, auditPath string, err error
 	if planned != nil {
 		a, request = *planned, planned.Wire()
 	}
-	doc := actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: model.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
+	doc := actionJSON{Action: a.Kind, Target: a.Target(), TargetBase64: jsonout.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch,
 		Request: request, Refused: true, Result: err.Error(), AuditLog: auditPath}
 	if planned != nil {
 		doc = doc.withVerdict(a, a.Verdict)

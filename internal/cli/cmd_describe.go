@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -42,7 +43,7 @@ func runDescribe(ctx context.Context, cl *kafkaadmin.Client, c config, o out, _ 
 		return err
 	}
 	now := time.Now().UnixMilli()
-	doc := describeJSON{TransactionalID: d.ID, TransactionalIDBase64: model.Base64(d.ID), Coordinator: d.Coordinator, ProducerID: d.ProducerID, ProducerEpoch: d.ProducerEpoch,
+	doc := describeJSON{TransactionalID: d.ID, TransactionalIDBase64: jsonout.Base64(d.ID), Coordinator: d.Coordinator, ProducerID: d.ProducerID, ProducerEpoch: d.ProducerEpoch,
 		State: d.State, TimeoutMs: d.TimeoutMs, Partitions: d.Partitions}
 	if doc.Partitions == nil {
 		doc.Partitions = []model.TopicPartition{}

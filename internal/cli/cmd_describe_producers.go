@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -14,9 +15,9 @@ const cmdDescribeProducers command = "describe-producers"
 
 // producersJSON is the -o json schema of describe-producers (docs/cli.md).
 type producersJSON struct {
-	Topic     string               `json:"topic"`
-	Partition int32                `json:"partition"`
-	Producers []model.ProducerJSON `json:"producers"`
+	Topic     string                 `json:"topic"`
+	Partition int32                  `json:"partition"`
+	Producers []jsonout.ProducerJSON `json:"producers"`
 }
 
 func checkDescribeProducers(_ *config, given func(string) bool) error {
@@ -26,8 +27,8 @@ func checkDescribeProducers(_ *config, given func(string) bool) error {
 	return nil
 }
 
-func producerJSON(pr model.Producer) model.ProducerJSON {
-	j := model.ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
+func producerJSON(pr model.Producer) jsonout.ProducerJSON {
+	j := jsonout.ProducerJSON{ProducerID: pr.ProducerID, ProducerEpoch: pr.ProducerEpoch, LastSequence: pr.LastSequence,
 		LastTimestamp: pr.LastTimestampMs(), CoordinatorEpoch: pr.CoordinatorEpoch}
 	if pr.CurrentTxnStartOffset >= 0 {
 		v := pr.CurrentTxnStartOffset
@@ -47,7 +48,7 @@ func runDescribeProducers(ctx context.Context, cl *kafkaadmin.Client, c config, 
 		}
 		return fmt.Errorf("describing the producers of %s-%d on %s: %w", p.Topic, p.Partition, where, err)
 	}
-	doc := producersJSON{Topic: p.Topic, Partition: p.Partition, Producers: make([]model.ProducerJSON, 0, len(prs))}
+	doc := producersJSON{Topic: p.Topic, Partition: p.Partition, Producers: make([]jsonout.ProducerJSON, 0, len(prs))}
 	rows := make([][]string, 0, len(prs))
 	for _, pr := range prs {
 		doc.Producers = append(doc.Producers, producerJSON(pr))

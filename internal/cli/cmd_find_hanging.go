@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -89,7 +90,7 @@ func toHangingJSON(h model.Hanging) hangingJSON {
 		DurationMs: h.Duration.Milliseconds(), Reason: string(h.Reason)}
 	if h.TransactionalID != "" {
 		id := h.TransactionalID
-		j.TransactionalID, j.TransactionalIDBase64 = &id, model.Base64(id)
+		j.TransactionalID, j.TransactionalIDBase64 = &id, jsonout.Base64(id)
 	}
 	return j
 }

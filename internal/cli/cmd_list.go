@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -20,7 +21,7 @@ type (
 	listingJSON struct {
 		TransactionalID string `json:"transactional_id"`
 		// TransactionalIDBase64 is the id's exact bytes when it is not
-		// UTF-8 (model.Base64), as in every -o json document.
+		// UTF-8 (jsonout.Base64), as in every -o json document.
 		TransactionalIDBase64 string      `json:"transactional_id_base64,omitempty"`
 		Coordinator           int32       `json:"coordinator"`
 		ProducerID            int64       `json:"producer_id"`
@@ -42,7 +43,7 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std St
 	doc := listJSON{Transactions: make([]listingJSON, 0, len(ls))}
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
-		doc.Transactions = append(doc.Transactions, listingJSON{TransactionalID: l.TransactionalID, TransactionalIDBase64: model.Base64(l.TransactionalID),
+		doc.Transactions = append(doc.Transactions, listingJSON{TransactionalID: l.TransactionalID, TransactionalIDBase64: jsonout.Base64(l.TransactionalID),
 			Coordinator: l.Coordinator, ProducerID: l.ProducerID, State: l.State})
 		rows = append(rows, []string{l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), string(l.State)})
 	}

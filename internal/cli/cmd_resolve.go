@@ -11,6 +11,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
@@ -52,7 +53,7 @@ type resolveStep struct {
 	Evidence              string `json:"evidence,omitempty"`
 	// RestsOn names the Flink job and the checkpoint directory the
 	// verdict rests on: the plan's, or the re-check's once one was read.
-	RestsOn model.BasisJSON `json:"rests_on"`
+	RestsOn jsonout.BasisJSON `json:"rests_on"`
 	// Action is commit or force-terminate; "" when it was left open, and
 	// LeftOpen says why (or NotSent, once the batch stopped).
 	Action    string `json:"action,omitempty"`
@@ -129,7 +130,7 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 		}
 		if rec.Seen != nil {
 			v := rec.Seen.Verdict
-			st.Verdict, st.CompletedIn, st.Evidence, st.RestsOn = string(v.Kind), v.CompletedIn, v.Evidence, model.ExportBasis(v.Basis)
+			st.Verdict, st.CompletedIn, st.Evidence, st.RestsOn = string(v.Kind), v.CompletedIn, v.Evidence, jsonout.ExportBasis(v.Basis)
 		}
 		st.Request, st.Attempt, st.Sends = r.Request, r.Attempt, r.Sends
 		st.Refused, st.Unknown, st.OK, st.ErrorCode, st.Result = r.Refused, r.Unknown, r.OK(), r.ErrorCode, r.Summary()
@@ -163,8 +164,8 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 
 // planned is s's line as planned: its verdict, and why it is left open.
 func planned(s model.ResolveStep) resolveStep {
-	return resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: model.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
-		CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, RestsOn: model.ExportBasis(s.Verdict.Basis), LeftOpen: s.Why}
+	return resolveStep{TransactionalID: s.Txn.ID, TransactionalIDBase64: jsonout.Base64(s.Txn.ID), Verdict: string(s.Verdict.Kind),
+		CompletedIn: s.Verdict.CompletedIn, Evidence: s.Verdict.Evidence, RestsOn: jsonout.ExportBasis(s.Verdict.Basis), LeftOpen: s.Why}
 }
 
 // stepOf is the step of id.

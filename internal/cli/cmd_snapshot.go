@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/memlimit"
-	"github.com/txnscope/txnscope/internal/summary"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 	"github.com/txnscope/txnscope/views"
@@ -37,7 +37,7 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	go func() { flink <- readFlink(ctx, c) }()
 	s, err := cl.Refresh(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", summary.List(c.bootstrap, ",", "bootstrap servers"), err)
+		return fmt.Errorf("%s: %w", shortList(c.bootstrap, ",", "bootstrap servers"), err)
 	}
 	// JSON carries it as "hidden"; the table has no place for it.
 	if s.Hidden != "" && c.output != "json" {
@@ -120,9 +120,9 @@ func replayLog(ctx context.Context, cl *kafkaadmin.Client, since time.Time) (*re
 // when there is one.
 func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.History, q model.Query, now time.Time, rp *replay) error {
 	if output == "json" {
-		var r *model.ReplayJSON
+		var r *jsonout.ReplayJSON
 		if rp != nil {
-			r = model.ExportReplay(rp.Replayed, rp.since, replayLimit)
+			r = jsonout.ExportReplay(rp.Replayed, rp.since, replayLimit)
 		}
 		return streamJSON(w, s, h, q, now, r)
 	}
@@ -132,12 +132,12 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 	return views.PlainReplay(w, rp.Replayed, rp.since, replayLimit)
 }
 
-// streamJSON writes what writeJSON writes for model.ExportQuery, byte for
+// streamJSON writes what writeJSON writes for jsonout.ExportQuery, byte for
 // byte, without holding the document: at 500k ids that took ~1.1 GB. The
-// frame (model.ExportFrame, both lists empty) is encoded whole, so its fields
+// frame (jsonout.ExportFrame, both lists empty) is encoded whole, so its fields
 // keep the schema's order; each row is encoded on its own, indented at its
 // depth, and written into the frame's empty list through one buffer.
-func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time, r *model.ReplayJSON) error {
+func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time, r *jsonout.ReplayJSON) error {
 	var row bytes.Buffer
 	var indented []byte
 	enc := json.NewEncoder(&row)
@@ -153,7 +153,7 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 		indented = append(indentJSON(indented[:0], bytes.TrimSuffix(row.Bytes(), []byte("\n")), prefix), '\n')
 		return escape.JSON(indented), nil
 	}
-	doc := model.ExportFrame(s, h, q, now)
+	doc := jsonout.ExportFrame(s, h, q, now)
 	doc.Replay = r
 	frame, err := encode(doc, "")
 	if err != nil {
@@ -169,9 +169,9 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	i, j = i+len(txns), j+len(parts)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(frame[:i])
-	var t model.TxnJSON // one for all rows: encode takes a pointer, which escapes
+	var t jsonout.TxnJSON // one for all rows: encode takes a pointer, which escapes
 	err = writeRows(bw, len(s.Txns), func(k int) ([]byte, error) {
-		t = model.ExportTxn(&s.Txns[k], h, s, q, now)
+		t = jsonout.ExportTxn(&s.Txns[k], h, s, q, now)
 		return encode(&t, "    ")
 	})
 	if err != nil {
@@ -179,7 +179,7 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	}
 	bw.Write(frame[i:j])
 	err = writeRows(bw, len(s.Partitions), func(k int) ([]byte, error) {
-		p := model.ExportPartition(&s.Partitions[k])
+		p := jsonout.ExportPartition(&s.Partitions[k])
 		return encode(&p, "    ")
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/model"
@@ -25,10 +26,10 @@ func TestSnapshotSinceReportsWhatItCannotRead(t *testing.T) {
 	lw.State(0, "since-0-1", 1)
 	lw.State(0, "since-0-1", 4)
 	lw.State(1, "since-1-1", 4)
-	replayOf := func(code int, stdout, stderr string) *model.ReplayJSON {
+	replayOf := func(code int, stdout, stderr string) *jsonout.ReplayJSON {
 		t.Helper()
 		testutil.CheckSnapshotJSON(t, []byte(stdout))
-		var doc model.SnapshotJSON
+		var doc jsonout.SnapshotJSON
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != 0 || doc.Replay == nil {
 			t.Fatalf("exit %d, %v, stderr %q:\n%s", code, err, stderr, stdout)
 		}
@@ -53,7 +54,7 @@ func TestSnapshotSinceReportsWhatItCannotRead(t *testing.T) {
 
 	code, stdout, stderr = runArgs(t, "snapshot", "--since", "1h", "-o", "json", "-b", boot, "--timeout", "5s")
 	r = replayOf(code, stdout, stderr)
-	want := []model.UnreadJSON{
+	want := []jsonout.UnreadJSON{
 		{Partition: 0, Kind: model.UnreadNewer, Count: 1, FirstOffset: newer, LastOffset: newer,
 			Why: `the value of "since-0-1": version 2, newer than txnscope reads (1)`},
 		{Partition: 2, Kind: model.UnreadCorrupt, Count: 1, FirstOffset: corrupt, LastOffset: corrupt,

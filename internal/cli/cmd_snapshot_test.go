@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
@@ -19,7 +20,7 @@ import (
 func wholeJSON(t *testing.T, s *model.Snapshot, h *model.History, q model.Query, now time.Time) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := writeJSON(&b, model.ExportQuery(s, h, q, now)); err != nil {
+	if err := writeJSON(&b, jsonout.ExportQuery(s, h, q, now)); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -171,7 +172,7 @@ func TestIndentJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 200 {
 		s, h, q := randomSnapshot(r)
-		values = append(values, model.ExportQuery(s, h, q, benchAt))
+		values = append(values, jsonout.ExportQuery(s, h, q, benchAt))
 	}
 	for _, prefix := range []string{"", "    "} {
 		for _, v := range values {
@@ -200,13 +201,13 @@ func TestStreamJSONWithReplay(t *testing.T) {
 		evs = append(evs, model.Event{At: benchAt.Add(time.Duration(i) * time.Second), ID: id, Kind: model.Committed,
 			Logged: true, Begun: benchAt, Parts: 2, Detail: id})
 	}
-	r := model.ExportReplay(model.Replayed{Events: evs, Complete: benchAt, Oldest: benchAt.Add(-2 * time.Hour)}, benchAt.Add(-time.Hour), 100)
+	r := jsonout.ExportReplay(model.Replayed{Events: evs, Complete: benchAt, Oldest: benchAt.Add(-2 * time.Hour)}, benchAt.Add(-time.Hour), 100)
 	var got bytes.Buffer
 	if err := streamJSON(&got, s, model.NewHistory(1), model.Query{}, benchAt, r); err != nil {
 		t.Fatal(err)
 	}
 	testutil.CheckSnapshotJSON(t, got.Bytes())
-	var doc model.SnapshotJSON
+	var doc jsonout.SnapshotJSON
 	if err := json.Unmarshal(got.Bytes(), &doc); err != nil {
 		t.Fatalf("not valid JSON: %v\n%s", err, got.Bytes())
 	}

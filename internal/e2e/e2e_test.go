@@ -22,9 +22,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/txnscope/txnscope/internal/cli"
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
-	"github.com/txnscope/txnscope/model"
 )
 
 // asMain makes the test binary run the program (cli.Main, txnscope's main)
@@ -361,7 +361,7 @@ func TestE2ESnapshotSinceWithoutTheLog(t *testing.T) {
 	}
 	r = runProgram(t, "snapshot", "-o", "json", "-b", bootstrap, "--timeout", "5s")
 	testutil.CheckSnapshotJSON(t, []byte(r.stdout))
-	var doc model.SnapshotJSON
+	var doc jsonout.SnapshotJSON
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.History.Source != "polls" || !strings.Contains(doc.History.Why, "--since") {
 		t.Fatalf("history %+v (%v)", doc.History, err)
 	}

@@ -1,4 +1,4 @@
-package model_test
+package jsonout_test
 
 import (
 	"encoding/base64"
@@ -8,21 +8,22 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
 func TestBase64(t *testing.T) {
-	if got := model.Base64("orders-0-1"); got != "" {
+	if got := jsonout.Base64("orders-0-1"); got != "" {
 		t.Errorf("Base64 of a UTF-8 id = %q, want none", got)
 	}
-	if got := model.Base64("a-\xff-0-1"); got != "YS3/LTAtMQ==" {
+	if got := jsonout.Base64("a-\xff-0-1"); got != "YS3/LTAtMQ==" {
 		t.Errorf("Base64(a-\\xff-0-1) = %q", got)
 	}
-	if got := model.Base64List([]string{"a", "b"}); got != nil {
+	if got := jsonout.Base64List([]string{"a", "b"}); got != nil {
 		t.Errorf("Base64List of UTF-8 ids = %v, want nil", got)
 	}
-	got := model.Base64List([]string{"a", "\x9b"})
+	got := jsonout.Base64List([]string{"a", "\x9b"})
 	if len(got) != 2 || got[0] != nil || got[1] == nil || *got[1] != "mw==" {
 		t.Errorf("Base64List = %v, want [nil mw==]", got)
 	}
@@ -121,8 +122,8 @@ func TestExportExactForIDsThatAreNotUTF8(t *testing.T) {
 	h := model.NewHistory(100)
 	h.Add([]model.Event{{At: now.Add(-2 * time.Minute), ID: ids[0][:len(ids[0])-1] + "6", Kind: model.Committed},
 		{At: now.Add(-2 * time.Minute), ID: ids[1][:len(ids[1])-1] + "6", Kind: model.Committed}})
-	doc := model.Export(s, h, now)
-	doc.Replay = model.ExportReplay(model.Replayed{Events: []model.Event{{At: now, ID: ids[0], Kind: model.Aborted}, {At: now, ID: ids[1], Kind: model.Aborted}}},
+	doc := jsonout.Export(s, h, now)
+	doc.Replay = jsonout.ExportReplay(model.Replayed{Events: []model.Event{{At: now, ID: ids[0], Kind: model.Aborted}, {At: now, ID: ids[1], Kind: model.Aborted}}},
 		now.Add(-time.Hour), 10)
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -164,7 +165,7 @@ func TestExportExactForIDsThatAreNotUTF8(t *testing.T) {
 
 func TestBase64ListOfUTF8AllocatesNothing(t *testing.T) {
 	ids := []string{"orders-0-1", "orders-0-2", "注文-0-3"}
-	if n := testing.AllocsPerRun(100, func() { _ = model.Base64List(ids) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = jsonout.Base64List(ids) }); n != 0 {
 		t.Errorf("%v allocations for UTF-8 names, want 0", n)
 	}
 }

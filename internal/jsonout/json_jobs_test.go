@@ -1,4 +1,4 @@
-package model_test
+package jsonout_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
@@ -43,7 +44,7 @@ func TestExportedJobsMatchTheSchema(t *testing.T) {
 	}
 	evs = append(evs, model.Event{At: now.Add(-time.Minute), ID: "orders-0-5", Kind: model.Fenced})
 	h.Add(evs)
-	doc := model.ExportQuery(s, h, model.Query{CheckpointInterval: 20 * time.Second}, now)
+	doc := jsonout.ExportQuery(s, h, model.Query{CheckpointInterval: 20 * time.Second}, now)
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestExportedFlinkMatchesTheSchema(t *testing.T) {
 			Vertices: []model.FlinkVertex{{Name: "Source: x -> sink: Writer", Parallelism: 3}}, IntervalMs: 3000, CheckpointTimeoutMs: 600000, Completed: 7,
 			Latest:   &model.FlinkCheckpoint{ID: 7, Status: "COMPLETED", TriggerMs: ms, AckMs: ms + 20, Path: "file:/chk/chk-7"},
 			Restored: &model.FlinkCheckpoint{ID: 4, RestoreMs: ms - 1000, Path: "file:/chk/chk-4"}}}}
-	doc := model.ExportQuery(s, nil, model.Query{Flink: flink}, now)
+	doc := jsonout.ExportQuery(s, nil, model.Query{Flink: flink}, now)
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,10 @@
-package model
+package jsonout
 
-import "time"
+import (
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
 
 type (
 	// ReplayJSON is a replay of the coordinators' log (snapshot --since).
@@ -29,10 +33,10 @@ type (
 		Partition int32 `json:"partition"`
 		// Kind is "newer version" (a newer Kafka's: upgrade txnscope) or
 		// "corrupt" (no Kafka writes it).
-		Kind        UnreadKind `json:"kind"`
-		Count       int        `json:"count"`
-		FirstOffset int64      `json:"first_offset"`
-		LastOffset  int64      `json:"last_offset"`
+		Kind        model.UnreadKind `json:"kind"`
+		Count       int              `json:"count"`
+		FirstOffset int64            `json:"first_offset"`
+		LastOffset  int64            `json:"last_offset"`
 		// Why is why the first could not be read.
 		Why string `json:"why"`
 	}
@@ -41,10 +45,10 @@ type (
 		At              time.Time `json:"at"`
 		TransactionalID string    `json:"transactional_id"`
 		// TransactionalIDBase64 is set when the id is not UTF-8 (Base64).
-		TransactionalIDBase64 string    `json:"transactional_id_base64,omitempty"`
-		Kind                  EventKind `json:"kind"`
-		ProducerID            int64     `json:"producer_id"`
-		ProducerEpoch         int16     `json:"producer_epoch"`
+		TransactionalIDBase64 string          `json:"transactional_id_base64,omitempty"`
+		Kind                  model.EventKind `json:"kind"`
+		ProducerID            int64           `json:"producer_id"`
+		ProducerEpoch         int16           `json:"producer_epoch"`
 		// Begin, DurationMs and Partitions describe the transaction an
 		// ending event ends; null for the other events.
 		Begin      *time.Time `json:"begin"`
@@ -55,7 +59,7 @@ type (
 )
 
 // ExportReplay is a replay's JSON.
-func ExportReplay(r Replayed, since time.Time, limit int) *ReplayJSON {
+func ExportReplay(r model.Replayed, since time.Time, limit int) *ReplayJSON {
 	out := &ReplayJSON{Since: since.UTC(), Limit: limit, Events: make([]EventJSON, 0, len(r.Events)),
 		NeverCompacted: r.Whole, Unreadable: make([]UnreadJSON, 0, len(r.Unread))}
 	if !r.Complete.IsZero() {

@@ -1,6 +1,8 @@
-package model
+package jsonout
 
 import (
+	"github.com/txnscope/txnscope/model"
+
 	"maps"
 	"slices"
 	"time"
@@ -100,7 +102,7 @@ type (
 )
 
 // ExportFlink is m as JSON (nil when m is).
-func ExportFlink(m *FlinkMatch) *FlinkJSON {
+func ExportFlink(m *model.FlinkMatch) *FlinkJSON {
 	if m == nil {
 		return nil
 	}
@@ -122,7 +124,7 @@ func ExportFlink(m *FlinkMatch) *FlinkJSON {
 	return out
 }
 
-func exportCheckpoint(c *FlinkCheckpoint) *FlinkCheckpointJSON {
+func exportCheckpoint(c *model.FlinkCheckpoint) *FlinkCheckpointJSON {
 	if c == nil {
 		return nil
 	}
@@ -137,7 +139,7 @@ func exportCheckpoint(c *FlinkCheckpoint) *FlinkCheckpointJSON {
 }
 
 // ExportFlinkSources is v's JobManagers as JSON (nil when v is).
-func ExportFlinkSources(v *FlinkView) *FlinkSourcesJSON {
+func ExportFlinkSources(v *model.FlinkView) *FlinkSourcesJSON {
 	if v == nil {
 		return nil
 	}
@@ -162,7 +164,7 @@ func ExportFlinkSources(v *FlinkView) *FlinkSourcesJSON {
 	return out
 }
 
-func exportRetained(prefix string, r RetainedDir) CheckpointDirJSON {
+func exportRetained(prefix string, r model.RetainedDir) CheckpointDirJSON {
 	out := CheckpointDirJSON{Prefix: prefix, Dir: r.Dir, Problems: orEmpty(r.Problems), Jobs: []CheckpointJobJSON{}}
 	if r.Err != "" {
 		e := r.Err
@@ -186,12 +188,12 @@ func exportRetained(prefix string, r RetainedDir) CheckpointDirJSON {
 	return out
 }
 
-func exportCommittable(c Committable) CommittableJSON {
+func exportCommittable(c model.Committable) CommittableJSON {
 	return CommittableJSON{TransactionalID: c.ID, ProducerID: c.ProducerID, Epoch: c.Epoch}
 }
 
 // ExportBasis is b as JSON.
-func ExportBasis(b Basis) BasisJSON {
+func ExportBasis(b model.Basis) BasisJSON {
 	out := BasisJSON{JobManagers: orEmpty(b.JobManagers)}
 	if b.FlinkJobID != "" {
 		out.FlinkJob = &FlinkJobRefJSON{JobManager: b.FlinkURL, JobID: b.FlinkJobID, Name: b.FlinkJobName, State: b.FlinkState}

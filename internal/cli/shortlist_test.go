@@ -1,4 +1,4 @@
-package summary
+package cli
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestList(t *testing.T) {
+func TestShortList(t *testing.T) {
 	seeds := func(n int) []string {
 		s := make([]string, n)
 		for i := range s {
@@ -24,11 +24,11 @@ func TestList(t *testing.T) {
 		{seeds(4), "4 bootstrap servers (127.0.0.1:1, 127.0.0.1:2, 127.0.0.1:3, … and 1 more)"},
 		{seeds(1000), "1000 bootstrap servers (127.0.0.1:1, 127.0.0.1:2, 127.0.0.1:3, … and 997 more)"},
 	} {
-		if got := List(tc.items, ",", "bootstrap servers"); got != tc.want {
-			t.Errorf("List(%d items) = %q, want %q", len(tc.items), got, tc.want)
+		if got := shortList(tc.items, ",", "bootstrap servers"); got != tc.want {
+			t.Errorf("shortList(%d items) = %q, want %q", len(tc.items), got, tc.want)
 		}
 	}
-	if got := List(seeds(100000), ",", "x"); len(got) > 100 || strings.Contains(got, "\n") {
+	if got := shortList(seeds(100000), ",", "x"); len(got) > 100 || strings.Contains(got, "\n") {
 		t.Errorf("List of 100000 items is %d bytes", len(got))
 	}
 }

@@ -1,6 +1,13 @@
-package model
+// Package jsonout is the output schema of -o json (docs/snapshot.schema.json):
+// the documents snapshot and the one-shot commands print, made from model
+// values. Field names are a public contract; nothing here decides anything.
+package jsonout
 
-import "time"
+import (
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
 
 // The snapshot -o json schema. Field names are a public contract (README).
 type (
@@ -33,18 +40,18 @@ type (
 	TxnJSON struct {
 		TransactionalID string `json:"transactional_id"`
 		// TransactionalIDBase64 is set when the id is not UTF-8 (Base64).
-		TransactionalIDBase64 string           `json:"transactional_id_base64,omitempty"`
-		State                 State            `json:"state"`
-		ProducerID            int64            `json:"producer_id"`
-		ProducerEpoch         int16            `json:"producer_epoch"`
-		Coordinator           int32            `json:"coordinator"`
-		TimeoutMs             int32            `json:"timeout_ms"`
-		StartTime             *time.Time       `json:"start_time"`
-		AgeMs                 *int64           `json:"age_ms"`
-		TimeoutRatio          *float64         `json:"timeout_ratio"`
-		Partitions            []TopicPartition `json:"partitions"`
-		CommitsSeen           int              `json:"commits_seen"`
-		AbortsSeen            int              `json:"aborts_seen"`
+		TransactionalIDBase64 string                 `json:"transactional_id_base64,omitempty"`
+		State                 model.State            `json:"state"`
+		ProducerID            int64                  `json:"producer_id"`
+		ProducerEpoch         int16                  `json:"producer_epoch"`
+		Coordinator           int32                  `json:"coordinator"`
+		TimeoutMs             int32                  `json:"timeout_ms"`
+		StartTime             *time.Time             `json:"start_time"`
+		AgeMs                 *int64                 `json:"age_ms"`
+		TimeoutRatio          *float64               `json:"timeout_ratio"`
+		Partitions            []model.TopicPartition `json:"partitions"`
+		CommitsSeen           int                    `json:"commits_seen"`
+		AbortsSeen            int                    `json:"aborts_seen"`
 		// The outcomes whose minute is less than 5 (60) minutes old
 		// (IDStats.Window).
 		Commits5m  int `json:"commits_5m"`
@@ -78,10 +85,10 @@ type (
 		DurationMs *int64     `json:"duration_ms"`
 		// Outcome is who ended it: "committed", "aborted" (by its producer),
 		// "aborted at timeout", "fenced" or "force-terminated".
-		Outcome       EventKind `json:"outcome"`
-		Partitions    *int32    `json:"partitions"`
-		ProducerID    int64     `json:"producer_id"`
-		ProducerEpoch int16     `json:"producer_epoch"`
+		Outcome       model.EventKind `json:"outcome"`
+		Partitions    *int32          `json:"partitions"`
+		ProducerID    int64           `json:"producer_id"`
+		ProducerEpoch int16           `json:"producer_epoch"`
 	}
 	PartitionJSON struct {
 		Topic            string `json:"topic"`
@@ -104,15 +111,15 @@ type (
 )
 
 // Export turns a snapshot into its JSON form; now is the time ages are measured at.
-func Export(s *Snapshot, h *History, now time.Time) SnapshotJSON {
-	return ExportQuery(s, h, Query{}, now)
+func Export(s *model.Snapshot, h *model.History, now time.Time) SnapshotJSON {
+	return ExportQuery(s, h, model.Query{}, now)
 }
 
 // ExportQuery is Export with the problems judged under q (its CheckpointInterval).
 // It holds the whole document; a writer that must not (500k ids) writes
 // ExportFrame and streams ExportTxn and ExportPartition into it, so that both
 // forms come from the same conversions.
-func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
+func ExportQuery(s *model.Snapshot, h *model.History, q model.Query, now time.Time) SnapshotJSON {
 	out := ExportFrame(s, h, q, now)
 	out.Transactions = make([]TxnJSON, 0, len(s.Txns))
 	out.Partitions = make([]PartitionJSON, 0, len(s.Partitions))
@@ -127,7 +134,7 @@ func ExportQuery(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 
 // ExportFrame is the document without its rows: Transactions and Partitions
 // are empty (encoded as []), everything else is set.
-func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
+func ExportFrame(s *model.Snapshot, h *model.History, q model.Query, now time.Time) SnapshotJSON {
 	out := SnapshotJSON{
 		Schema:       SchemaVersion,
 		Jobs:         ExportJobs(s, h, q, now),
@@ -158,7 +165,7 @@ func ExportFrame(s *Snapshot, h *History, q Query, now time.Time) SnapshotJSON {
 }
 
 // exportFinished is the id's finished transactions, [] when none.
-func exportFinished(st IDStats) []FinishedTxnJSON {
+func exportFinished(st model.IDStats) []FinishedTxnJSON {
 	fs := st.Finished()
 	out := make([]FinishedTxnJSON, 0, len(fs))
 	for _, f := range fs {
@@ -181,13 +188,13 @@ func exportFinished(st IDStats) []FinishedTxnJSON {
 }
 
 // ExportTxn is one transaction of the document; s and q judge its problems.
-func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON {
+func ExportTxn(t *model.Txn, h *model.History, s *model.Snapshot, q model.Query, now time.Time) TxnJSON {
 	st := h.Stats(t.ID)
 	j := TxnJSON{
 		TransactionalID: t.ID, TransactionalIDBase64: Base64(t.ID), State: t.State, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch,
 		Coordinator: t.Coordinator, TimeoutMs: t.TimeoutMs, Partitions: t.Partitions,
 		CommitsSeen: st.Commits, AbortsSeen: st.Aborts,
-		Problems:           Problems(*t, st, s, q, now),
+		Problems:           model.Problems(*t, st, s, q, now),
 		RecentTransactions: exportFinished(st),
 	}
 	win := st.Window(now)
@@ -196,7 +203,7 @@ func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON 
 		j.Problems = []string{}
 	}
 	if j.Partitions == nil {
-		j.Partitions = []TopicPartition{}
+		j.Partitions = []model.TopicPartition{}
 	}
 	if t.HasStart() {
 		ts := t.StartTime().UTC()
@@ -214,7 +221,7 @@ func ExportTxn(t *Txn, h *History, s *Snapshot, q Query, now time.Time) TxnJSON 
 }
 
 // ExportPartition is one partition of the document.
-func ExportPartition(p *Partition) PartitionJSON {
+func ExportPartition(p *model.Partition) PartitionJSON {
 	pj := PartitionJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader,
 		HighWatermark: p.HighWatermark, LastStableOffset: p.LastStableOffset, Producers: []ProducerJSON{}, Error: p.Err}
 	if p.ProducersDenied {

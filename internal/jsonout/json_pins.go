@@ -1,6 +1,10 @@
-package model
+package jsonout
 
-import "time"
+import (
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
 
 type (
 	// PinnedPartitionJSON is a partition whose LSO is below its high
@@ -40,15 +44,15 @@ type (
 		Group string `json:"group"`
 		// GroupBase64 and BlockersBase64 are the exact forms of the group
 		// and the ids that are not UTF-8 (Base64, Base64List).
-		GroupBase64    string           `json:"group_base64,omitempty"`
-		State          string           `json:"state"`
-		Partitions     []TopicPartition `json:"partitions"`
-		LagLSO         int64            `json:"lag_lso"`
-		LagHWM         int64            `json:"lag_hwm"`
-		Since          *time.Time       `json:"since"`
-		Hanging        bool             `json:"hanging"`
-		Blockers       []string         `json:"blockers"`
-		BlockersBase64 []*string        `json:"blockers_base64,omitempty"`
+		GroupBase64    string                 `json:"group_base64,omitempty"`
+		State          string                 `json:"state"`
+		Partitions     []model.TopicPartition `json:"partitions"`
+		LagLSO         int64                  `json:"lag_lso"`
+		LagHWM         int64                  `json:"lag_hwm"`
+		Since          *time.Time             `json:"since"`
+		Hanging        bool                   `json:"hanging"`
+		Blockers       []string               `json:"blockers"`
+		BlockersBase64 []*string              `json:"blockers_base64,omitempty"`
 	}
 	// HangingJSON is a partition holding a transaction no coordinator will
 	// end (KIP-664): only WriteTxnMarkers frees it.
@@ -64,10 +68,10 @@ type (
 // the pinned partitions (longest pinned first), the stuck groups, and the
 // hanging partitions. A one-shot snapshot has seen each pin once: its
 // pinned_since is the snapshot's time, at least.
-func ExportPins(s *Snapshot, now time.Time) (pinned []PinnedPartitionJSON, stuck []StuckGroupJSON, hanging []HangingJSON) {
-	tr := NewPinTracker()
+func ExportPins(s *model.Snapshot, now time.Time) (pinned []PinnedPartitionJSON, stuck []StuckGroupJSON, hanging []HangingJSON) {
+	tr := model.NewPinTracker()
 	tr.Observe(s)
-	pins := Pins(s, tr, now)
+	pins := model.Pins(s, tr, now)
 	pinned, stuck, hanging = []PinnedPartitionJSON{}, []StuckGroupJSON{}, []HangingJSON{}
 	for _, p := range pins {
 		j := PinnedPartitionJSON{Topic: p.Topic, Partition: p.TopicPartition.Partition, Leader: p.Leader,
@@ -92,8 +96,8 @@ func ExportPins(s *Snapshot, now time.Time) (pinned []PinnedPartitionJSON, stuck
 				ProducerIDs: append([]int64{}, p.HangingPIDs...), Why: orEmpty(p.Why)})
 		}
 	}
-	for _, g := range BlockedGroups(pins) {
-		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Partitions: append([]TopicPartition{}, g.Partitions...),
+	for _, g := range model.BlockedGroups(pins) {
+		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Partitions: append([]model.TopicPartition{}, g.Partitions...),
 			LagLSO: g.LagLSO, LagHWM: g.LagHWM, Since: timeOrNil(g.Since), Hanging: g.Hanging, Blockers: orEmpty(g.Blockers), BlockersBase64: Base64List(g.Blockers)})
 	}
 	return pinned, stuck, hanging

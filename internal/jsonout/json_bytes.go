@@ -1,4 +1,4 @@
-package model
+package jsonout
 
 import (
 	"encoding/base64"

@@ -9,54 +9,54 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// TestHungNodes: a request that ran out its own deadline marks its broker
+// TestSilentBrokers: a request that ran out its own deadline marks its broker
 // for the rest of the refresh, whose later requests to it fail at once with
 // a deadline error; a refresh that was itself cancelled, or one request's
 // other error, marks nothing; another refresh starts clean.
-func TestHungNodes(t *testing.T) {
-	refresh := withHungNodes(context.Background())
+func TestSilentBrokers(t *testing.T) {
+	refresh := withSilentNodes(context.Background())
 	expired, cancel := context.WithTimeout(refresh, time.Nanosecond)
 	defer cancel()
 	<-expired.Done()
 	failed, cancelFailed := context.WithCancel(refresh)
 	cancelFailed()
 
-	noteHung(refresh, failed, 1, context.Canceled) // cancelled, not timed out
-	if hungErr(refresh, 1) != nil || anyHung(refresh) {
+	noteSilent(refresh, failed, 1, context.Canceled) // cancelled, not timed out
+	if silentErr(refresh, 1) != nil || anySilent(refresh) {
 		t.Fatal("a cancelled request marked its broker")
 	}
-	noteHung(refresh, expired, -1, context.DeadlineExceeded) // a shard kgo sent to no broker
-	if anyHung(refresh) {
+	noteSilent(refresh, expired, -1, context.DeadlineExceeded) // a shard kgo sent to no broker
+	if anySilent(refresh) {
 		t.Fatal("broker -1 marked")
 	}
-	noteHung(refresh, expired, 2, context.DeadlineExceeded)
-	err := hungErr(refresh, 2)
+	noteSilent(refresh, expired, 2, context.DeadlineExceeded)
+	err := silentErr(refresh, 2)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer within the timeout (earlier in this refresh)" {
 		t.Fatalf("broker 2 after its timeout: %v", err)
 	}
-	if hungErr(refresh, 3) != nil {
+	if silentErr(refresh, 3) != nil {
 		t.Error("broker 3 marked")
 	}
 	alive, cancelAlive := context.WithCancel(refresh)
 	defer cancelAlive()
-	noteHung(refresh, alive, 5, kerr.NotLeaderForPartition) // Kafka answered
-	if hungErr(refresh, 5) != nil {
+	noteSilent(refresh, alive, 5, kerr.NotLeaderForPartition) // Kafka answered
+	if silentErr(refresh, 5) != nil {
 		t.Error("a broker that answered with an error code marked")
 	}
-	noteHung(refresh, alive, 6, errors.New("the broker connection has died"))
-	if err := hungErr(refresh, 6); err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer (its connection failed earlier in this refresh)" {
+	noteSilent(refresh, alive, 6, errors.New("the broker connection has died"))
+	if err := silentErr(refresh, 6); err == nil || !errors.Is(err, context.DeadlineExceeded) || errText(err) != "no answer (its connection failed earlier in this refresh)" {
 		t.Errorf("broker 6 after its connection died: %v", err)
 	}
-	noteHung(refresh, expired, 2, errors.New("the broker connection has died"))
-	if errText(hungErr(refresh, 2)) != "no answer within the timeout (earlier in this refresh)" {
-		t.Errorf("broker 2's first reason replaced: %v", hungErr(refresh, 2))
+	noteSilent(refresh, expired, 2, errors.New("the broker connection has died"))
+	if errText(silentErr(refresh, 2)) != "no answer within the timeout (earlier in this refresh)" {
+		t.Errorf("broker 2's first reason replaced: %v", silentErr(refresh, 2))
 	}
 	if got := silentBrokers(refresh, map[int32]error{3: errors.New("boom")}); len(got) != 3 || got[0].ID != 2 || got[1].ID != 3 || got[2].ID != 6 ||
 		got[0].Err != "no answer within the timeout" || got[1].Err != "boom" || got[2].Err != "its connection failed" {
 		t.Errorf("silent brokers: %+v", got)
 	}
-	if hungErr(withHungNodes(context.Background()), 2) != nil || hungErr(context.Background(), 2) != nil {
-		t.Error("another refresh sees broker 2 hung")
+	if silentErr(withSilentNodes(context.Background()), 2) != nil || silentErr(context.Background(), 2) != nil {
+		t.Error("another refresh sees broker 2 silent")
 	}
 
 	done, cancelDone := context.WithCancel(refresh)
@@ -64,8 +64,8 @@ func TestHungNodes(t *testing.T) {
 	late, cancelLate := context.WithTimeout(done, time.Nanosecond)
 	defer cancelLate()
 	<-late.Done()
-	noteHung(done, late, 4, context.DeadlineExceeded) // the refresh itself is over
-	if hungErr(refresh, 4) != nil {
+	noteSilent(done, late, 4, context.DeadlineExceeded) // the refresh itself is over
+	if silentErr(refresh, 4) != nil {
 		t.Error("a request of a finished refresh marked its broker")
 	}
 }
@@ -95,12 +95,12 @@ func TestBrokersGone(t *testing.T) {
 // A refresh that fails as a whole because its only broker's connection
 // failed says how it failed, not that a later step skipped the broker.
 func TestWholeSaysWhyTheConnectionFailed(t *testing.T) {
-	refresh := withHungNodes(context.Background())
+	refresh := withSilentNodes(context.Background())
 	alive, cancel := context.WithCancel(refresh)
 	defer cancel()
 	refused := errors.New("dial tcp 127.0.0.1:9092: connect: connection refused")
-	noteHung(refresh, alive, 1, refused)
-	err := whole(refresh, "cannot list transactions", hungErr(refresh, 1))
+	noteSilent(refresh, alive, 1, refused)
+	err := whole(refresh, "cannot list transactions", silentErr(refresh, 1))
 	if want := "cannot list transactions: dial tcp 127.0.0.1:9092: connect: connection refused"; err == nil || err.Error() != want {
 		t.Errorf("whole: %v, want %q", err, want)
 	}

@@ -1,6 +1,10 @@
-package model
+package jsonout
 
-import "time"
+import (
+	"time"
+
+	"github.com/txnscope/txnscope/model"
+)
 
 // SchemaVersion is the snapshot -o json document's version: 2 added jobs,
 // pinned_partitions, stuck_groups and hanging.
@@ -12,10 +16,10 @@ type (
 	// is the exact form of the field before it, there only when that is not
 	// UTF-8 (Base64, Base64List).
 	JobJSON struct {
-		Family     Family `json:"family"`
-		Name       string `json:"name"`
-		NameBase64 string `json:"name_base64,omitempty"`
-		IDs        int    `json:"ids"`
+		Family     model.Family `json:"family"`
+		Name       string       `json:"name"`
+		NameBase64 string       `json:"name_base64,omitempty"`
+		IDs        int          `json:"ids"`
 		// Tasks is Job.Tasks; Naming "pooling" or "incrementing" for a
 		// Flink sink (Job.Pooling), null otherwise.
 		Tasks            int       `json:"tasks"`
@@ -67,9 +71,9 @@ type (
 	// VerdictJSON is one open transaction's commit-or-abort verdict
 	// (Verdict): checkpointed, not_checkpointed or unknown, and why.
 	VerdictJSON struct {
-		TransactionalID string      `json:"transactional_id"`
-		Verdict         VerdictKind `json:"verdict"`
-		Checkpoint      *int64      `json:"checkpoint"`
+		TransactionalID string            `json:"transactional_id"`
+		Verdict         model.VerdictKind `json:"verdict"`
+		Checkpoint      *int64            `json:"checkpoint"`
 		// CompletedIn is the completed checkpoint whose state holds it
 		// (null unless checkpointed): restoring from it commits it.
 		CompletedIn *int64 `json:"completed_in"`
@@ -90,10 +94,10 @@ type (
 	}
 	// ProblemJSON is one of a job's problems (Problem).
 	ProblemJSON struct {
-		Kind   ProblemKind `json:"kind"`
-		What   string      `json:"what"`
-		Why    string      `json:"why"`
-		WayOut string      `json:"way_out"`
+		Kind   model.ProblemKind `json:"kind"`
+		What   string            `json:"what"`
+		Why    string            `json:"why"`
+		WayOut string            `json:"way_out"`
 	}
 	// SubtaskJSON is a Flink subtask, or a Streams task or thread (Subtask
 	// null).
@@ -118,8 +122,8 @@ type (
 )
 
 // ExportJobs is s's jobs as JSON, most urgent first.
-func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
-	jobs := JobsWith(s, h, now, q.Flink)
+func ExportJobs(s *model.Snapshot, h *model.History, q model.Query, now time.Time) []JobJSON {
+	jobs := model.JobsWith(s, h, now, q.Flink)
 	out := make([]JobJSON, 0, len(jobs))
 	for _, j := range jobs {
 		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, NameBase64: Base64(j.ID.Name), IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
@@ -134,7 +138,7 @@ func ExportJobs(s *Snapshot, h *History, q Query, now time.Time) []JobJSON {
 			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Checkpoint: positive(v.Checkpoint), CompletedIn: positive(v.CompletedIn), Evidence: v.Evidence,
 				RestsOn: ExportBasis(v.Basis)})
 		}
-		if j.ID.Family == FlinkSink {
+		if j.ID.Family == model.FlinkSink {
 			naming := "incrementing"
 			if j.Pooling {
 				// Slots, not checkpoints: no number to report.

@@ -1,6 +1,8 @@
-package model
+package jsonout
 
 import (
+	"github.com/txnscope/txnscope/model"
+
 	"encoding/json"
 	"slices"
 	"sort"
@@ -20,21 +22,21 @@ func keys(m map[string]any) string {
 
 func TestExportJSONSchema(t *testing.T) {
 	now := t0
-	tp := TopicPartition{"orders", 3}
+	tp := model.TopicPartition{Topic: "orders", Partition: 3}
 	s := snap(now.Add(-time.Second),
-		Txn{ID: "open", State: Ongoing, ProducerID: 11, ProducerEpoch: 2, Coordinator: 1, TimeoutMs: 60000,
-			StartUnixMs: now.Add(-15 * time.Second).UnixMilli(), Partitions: []TopicPartition{tp}},
-		Txn{ID: "idle", State: CompleteCommit, ProducerID: 12, Coordinator: 2, TimeoutMs: 60000},
-		Txn{ID: "undescribed", State: Ongoing, ProducerID: 13},
+		model.Txn{ID: "open", State: model.Ongoing, ProducerID: 11, ProducerEpoch: 2, Coordinator: 1, TimeoutMs: 60000,
+			StartUnixMs: now.Add(-15 * time.Second).UnixMilli(), Partitions: []model.TopicPartition{tp}},
+		model.Txn{ID: "idle", State: model.CompleteCommit, ProducerID: 12, Coordinator: 2, TimeoutMs: 60000},
+		model.Txn{ID: "undescribed", State: model.Ongoing, ProducerID: 13},
 	)
 	s.Bootstrap = "127.0.0.1:9092,127.0.0.1:9093"
 	s.BrokerMaxTimeoutMs = 900000
-	s.Partitions = []Partition{{TopicPartition: tp, Leader: 2, HighWatermark: 50, LastStableOffset: 40, Producers: []Producer{
-		{ProducerID: 11, ProducerEpoch: 2, LastSequence: 9, LastWriteMs: WriteMs(time.UnixMilli(1700000000123)), CoordinatorEpoch: 0, CurrentTxnStartOffset: 40},
+	s.Partitions = []model.Partition{{TopicPartition: tp, Leader: 2, HighWatermark: 50, LastStableOffset: 40, Producers: []model.Producer{
+		{ProducerID: 11, ProducerEpoch: 2, LastSequence: 9, LastWriteMs: model.WriteMs(time.UnixMilli(1700000000123)), CoordinatorEpoch: 0, CurrentTxnStartOffset: 40},
 		{ProducerID: 99, ProducerEpoch: 0, LastSequence: -1, CurrentTxnStartOffset: -1},
 	}}}
-	h := NewHistory(10)
-	h.Add([]Event{{ID: "idle", Kind: Committed}, {ID: "idle", Kind: Committed}, {ID: "idle", Kind: Fenced}})
+	h := model.NewHistory(10)
+	h.Add([]model.Event{{ID: "idle", Kind: model.Committed}, {ID: "idle", Kind: model.Committed}, {ID: "idle", Kind: model.Fenced}})
 
 	b, err := json.Marshal(Export(s, h, now))
 	if err != nil {
@@ -124,15 +126,15 @@ func TestExportJSONSchema(t *testing.T) {
 // TestExportQueryProblems: the checkpoint interval given to the snapshot judges timeouts; without
 // it the same transaction has no problem.
 func TestExportQueryProblems(t *testing.T) {
-	s := snap(t0, Txn{ID: "orders-enricher-v1-0-3", State: Ongoing, TimeoutMs: 15000, StartUnixMs: t0.Add(-time.Second).UnixMilli()})
+	s := snap(t0, model.Txn{ID: "orders-enricher-v1-0-3", State: model.Ongoing, TimeoutMs: 15000, StartUnixMs: t0.Add(-time.Second).UnixMilli()})
 	tests := []struct {
 		name string
-		q    Query
+		q    model.Query
 		want []string
 	}{
-		{"no interval", Query{}, []string{}},
-		{"10 s interval: 15 s is below 20 s", Query{CheckpointInterval: 10 * time.Second}, []string{"timeout below 2× the checkpoint interval"}},
-		{"5 s interval: 15 s is enough", Query{CheckpointInterval: 5 * time.Second}, []string{}},
+		{"no interval", model.Query{}, []string{}},
+		{"10 s interval: 15 s is below 20 s", model.Query{CheckpointInterval: 10 * time.Second}, []string{"timeout below 2× the checkpoint interval"}},
+		{"5 s interval: 15 s is enough", model.Query{CheckpointInterval: 5 * time.Second}, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +150,7 @@ func TestExportQueryProblems(t *testing.T) {
 }
 
 func TestExportEmpty(t *testing.T) {
-	b, err := json.Marshal(Export(&Snapshot{TakenAt: t0, Bootstrap: "x:1"}, nil, t0))
+	b, err := json.Marshal(Export(&model.Snapshot{TakenAt: t0, Bootstrap: "x:1"}, nil, t0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +167,14 @@ func TestExportEmpty(t *testing.T) {
 // recent counts.
 func TestExportLogHistory(t *testing.T) {
 	now := t0
-	s := snap(now, Txn{ID: "busy", State: CompleteCommit, ProducerID: 7, ProducerEpoch: 3},
-		Txn{ID: "polled", State: CompleteAbort, ProducerID: 8})
-	s.Source = Source{Log: true, Since: now.Add(-2 * time.Hour)}
-	h := NewHistory(64)
-	h.Add([]Event{
-		logged(now.Add(-10*time.Minute), "busy", TimedOut, now.Add(-11*time.Minute), 2),
-		logged(now.Add(-time.Second), "busy", Committed, now.Add(-1250*time.Millisecond), 3),
-		{At: now.Add(-time.Minute), ID: "polled", Kind: Aborted, ProducerID: 8},
+	s := snap(now, model.Txn{ID: "busy", State: model.CompleteCommit, ProducerID: 7, ProducerEpoch: 3},
+		model.Txn{ID: "polled", State: model.CompleteAbort, ProducerID: 8})
+	s.Source = model.Source{Log: true, Since: now.Add(-2 * time.Hour)}
+	h := model.NewHistory(64)
+	h.Add([]model.Event{
+		logged(now.Add(-10*time.Minute), "busy", model.TimedOut, now.Add(-11*time.Minute), 2),
+		logged(now.Add(-time.Second), "busy", model.Committed, now.Add(-1250*time.Millisecond), 3),
+		{At: now.Add(-time.Minute), ID: "polled", Kind: model.Aborted, ProducerID: 8},
 	})
 	b, err := json.Marshal(Export(s, h, now))
 	if err != nil {
@@ -212,7 +214,7 @@ func TestExportLogHistory(t *testing.T) {
 		t.Errorf("polled transaction = %v", p)
 	}
 
-	s.Source = Source{Why: "no READ on __transaction_state"}
+	s.Source = model.Source{Why: "no READ on __transaction_state"}
 	if got := Export(s, h, now).History; got.Source != "polls" || got.Why != "no READ on __transaction_state" || got.LogSince != nil {
 		t.Errorf("polls history = %+v", got)
 	}
@@ -222,14 +224,14 @@ func TestExportLogHistory(t *testing.T) {
 // problem; nulls where nothing is known; the most urgent first.
 func TestExportJobs(t *testing.T) {
 	now := time.Unix(10000, 0)
-	open := Txn{ID: "orders-0-11", State: Ongoing, TimeoutMs: 60000, Described: true}
+	open := model.Txn{ID: "orders-0-11", State: model.Ongoing, TimeoutMs: 60000, Described: true}
 	open.SetStart(now.Add(-30 * time.Second))
-	s := &Snapshot{TakenAt: now, Txns: []Txn{
-		open, {ID: "orders-0-12", State: CompleteCommit, Described: true, TimeoutMs: 60000},
-		{ID: "solo", State: Empty},
+	s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
+		open, {ID: "orders-0-12", State: model.CompleteCommit, Described: true, TimeoutMs: 60000},
+		{ID: "solo", State: model.Empty},
 	}}
 	s.Sort()
-	b, err := json.Marshal(ExportJobs(s, nil, Query{}, now))
+	b, err := json.Marshal(ExportJobs(s, nil, model.Query{}, now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,17 +260,17 @@ func TestExportJobs(t *testing.T) {
 // a producer no transactional id owns, idle past the brokers' maximum.
 func TestExportPins(t *testing.T) {
 	now := time.Unix(100000, 0)
-	open := Txn{ID: "orders-0-7", State: Ongoing, ProducerID: 11, ProducerEpoch: 2, TimeoutMs: 60000, Described: true,
-		Partitions: []TopicPartition{{Topic: "orders", Partition: 0}}}
+	open := model.Txn{ID: "orders-0-7", State: model.Ongoing, ProducerID: 11, ProducerEpoch: 2, TimeoutMs: 60000, Described: true,
+		Partitions: []model.TopicPartition{{Topic: "orders", Partition: 0}}}
 	open.SetStart(now.Add(-10 * time.Second))
-	s := &Snapshot{TakenAt: now, BrokerMaxTimeoutMs: 900000, Txns: []Txn{open},
-		Partitions: []Partition{
-			{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Leader: 1, HighWatermark: 40, LastStableOffset: 30,
-				Producers: []Producer{{ProducerID: 11, ProducerEpoch: 2, CurrentTxnStartOffset: 30, LastWriteMs: WriteMs(now.Add(-time.Second))}}},
-			{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Leader: 2, HighWatermark: 9, LastStableOffset: 3,
-				Producers: []Producer{{ProducerID: 99, ProducerEpoch: 0, CurrentTxnStartOffset: 3, LastWriteMs: WriteMs(now.Add(-time.Hour))}}},
+	s := &model.Snapshot{TakenAt: now, BrokerMaxTimeoutMs: 900000, Txns: []model.Txn{open},
+		Partitions: []model.Partition{
+			{TopicPartition: model.TopicPartition{Topic: "orders", Partition: 0}, Leader: 1, HighWatermark: 40, LastStableOffset: 30,
+				Producers: []model.Producer{{ProducerID: 11, ProducerEpoch: 2, CurrentTxnStartOffset: 30, LastWriteMs: model.WriteMs(now.Add(-time.Second))}}},
+			{TopicPartition: model.TopicPartition{Topic: "orders", Partition: 1}, Leader: 2, HighWatermark: 9, LastStableOffset: 3,
+				Producers: []model.Producer{{ProducerID: 99, ProducerEpoch: 0, CurrentTxnStartOffset: 3, LastWriteMs: model.WriteMs(now.Add(-time.Hour))}}},
 		},
-		GroupCommits: []GroupCommit{{Group: "billing", State: "Stable", TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Offset: 30}},
+		GroupCommits: []model.GroupCommit{{Group: "billing", State: "Stable", TopicPartition: model.TopicPartition{Topic: "orders", Partition: 0}, Offset: 30}},
 	}
 	s.Sort()
 	pinned, stuck, hanging := ExportPins(s, now)
@@ -291,4 +293,44 @@ func TestExportPins(t *testing.T) {
 	if h := hanging[0]; h.Partition != 1 || !slices.Equal(h.ProducerIDs, []int64{99}) || len(h.Why) == 0 {
 		t.Errorf("the hanging partition: %+v", h)
 	}
+}
+
+// A partition whose producers we may not read exports them as null
+// (unknown), never as [] (none), with the reason.
+func TestExportDenied(t *testing.T) {
+	s := &model.Snapshot{TakenAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC), Hidden: model.HiddenIDs + ": you may DESCRIBE only some", Partitions: []model.Partition{
+		{TopicPartition: model.TopicPartition{Topic: "orders", Partition: 0}, Leader: 1, HighWatermark: 10, LastStableOffset: 10, Producers: []model.Producer{}},
+		{TopicPartition: model.TopicPartition{Topic: "secret", Partition: 0}, Leader: 1, HighWatermark: 10, LastStableOffset: 5, ProducersDenied: true,
+			Err: "no permission to read the producer state: TOPIC_AUTHORIZATION_FAILED: x"},
+	}}
+	b, err := json.Marshal(Export(s, nil, time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{
+		`"hidden":"some transactional ids are hidden by ACLs: you may DESCRIBE only some"`,
+		`"topic":"orders","partition":0,"leader":1,"high_watermark":10,"last_stable_offset":10,"producers":[]}`,
+		`"producers":null,"error":"no permission to read the producer state: TOPIC_AUTHORIZATION_FAILED: x"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("JSON lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+// The model's test helpers, for the export tests that moved here with the
+// schema.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// snap builds a sorted snapshot taken at at.
+func snap(at time.Time, txns ...model.Txn) *model.Snapshot {
+	s := &model.Snapshot{TakenAt: at, Txns: txns}
+	s.Sort()
+	return s
+}
+
+// logged is an event read from the coordinator's log.
+func logged(at time.Time, id string, k model.EventKind, begun time.Time, parts int32) model.Event {
+	return model.Event{At: at, ID: id, Kind: k, ProducerID: 7, ProducerEpoch: 3, Logged: true, Begun: begun, Parts: parts}
 }

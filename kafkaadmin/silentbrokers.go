@@ -14,37 +14,37 @@ import (
 )
 
 // A refresh does not ask again a broker that let one of its requests run
-// out the timeout: one hung node of three (SIGSTOP: its sockets accept,
+// out the timeout: one silent node of three (SIGSTOP: its sockets accept,
 // nothing answers) made every step that asks it wait out --timeout in turn
 // (the listing, the describes, the partitions' offsets: about 3× --timeout
 // a refresh, TestCluster3PausedBroker). What it would have answered is then
 // missing from the refresh as if it had timed out again, and said so.
 
-type hungKey struct{}
+type silentKey struct{}
 
-type hungNodes struct {
+type silentNodes struct {
 	mu    sync.Mutex
 	nodes map[int32]error
 }
 
-// withHungNodes gives ctx, one refresh's, its own memory of hung brokers.
-func withHungNodes(ctx context.Context) context.Context {
-	return context.WithValue(ctx, hungKey{}, &hungNodes{nodes: map[int32]error{}})
+// withSilentNodes gives ctx, one refresh's, its own memory of silent brokers.
+func withSilentNodes(ctx context.Context) context.Context {
+	return context.WithValue(ctx, silentKey{}, &silentNodes{nodes: map[int32]error{}})
 }
 
-// errHung is why a request was not sent: the broker did not answer an
+// errSilent is why a request was not sent: the broker did not answer an
 // earlier one of the same refresh. It is a deadline error, so that it reads
 // and counts as one.
-type errHung struct{}
+type errSilent struct{}
 
-func (errHung) Error() string {
+func (errSilent) Error() string {
 	return "no answer within the timeout (earlier in this refresh)"
 }
-func (errHung) Unwrap() error { return context.DeadlineExceeded }
+func (errSilent) Unwrap() error { return context.DeadlineExceeded }
 
-// hungErr is non-nil when this refresh already waited out broker b.
-func hungErr(ctx context.Context, b int32) error {
-	h, _ := ctx.Value(hungKey{}).(*hungNodes)
+// silentErr is non-nil when this refresh already waited out broker b.
+func silentErr(ctx context.Context, b int32) error {
+	h, _ := ctx.Value(silentKey{}).(*silentNodes)
 	if h == nil {
 		return nil
 	}
@@ -53,9 +53,9 @@ func hungErr(ctx context.Context, b int32) error {
 	return h.nodes[b]
 }
 
-// anyHung reports whether this refresh has waited out any broker.
-func anyHung(ctx context.Context) bool {
-	h, _ := ctx.Value(hungKey{}).(*hungNodes)
+// anySilent reports whether this refresh has waited out any broker.
+func anySilent(ctx context.Context) bool {
+	h, _ := ctx.Value(silentKey{}).(*silentNodes)
 	if h == nil {
 		return false
 	}
@@ -64,14 +64,14 @@ func anyHung(ctx context.Context) bool {
 	return len(h.nodes) > 0
 }
 
-// noteHung remembers b when its request, under req (the request's own
+// noteSilent remembers b when its request, under req (the request's own
 // deadline, from deadline) within ctx, ran out of time, or failed with err
 // for want of a connection, and the refresh itself did not end. A
 // connection that died under a request is a broker that hangs as often as
 // one that went away: kgo cuts a connection when a request on it times out,
 // failing the others in flight on it early, so they would not wait it out.
-func noteHung(ctx, req context.Context, b int32, err error) {
-	h, _ := ctx.Value(hungKey{}).(*hungNodes)
+func noteSilent(ctx, req context.Context, b int32, err error) {
+	h, _ := ctx.Value(silentKey{}).(*silentNodes)
 	// b < 0: kgo found no broker for a shard (it names none).
 	if h == nil || b < 0 || ctx.Err() != nil {
 		return
@@ -79,7 +79,7 @@ func noteHung(ctx, req context.Context, b int32, err error) {
 	var why error
 	switch {
 	case errors.Is(req.Err(), context.DeadlineExceeded):
-		why = errHung{}
+		why = errSilent{}
 	case connFailed(err):
 		why = errCut{cause: err}
 	default:
@@ -99,7 +99,7 @@ func connFailed(err error) bool {
 	return err != nil && !errors.As(err, &ke) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// errCut is errHung for a broker whose connection failed earlier in the
+// errCut is errSilent for a broker whose connection failed earlier in the
 // refresh; cause is how it failed, for a refresh that fails as a whole.
 type errCut struct{ cause error }
 
@@ -108,11 +108,11 @@ func (errCut) Error() string {
 }
 func (errCut) Unwrap() error { return context.DeadlineExceeded }
 
-// noteHungShards is noteHung for each shard of a sharded request.
-func noteHungShards(ctx, req context.Context, shards []kgo.ResponseShard) {
+// noteSilentShards is noteSilent for each shard of a sharded request.
+func noteSilentShards(ctx, req context.Context, shards []kgo.ResponseShard) {
 	for _, sh := range shards {
 		if sh.Err != nil {
-			noteHung(ctx, req, sh.Meta.NodeID, sh.Err)
+			noteSilent(ctx, req, sh.Meta.NodeID, sh.Err)
 		}
 	}
 }
@@ -158,7 +158,7 @@ func silentBrokers(ctx context.Context, failed map[int32]error) []model.BrokerEr
 	for b, err := range failed {
 		why[b] = errText(err)
 	}
-	if h, _ := ctx.Value(hungKey{}).(*hungNodes); h != nil {
+	if h, _ := ctx.Value(silentKey{}).(*silentNodes); h != nil {
 		h.mu.Lock()
 		for b, err := range h.nodes {
 			if _, ok := why[b]; ok {
