@@ -12,25 +12,17 @@ const screenGroups screenID = "groups"
 
 // groupsScreen is the consumer groups view over the cluster's blocked groups.
 type groupsScreen struct {
+	listBase
 	e          *shared
 	partitions *partitionsScreen
-	win        window
 	selected   string // the group under the cursor; the cursor follows it across refreshes
 }
 
-func (s *groupsScreen) sync()       { s.win.clamp(s.e.host.listRows()) }
-func (s *groupsScreen) grabs() bool { return false }
+func (s *groupsScreen) sync() { s.win.clamp(s.e.host.listRows()) }
 
 func (s *groupsScreen) reload() {
 	groups := s.e.data.groups
-	s.win.rows = s.win.rows[:0]
-	for i := range groups {
-		s.win.rows = append(s.win.rows, i)
-		if groups[i].Group == s.selected {
-			s.win.cursor = i
-		}
-	}
-	s.win.clamp(s.e.host.listRows())
+	s.showAll(len(groups), func(i int) bool { return groups[i].Group == s.selected }, s.e.host.listRows())
 }
 
 func (s *groupsScreen) current() (model.BlockedGroup, bool) {
@@ -42,15 +34,9 @@ func (s *groupsScreen) current() (model.BlockedGroup, bool) {
 }
 
 func (s *groupsScreen) update(msg tea.Msg) tea.Cmd {
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
 	k := s.e.keys
-	if s.win.move(k, kp, s.e.host.listRows()) {
-		if g, ok := s.current(); ok {
-			s.selected = g.Group
-		}
+	kp, ok := msg.(tea.KeyPressMsg)
+	if s.handle(k, msg, s.e.host.listRows(), nil, s.cursorMoved) || !ok {
 		return nil
 	}
 	switch {
@@ -62,6 +48,12 @@ func (s *groupsScreen) update(msg tea.Msg) tea.Cmd {
 		s.e.host.show(screenList)
 	}
 	return nil
+}
+
+func (s *groupsScreen) cursorMoved() {
+	if g, ok := s.current(); ok {
+		s.selected = g.Group
+	}
 }
 
 func (s *groupsScreen) keys() []key.Binding {

@@ -24,12 +24,12 @@ const (
 // Taking in a refresh costs nothing more while neither is on view; the
 // first time one is, the grouping is done here, once.
 type jobsScreen struct {
+	listBase
 	e        *shared
 	list     *listScreen
 	sub      *jobScreen
 	jobs     []model.Job
 	stale    bool
-	win      window
 	selected model.JobID // the cursor follows it across refreshes
 }
 
@@ -39,8 +39,7 @@ func newJobsScreen(e *shared, list *listScreen) *jobsScreen {
 	return s
 }
 
-func (s *jobsScreen) reload()     { s.stale = true }
-func (s *jobsScreen) grabs() bool { return false }
+func (s *jobsScreen) reload() { s.stale = true }
 
 func (s *jobsScreen) sync() {
 	if cur := s.e.host.current(); cur == screenJobs || cur == screenJob {
@@ -62,14 +61,7 @@ func (s *jobsScreen) fresh() {
 		s.e.data.jobs = g // the refreshes bring their own while the view is on
 	}
 	s.jobs = g.Jobs(s.e.hist, s.e.now)
-	s.win.rows = s.win.rows[:0]
-	for i := range s.jobs {
-		s.win.rows = append(s.win.rows, i)
-		if s.jobs[i].ID == s.selected {
-			s.win.cursor = i
-		}
-	}
-	s.win.clamp(s.e.host.listRows())
+	s.showAll(len(s.jobs), func(i int) bool { return s.jobs[i].ID == s.selected }, s.e.host.listRows())
 }
 
 // jobsOn reports whether the jobs view or a job is on view, so that a
@@ -96,16 +88,13 @@ func (s *jobsScreen) current() (*model.Job, bool) {
 }
 
 func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
+	k := s.e.keys
 	kp, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
 	}
-	k := s.e.keys
 	s.fresh()
-	if s.win.move(k, kp, s.e.host.listRows()) {
-		if j, ok := s.current(); ok {
-			s.selected = j.ID
-		}
+	if s.handle(k, msg, s.e.host.listRows(), nil, s.cursorMoved) {
 		return nil
 	}
 	switch {
@@ -124,6 +113,12 @@ func (s *jobsScreen) update(msg tea.Msg) tea.Cmd {
 		s.e.host.show(screenList)
 	}
 	return nil
+}
+
+func (s *jobsScreen) cursorMoved() {
+	if j, ok := s.current(); ok {
+		s.selected = j.ID
+	}
 }
 
 func (s *jobsScreen) keys() []key.Binding {
@@ -154,9 +149,9 @@ func (s *jobsScreen) view(w, h int) string {
 // jobScreen is one job: a row per subtask. It shows whichever job the jobs
 // view's cursor was on when it was opened, as the latest grouping has it.
 type jobScreen struct {
+	listBase
 	e    *shared
 	jobs *jobsScreen
-	win  window
 	unit string // the subtask under the cursor; the cursor follows it
 	// width is the width last drawn at: the problems' why and way out wrap
 	// to it, which decides how many subtask rows fit.
@@ -170,24 +165,17 @@ func (s *jobScreen) open() {
 }
 
 func (s *jobScreen) home() screenID { return screenJobs }
-func (s *jobScreen) grabs() bool    { return false }
 func (s *jobScreen) reload()        {}
 
 func (s *jobScreen) sync() {
 	if s.e.host.current() == screenJob {
 		s.jobs.fresh()
 	}
-	j, ok := s.jobs.job(s.jobs.selected)
-	s.win.rows = s.win.rows[:0]
-	if ok {
-		for i := range j.Units {
-			s.win.rows = append(s.win.rows, i)
-			if j.Units[i].Name == s.unit {
-				s.win.cursor = i
-			}
-		}
+	var units []model.Unit
+	if j, ok := s.jobs.job(s.jobs.selected); ok {
+		units = j.Units
 	}
-	s.win.clamp(s.visible())
+	s.showAll(len(units), func(i int) bool { return units[i].Name == s.unit }, s.visible())
 }
 
 // visible is how many subtask rows fit under what the job's problems take.
@@ -212,15 +200,9 @@ func (s *jobScreen) current() (*model.Job, *model.Unit, bool) {
 }
 
 func (s *jobScreen) update(msg tea.Msg) tea.Cmd {
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
 	k := s.e.keys
-	if s.win.move(k, kp, s.visible()) {
-		if _, u, ok := s.current(); ok {
-			s.unit = u.Name
-		}
+	kp, ok := msg.(tea.KeyPressMsg)
+	if s.handle(k, msg, s.visible(), nil, s.cursorMoved) || !ok {
 		return nil
 	}
 	switch {
@@ -234,6 +216,12 @@ func (s *jobScreen) update(msg tea.Msg) tea.Cmd {
 		s.e.host.show(screenJobs)
 	}
 	return nil
+}
+
+func (s *jobScreen) cursorMoved() {
+	if _, u, ok := s.current(); ok {
+		s.unit = u.Name
+	}
 }
 
 // openIDs shows a subtask's ids in the transaction list, through the list's

@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"strings"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -17,17 +15,15 @@ const screenList screenID = "transactions"
 // frame), and the cursor. The events pane below it belongs to the root
 // (events.go), which gives the list what is left.
 type listScreen struct {
+	listBase
 	e        *shared
 	detail   *detailScreen
 	query    model.Query
-	win      window
 	selected string // the id under the cursor; the cursor follows it across refreshes
 	// moved is set once the user moves the cursor. Until then the cursor stays on
 	// the first row, the most urgent one: following whatever id happened to be
 	// first at start-up would scroll the urgent rows away as the list fills.
-	moved  bool
-	input  input
-	typing bool
+	moved bool
 }
 
 func newListScreen(e *shared, detail *detailScreen) *listScreen {
@@ -37,9 +33,8 @@ func newListScreen(e *shared, detail *detailScreen) *listScreen {
 	return s
 }
 
-func (l *listScreen) reload()     { l.recompute() }
-func (l *listScreen) sync()       { l.win.clamp(l.e.host.listRows()) }
-func (l *listScreen) grabs() bool { return l.typing }
+func (l *listScreen) reload() { l.recompute() }
+func (l *listScreen) sync()   { l.win.clamp(l.e.host.listRows()) }
 
 // recompute re-runs the query and puts the cursor back on the same id, at the
 // same place on screen when possible.
@@ -88,23 +83,9 @@ func (l *listScreen) current() (model.Txn, bool) {
 }
 
 func (l *listScreen) update(msg tea.Msg) tea.Cmd {
-	if l.typing {
-		text, done := filterKey(l.e.keys, &l.input, msg)
-		if done {
-			l.typing = false
-			l.query.Text = strings.TrimSpace(text)
-			l.recompute()
-		}
-		return nil
-	}
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
 	k := l.e.keys
-	if l.win.move(k, kp, l.e.host.listRows()) {
-		l.moved = true
-		l.remember()
+	kp, ok := msg.(tea.KeyPressMsg)
+	if l.handle(k, msg, l.e.host.listRows(), l.filtered, l.cursorMoved) || !ok {
 		return nil
 	}
 	switch {
@@ -115,9 +96,7 @@ func (l *listScreen) update(msg tea.Msg) tea.Cmd {
 			l.detail.open(t.ID, screenList)
 		}
 	case key.Matches(kp, k.Filter):
-		l.typing = true
-		l.input.SetValue(l.query.Text)
-		l.input.Focus()
+		l.startFilter(l.query.Text)
 	case key.Matches(kp, k.StateFilter):
 		l.query.Filter = l.query.Filter.Next()
 		l.recompute()
@@ -141,6 +120,16 @@ func (l *listScreen) update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+func (l *listScreen) filtered(text string) {
+	l.query.Text = text
+	l.recompute()
+}
+
+func (l *listScreen) cursorMoved() {
+	l.moved = true
+	l.remember()
+}
+
 func (l *listScreen) keys() []key.Binding {
 	k := l.e.keys
 	if l.typing {
@@ -160,9 +149,7 @@ func (l *listScreen) data() views.ListData {
 		Snap: e.data.snap, Hist: e.hist, Rows: l.win.rows, Cursor: l.win.cursor, Top: l.win.top,
 		Now: e.now, Query: l.query, PIDWidth: e.data.sum.PIDWidth, Hanging: e.data.hanging,
 	}
-	if l.typing {
-		d.Input = l.input.View(e.w/2, e.st)
-	}
+	d.Input = l.filterView(e.w/2, e.st)
 	switch {
 	case e.data.snap == nil && e.host.pollErr() != "":
 		d.Empty = "cannot reach the cluster yet; retrying"

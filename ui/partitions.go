@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"strings"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
@@ -17,37 +15,29 @@ const screenPartitions screenID = "partitions"
 // cluster's pins (longest pinned first) that model.PinRows selects, narrowed
 // to one consumer group's partitions when opened from the groups view.
 type partitionsScreen struct {
+	listBase
 	e          *shared
 	detail     *detailScreen
 	partDetail *partDetailScreen
-	win        window
 	query      model.PinQuery
-	input      input
-	typing     bool
 	selected   model.TopicPartition // the cursor follows it across refreshes
 }
 
 func newPartitionsScreen(e *shared, detail *detailScreen, partDetail *partDetailScreen) *partitionsScreen {
-	return &partitionsScreen{e: e, detail: detail, partDetail: partDetail,
-		input: input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}}
+	s := &partitionsScreen{e: e, detail: detail, partDetail: partDetail}
+	s.input = input{prompt: "/", placeholder: "part of a topic-partition or transactional.id", limit: 256}
+	return s
 }
 
-func (s *partitionsScreen) reload()     { s.recompute() }
-func (s *partitionsScreen) sync()       { s.win.clamp(s.e.host.listRows()) }
-func (s *partitionsScreen) grabs() bool { return s.typing }
+func (s *partitionsScreen) reload() { s.recompute() }
+func (s *partitionsScreen) sync()   { s.win.clamp(s.e.host.listRows()) }
 
 // recompute rebuilds the rows after a refresh or a change of filter, keeping
 // the cursor on the same partition.
 func (s *partitionsScreen) recompute() {
 	pins := s.e.data.pins
-	s.win.rows = model.PinRows(pins, s.e.data.groups, s.query)
-	for i, idx := range s.win.rows {
-		if pins[idx].TopicPartition == s.selected {
-			s.win.cursor = i
-			break
-		}
-	}
-	s.win.clamp(s.e.host.listRows())
+	s.show(model.PinRows(pins, s.e.data.groups, s.query), func(idx int) bool { return pins[idx].TopicPartition == s.selected },
+		s.e.host.listRows())
 }
 
 func (s *partitionsScreen) current() (model.Pin, bool) {
@@ -71,24 +61,9 @@ func (s *partitionsScreen) showGroup(group string) {
 }
 
 func (s *partitionsScreen) update(msg tea.Msg) tea.Cmd {
-	if s.typing {
-		text, done := filterKey(s.e.keys, &s.input, msg)
-		if done {
-			s.typing = false
-			s.query.Text = strings.TrimSpace(text)
-			s.recompute()
-		}
-		return nil
-	}
-	kp, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
 	k := s.e.keys
-	if s.win.move(k, kp, s.e.host.listRows()) {
-		if p, ok := s.current(); ok {
-			s.selected = p.TopicPartition
-		}
+	kp, ok := msg.(tea.KeyPressMsg)
+	if s.handle(k, msg, s.e.host.listRows(), s.filtered, s.cursorMoved) || !ok {
 		return nil
 	}
 	switch {
@@ -97,9 +72,7 @@ func (s *partitionsScreen) update(msg tea.Msg) tea.Cmd {
 			s.open(p)
 		}
 	case key.Matches(kp, k.Filter):
-		s.typing = true
-		s.input.SetValue(s.query.Text)
-		s.input.Focus()
+		s.startFilter(s.query.Text)
 	case key.Matches(kp, k.Back):
 		switch {
 		case s.query.Text != "":
@@ -112,6 +85,17 @@ func (s *partitionsScreen) update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+func (s *partitionsScreen) filtered(text string) {
+	s.query.Text = text
+	s.recompute()
+}
+
+func (s *partitionsScreen) cursorMoved() {
+	if p, ok := s.current(); ok {
+		s.selected = p.TopicPartition
+	}
 }
 
 // open leads from a pinned partition to what holds it: the transaction
@@ -140,9 +124,7 @@ func (s *partitionsScreen) view(w, h int) string {
 	e := s.e
 	d := views.PartitionsData{Pins: e.data.pins, Rows: s.win.rows, Cursor: s.win.cursor, Top: s.win.top, Now: e.now,
 		Group: s.query.Group, Text: s.query.Text}
-	if s.typing {
-		d.Input = s.input.View(e.w/2, e.st)
-	}
+	d.Input = s.filterView(e.w/2, e.st)
 	if e.data.snap != nil {
 		d.Scanned, d.Unread = e.data.snap.Scanned, e.data.snap.Unread
 	}
