@@ -194,11 +194,51 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 	if why := header(data, n); why != "" {
 		return bad("holds a _metadata that %s", why)
 	}
-	cs, err := committables(data, rd.prefix)
+	_, commits, err := checkpointCommits(data, rd.stateFile(filepath.Join(dir, name)))
 	if err != nil {
 		return bad("holds a _metadata that %s", err)
 	}
+	var cs []model.Committable
+	for _, c := range commits {
+		if flinkIDOf(c.ID, rd.prefix) {
+			cs = append(cs, c.Committable)
+		}
+	}
 	return n, &model.RetainedCheckpoint{N: n, Committables: cs}, ""
+}
+
+// stateFile reads the file a checkpoint's _metadata names for state too
+// large to hold inline: Flink writes it into the checkpoint's own directory
+// (chk), or, as an absolute path, into the job's (shared state). Nothing
+// outside the job's directory is read, and no more than the budget.
+func (rd *reading) stateFile(chk string) func(streamHandle) ([]byte, error) {
+	job := filepath.Dir(chk)
+	return func(h streamHandle) ([]byte, error) {
+		path := filepath.Join(chk, filepath.FromSlash(h.Path))
+		if !h.Relative {
+			path = filepath.FromSlash(strings.TrimPrefix(h.Path, "file:"))
+		}
+		if rel, err := filepath.Rel(job, path); err != nil || !filepath.IsLocal(rel) {
+			return nil, fmt.Errorf("%s is outside the job's checkpoint directory (not read)", escape.Quote(h.Path))
+		}
+		fi, err := os.Lstat(path)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s cannot be read: %s", escape.Quote(h.Path), reason(err))
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("%s is %s, not a state file", escape.Quote(h.Path), inputfile.Kind(fi.Mode()))
+		case fi.Size() != h.Size:
+			return nil, fmt.Errorf("%s holds %d bytes, the _metadata says %d", escape.Quote(h.Path), fi.Size(), h.Size)
+		case fi.Size() > min(maxMetadata, rd.budget):
+			return nil, fmt.Errorf("%s was not read: the checkpoints read passed %d MiB", escape.Quote(h.Path), maxDirRead>>20)
+		}
+		data, err := inputfile.ReadUpTo(path, min(maxMetadata, rd.budget))
+		if err != nil {
+			return nil, fmt.Errorf("%s cannot be read: %s", escape.Quote(h.Path), err)
+		}
+		rd.budget -= int64(len(data))
+		return data, nil
+	}
 }
 
 // header checks that data starts as Flink's _metadata of checkpoint n does:
