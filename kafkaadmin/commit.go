@@ -17,8 +17,9 @@ import (
 // that say the coordinator did nothing are retried, each after a re-read.
 const maxCommitAttempts = 10
 
-// commit sends EndTxn(commit) with the transaction's own producer id and
-// epoch to its coordinator: the request Flink's committer would have sent
+// commit sends EndTxn(commit) with the producer id and epoch of the
+// transaction's committable (the transaction's own, when the verdict rests
+// on Flink's statistics or the operator's word) to its coordinator: the request Flink's committer would have sent
 // had it lived. Before every request the transaction is re-read and must
 // still be the very one confirmed (model.SameTransaction), and the checkpoint
 // evidence is read afresh and must still say checkpointed
@@ -58,7 +59,14 @@ func (c *Client) commit(ctx context.Context, a model.Action, rec model.Recorder)
 			return *stop
 		}
 		req := kmsg.NewPtrEndTxnRequest()
-		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = a.TransactionalID, fresh.ProducerID, fresh.ProducerEpoch, true
+		// The committable's producer id and epoch, which the re-check just
+		// found to be fresh's: what Flink's committer would send.
+		pid, epoch := model.CommitTarget(a)
+		if pid != fresh.ProducerID || epoch != fresh.ProducerEpoch {
+			return model.Result{Refused: try == 1, Sent: r.Sends > 0, Sends: r.Sends, Request: r.Request,
+				Err: fmt.Sprintf("refused: the committable is pid %d epoch %d, the transaction re-read is pid %d epoch %d", pid, epoch, fresh.ProducerID, fresh.ProducerEpoch)}
+		}
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = a.TransactionalID, pid, epoch, true
 		r.ErrorCode, r.Err = "", ""
 		resp, next := c.send(ctx, rec, try, fresh.Coordinator, endTxnAt{req, version}, a.CommitWire(fresh.Coordinator, version)+" ("+why+")", r)
 		r = next

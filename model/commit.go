@@ -55,6 +55,9 @@ func PlanCommit(t Txn, ev CommitEvidence, unverified bool) (Action, error) {
 	if err := commitAllowed(t.ID, ev); err != nil {
 		return Action{}, err
 	}
+	if err := committableFits(t.ID, t.ProducerID, t.ProducerEpoch, ev.Verdict.Basis.Committable); err != nil {
+		return Action{}, err
+	}
 	return a, nil
 }
 
@@ -81,6 +84,9 @@ func CheckCommitEvidence(a Action, ev CommitEvidence) error {
 		return err
 	}
 	if err := commitAllowed(a.TransactionalID, ev); err != nil {
+		return err
+	}
+	if err := committableFits(a.TransactionalID, a.ProducerID, a.ProducerEpoch, ev.Verdict.Basis.Committable); err != nil {
 		return err
 	}
 	if ev.Verdict.CompletedIn < a.Verdict.CompletedIn {
@@ -174,6 +180,40 @@ func orUnknown(state string) string {
 		return "in no known state"
 	}
 	return state
+}
+
+// CommitTarget is the producer id and epoch a's EndTxn carries: its
+// committable's, what Flink's committer would send on restore, when the
+// verdict rests on one; else the transaction's own, as planned.
+func CommitTarget(a Action) (pid int64, epoch int16) {
+	if cm := a.Verdict.Basis.Committable; cm != nil && !a.Unverified {
+		return cm.ProducerID, cm.Epoch
+	}
+	return a.ProducerID, a.ProducerEpoch
+}
+
+// committableFits refuses a commit whose committable is not the very
+// transaction open at the coordinator: after a producer-id rotation, a
+// re-initialisation or a later transaction of the id, EndTxn with the
+// broker's producer id and epoch would commit records Flink did not
+// checkpoint.
+func committableFits(id string, pid int64, epoch int16, cm *Committable) error {
+	if cm == nil || cm.Is(id, pid, epoch) {
+		return nil
+	}
+	var which string
+	switch {
+	case cm.ID != id:
+		which = "it is another id's"
+	case cm.ProducerID != pid:
+		which = "another producer id: the coordinator gave the id a new one (its epoch ran out under transaction version 2), or another producer took it"
+	case epoch > cm.Epoch:
+		which = "a higher epoch: the id was initialised again after the checkpoint (a restored job, a fence, or the slot's next transaction)"
+	default:
+		which = "a lower epoch: the open transaction is older than the checkpoint's"
+	}
+	return fmt.Errorf("refused: the checkpoint's committable is %s, the open transaction of %s is pid %d epoch %d (%s): the checkpointed transaction is not the one open, so nothing of it is left to commit; leave the open one to the job, or abort it once the job is known gone for good",
+		cm, id, pid, epoch, which)
 }
 
 func commitAllowed(id string, ev CommitEvidence) error {

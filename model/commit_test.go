@@ -256,3 +256,48 @@ func TestCommitEvidenceOf(t *testing.T) {
 		})
 	}
 }
+
+// A commit carries its committable's producer id and epoch, and is refused
+// when the transaction open at the coordinator is not that committable's:
+// at the plan, and at the re-check before the request.
+func TestCommitSendsTheCommittable(t *testing.T) {
+	tx := cmTxn()
+	held := func(pid int64, epoch int16) CommitEvidence {
+		ev := checkpointed(15)
+		ev.Verdict.Basis.Committable = &Committable{ID: tx.ID, ProducerID: pid, Epoch: epoch, Checkpoint: 15}
+		return ev
+	}
+	a, err := PlanCommit(tx, held(9001, 3), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, epoch := CommitTarget(a); pid != 9001 || epoch != 3 {
+		t.Fatalf("sends pid %d epoch %d", pid, epoch)
+	}
+	for _, c := range []struct {
+		name   string
+		ev     CommitEvidence
+		refuse string
+	}{
+		{"the producer id rotated", held(7000, 32766), "another producer id"},
+		{"re-initialised since", held(9001, 2), "a higher epoch"},
+		{"older than the checkpoint's", held(9001, 4), "a lower epoch"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := PlanCommit(tx, c.ev, false); err == nil || !strings.Contains(err.Error(), c.refuse) || !strings.Contains(err.Error(), "pid 9001 epoch 3") {
+				t.Errorf("plan: %v; want %q", err, c.refuse)
+			}
+			if err := CheckCommitEvidence(a, c.ev); err == nil || !strings.Contains(err.Error(), c.refuse) {
+				t.Errorf("re-check: %v; want %q", err, c.refuse)
+			}
+		})
+	}
+	// The operator's own word sends the transaction's own.
+	u, err := PlanCommit(tx, held(7000, 1), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, epoch := CommitTarget(u); pid != 9001 || epoch != 3 {
+		t.Errorf("unverified sends pid %d epoch %d", pid, epoch)
+	}
+}

@@ -82,23 +82,64 @@ type RetainedCheckpoint struct {
 }
 
 // Committable is what Flink's KafkaSink committer keeps of a pre-committed
-// transaction: the transaction's id, producer id and epoch. Together they
-// name one transaction (a producer id is never handed out twice), which
-// neither a file's time nor a directory's name can.
+// transaction: the transaction's id, producer id and epoch, and the
+// checkpoint that pre-committed it. Together id, producer id and epoch name
+// one transaction in both naming strategies: a producer id is never handed
+// out twice, and the connector initialises its producer (which bumps the
+// epoch) for every transaction, a POOLING slot's next one included. Neither
+// a file's time nor a directory's name can say as much.
 type Committable struct {
 	ID         string
 	ProducerID int64
 	Epoch      int16
+	// Checkpoint pre-committed it (0: not known).
+	Checkpoint int64
+	// Finished: Flink's committer marked it committed or failed, and does
+	// not commit it on restore.
+	Finished bool
 }
 
+// String is the committable as evidence names it: "f-orders-2-7 pid 4003
+// epoch 18".
 func (c Committable) String() string {
-	return fmt.Sprintf("%s producer id %d epoch %d", c.ID, c.ProducerID, c.Epoch)
+	return fmt.Sprintf("%s pid %d epoch %d", c.ID, c.ProducerID, c.Epoch)
+}
+
+// Is reports whether c is the committable of the transaction of id,
+// producer id pid and epoch.
+func (c Committable) Is(id string, pid int64, epoch int16) bool {
+	return c.ID == id && c.ProducerID == pid && c.Epoch == epoch
+}
+
+// Find is the committable c holds for the transaction of id, producer id
+// pid and epoch.
+func (c RetainedCheckpoint) Find(id string, pid int64, epoch int16) (Committable, bool) {
+	for _, cm := range c.Committables {
+		if cm.Is(id, pid, epoch) {
+			return cm, true
+		}
+	}
+	return Committable{}, false
 }
 
 // Holds reports whether c holds the committable of the open transaction of
 // id, producer id pid and epoch.
 func (c RetainedCheckpoint) Holds(id string, pid int64, epoch int16) bool {
-	return slices.Contains(c.Committables, Committable{ID: id, ProducerID: pid, Epoch: epoch})
+	_, ok := c.Find(id, pid, epoch)
+	return ok
+}
+
+// Of is the committable c holds for id, whatever its producer id and
+// epoch (the newest epoch when several).
+func (c RetainedCheckpoint) Of(id string) (Committable, bool) {
+	var out Committable
+	found := false
+	for _, cm := range c.Committables {
+		if cm.ID == id && (!found || cm.ProducerID == out.ProducerID && cm.Epoch > out.Epoch) {
+			out, found = cm, true
+		}
+	}
+	return out, found
 }
 
 // FlinkVertex is a vertex of a Flink job graph.

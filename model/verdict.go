@@ -46,6 +46,10 @@ type Verdict struct {
 	Checkpoint, CompletedIn int64
 	Evidence                string
 	Basis                   Basis
+	// Exact: it rests on the committables a completed checkpoint holds,
+	// read from the checkpoint itself; otherwise it is inferred from the
+	// id's number, times and Flink's statistics, and its evidence says so.
+	Exact bool
 }
 
 // Basis is what a verdict rests on: the Flink job a JobManager listed for
@@ -204,6 +208,7 @@ type judged struct {
 	veto        bool
 	dir         string
 	committable *Committable
+	exact       bool
 }
 
 func unknown(veto bool, format string, args ...any) judged {
@@ -244,10 +249,14 @@ func (j Job) verdict(o openTxn, f CheckpointFacts) Verdict {
 }
 
 // combine is the verdict from Flink's answer and the directory's: one that
-// could not be read vetoes, two that disagree make it unknown.
+// could not be read vetoes, two that disagree make it unknown. What the
+// checkpoint itself holds comes first; Flink's statistics only infer.
 func combine(v Verdict, fl, dir judged) Verdict {
 	take := func(a judged) Verdict {
-		v.Kind, v.CompletedIn, v.Evidence = a.kind, a.completedIn, a.evidence
+		v.Kind, v.CompletedIn, v.Evidence, v.Exact = a.kind, a.completedIn, a.evidence, a.exact
+		if !a.exact && a.kind != VerdictUnknown {
+			v.Evidence = "inferred: " + v.Evidence
+		}
 		return v
 	}
 	switch {
@@ -272,7 +281,7 @@ func combine(v Verdict, fl, dir judged) Verdict {
 	}
 	v = take(dir)
 	v.CompletedIn = cmp.Or(dir.completedIn, fl.completedIn)
-	v.Evidence = fl.evidence + "; and " + dir.evidence
+	v.Evidence = dir.evidence + "; and " + fl.evidence
 	return v
 }
 
@@ -445,10 +454,8 @@ func (j Job) byDir(o openTxn, f CheckpointFacts) judged {
 // Flink job, else the only one; otherwise why none can be chosen.
 func (r *RetainedDir) choose(o openTxn, flinkJobID, prefix string) (*RetainedJob, judged) {
 	for i := range r.Jobs {
-		for _, c := range r.Jobs[i].Checkpoints {
-			if c.Holds(o.id, o.pid, o.epoch) {
-				return &r.Jobs[i], judged{}
-			}
+		if cs := r.Jobs[i].Checkpoints; len(cs) > 0 && cs[len(cs)-1].Holds(o.id, o.pid, o.epoch) {
+			return &r.Jobs[i], judged{}
 		}
 	}
 	if flinkJobID != "" {
@@ -474,40 +481,14 @@ func (r *RetainedDir) choose(o openTxn, flinkJobID, prefix string) (*RetainedJob
 		r.Dir, strings.Join(dirs, ", "), prefix, dirs[0])
 }
 
-// inDir judges o from the completed checkpoints of one job's directory d.
+// inDir judges o from the completed checkpoints of one job's directory d,
+// exactly: by the committables the newest holds, which is what Flink
+// commits when it restores from it. Flink's committer keeps a committable
+// in its state until the commit succeeds, so an open transaction that was
+// ever checkpointed is in the newest completed checkpoint.
 func (j Job) inDir(o openTxn, d RetainedJob, flinkJobID string) judged {
 	if len(d.Problems) > 0 {
 		return unknown(true, "in %s, %s: txnscope cannot read or understand it, so which checkpoints completed is not known", d.Dir, problemList(d.Problems))
-	}
-	if j.Pooling || o.checkpoint <= 0 {
-		return unknown(false, "its id names a slot, not a checkpoint: a checkpoint directory alone does not tell the slot's transactions apart")
-	}
-	n := o.checkpoint
-	var other *Committable
-	for _, c := range d.Checkpoints {
-		if c.Holds(o.id, o.pid, o.epoch) {
-			if c.N < n {
-				return unknown(true, "%s/chk-%d holds its committable, but it is numbered %d: these are not the checkpoints its id counts", d.Dir, c.N, n)
-			}
-			cm := Committable{ID: o.id, ProducerID: o.pid, Epoch: o.epoch}
-			return judged{kind: Checkpointed, checkpoint: n, completedIn: c.N, committable: &cm, evidence: fmt.Sprintf(
-				"%s/chk-%d/_metadata holds its committable (producer id %d, epoch %d): Flink commits it when restored from that checkpoint", d.Dir, c.N, o.pid, o.epoch)}
-		}
-		for _, cm := range c.Committables {
-			if cm.ID == o.id {
-				other = &cm
-			}
-		}
-	}
-	holdsOther := ""
-	if other != nil {
-		holdsOther = fmt.Sprintf(" (it holds %s, another transaction of the id)", other)
-	}
-	for _, c := range d.Checkpoints {
-		if c.N >= n {
-			return unknown(true, "%s/chk-%d, at or after its checkpoint %d, does not hold its committable (producer id %d, epoch %d)%s: the directory is another run's, or the checkpoint's state is not in its _metadata",
-				d.Dir, c.N, n, o.pid, o.epoch, holdsOther)
-		}
 	}
 	if len(d.Checkpoints) == 0 {
 		return unknown(false, "%s holds no completed checkpoint (chk-N/_metadata)", d.Dir)
@@ -515,17 +496,88 @@ func (j Job) inDir(o openTxn, d RetainedJob, flinkJobID string) judged {
 	newest := d.Checkpoints[len(d.Checkpoints)-1]
 	switch {
 	case len(newest.Committables) == 0:
-		return unknown(false, "%s/chk-%d/_metadata holds no committable of %s: that it is this job's checkpoint is not known (its state may be in files beside it, which txnscope does not read)",
+		return unknown(false, "%s/chk-%d/_metadata holds no committable of %s: that it is this sink's checkpoint is not known",
 			d.Dir, newest.N, j.ID.Name)
-	case j.NewestCommitted > newest.N:
-		return unknown(true, "a transaction of checkpoint %d is committed, but the newest checkpoint in %s is chk-%d: the directory is out of date or another run's",
-			j.NewestCommitted, d.Dir, newest.N)
 	case flinkJobID != "" && d.JobID != "" && d.JobID != flinkJobID:
 		return unknown(false, "%s holds the checkpoints of job %s, and Flink lists job %s for %s", d.Dir, d.JobID, flinkJobID, j.ID.Name)
 	}
-	return judged{kind: NotCheckpointed, checkpoint: n, evidence: fmt.Sprintf(
-		"the newest checkpoint in %s is chk-%d, before its own (%d), and none there holds its committable%s: checkpoint %d had not completed when the directory was read",
-		d.Dir, newest.N, n, holdsOther, n)}
+	if cm, ok := newest.Find(o.id, o.pid, o.epoch); ok {
+		return j.held(o, d.Dir, newest.N, cm)
+	}
+	for _, c := range d.Checkpoints[:len(d.Checkpoints)-1] {
+		if cm, ok := c.Find(o.id, o.pid, o.epoch); ok {
+			return unknown(true, "chk-%d holds %s, but the newest, chk-%d, does not: Flink's committer was done with it, yet it is open: %s is not as the job left it",
+				c.N, cm, newest.N, d.Dir)
+		}
+	}
+	same := ""
+	if cm, ok := newest.Of(o.id); ok {
+		why, veto := differs(cm, o)
+		if veto {
+			return unknown(true, "chk-%d: %s, and the open transaction of %s is pid %d epoch %d: %s", newest.N, cm, o.id, o.pid, o.epoch, why)
+		}
+		same = fmt.Sprintf(" (it holds %s: %s)", cm, why)
+	}
+	n := o.checkpoint
+	switch {
+	case j.Sequences != "" || j.Shared:
+		return unknown(true, "chk-%d does not hold it, but its prefix looks shared by two jobs: that it is this directory's job's transaction is not known", newest.N)
+	case !j.Pooling && n > 0 && newest.N >= n:
+		return unknown(true, "%s/chk-%d, at or after its checkpoint %d, does not hold its committable (pid %d epoch %d)%s: the directory is another run's",
+			d.Dir, newest.N, n, o.pid, o.epoch, same)
+	case !j.Pooling && j.NewestCommitted > newest.N:
+		return unknown(true, "a transaction of checkpoint %d is committed, but the newest checkpoint in %s is chk-%d: the directory is out of date or another run's",
+			j.NewestCommitted, d.Dir, newest.N)
+	}
+	held := fmt.Sprintf("holds %d %s of %s, not %s pid %d epoch %d%s", len(newest.Committables), plural(len(newest.Committables), "committable", "committables"),
+		j.ID.Name, o.id, o.pid, o.epoch, same)
+	if !j.Pooling && n > 0 {
+		return judged{kind: NotCheckpointed, exact: true, checkpoint: n, evidence: fmt.Sprintf(
+			"the newest completed checkpoint in %s is chk-%d, before its own (%d), and %s: checkpoint %d had not completed when the directory was read",
+			d.Dir, newest.N, n, held, n)}
+	}
+	return judged{kind: NotCheckpointed, exact: true, evidence: fmt.Sprintf(
+		"the newest completed checkpoint in %s, chk-%d, %s: its checkpoint had not completed when the directory was read", d.Dir, newest.N, held)}
+}
+
+// held is the verdict on o, whose committable cm the newest completed
+// checkpoint n of dir holds.
+func (j Job) held(o openTxn, dir string, n int64, cm Committable) judged {
+	switch {
+	case cm.Finished:
+		return unknown(true, "chk-%d: %s is marked committed or failed by Flink's committer, yet it is open: Flink does not commit it on restore", n, cm)
+	case !j.Pooling && o.checkpoint > 0 && cm.Checkpoint > 0 && cm.Checkpoint != o.checkpoint:
+		return unknown(true, "chk-%d: %s was pre-committed for checkpoint %d, but its id counts checkpoint %d: these are not the checkpoints its id counts", n, cm, cm.Checkpoint, o.checkpoint)
+	case !j.Pooling && o.checkpoint > n:
+		return unknown(true, "chk-%d holds %s, but its id counts checkpoint %d, after it: these are not the checkpoints its id counts", n, cm, o.checkpoint)
+	}
+	c := cm
+	r := judged{kind: Checkpointed, completedIn: n, committable: &c, exact: true}
+	r.checkpoint = cm.Checkpoint
+	if r.checkpoint == 0 && !j.Pooling {
+		r.checkpoint = o.checkpoint
+	}
+	pre := ""
+	if cm.Checkpoint > 0 {
+		pre = fmt.Sprintf(", pre-committed for checkpoint %d", cm.Checkpoint)
+	}
+	r.evidence = fmt.Sprintf("chk-%d: %s%s (%s/chk-%d/_metadata): Flink commits it when restored from that checkpoint", n, cm, pre, dir, n)
+	return r
+}
+
+// differs says how the committable cm a checkpoint holds for o's id tells
+// from o, the open transaction of that id, and whether that makes the
+// directory's word on o worthless (veto).
+func differs(cm Committable, o openTxn) (why string, veto bool) {
+	switch {
+	case cm.ProducerID != o.pid:
+		return "another producer id: the coordinator gives the id a new one when its epoch runs out under transaction version 2 (FLINK-40689), " +
+			"or another producer took the id. The checkpointed transaction is no longer open, so nothing of it is left to commit; the open one is not in the checkpoint: " +
+			"leave it to the job, or abort it once the job is known gone for good", true
+	case cm.Epoch > o.epoch:
+		return "the checkpoint holds a later transaction of the id than the open one, which is not in it: the directory is not of the run that began it", true
+	}
+	return "the id's earlier transaction: the open one began after it", false
 }
 
 // problemList names the first few problems, and how many more there are.

@@ -42,9 +42,9 @@ func TestVerdictsFailClosed(t *testing.T) {
 		{"a root of two jobs, none holding it", &FlinkView{Retained: root(dead, live)}, VerdictUnknown,
 			"/chk holds the checkpoints of several jobs (/chk/" + idA + ", /chk/" + idB + ") and none holds its committable", ""},
 		{"a root of two jobs, the Flink job's id chooses", &FlinkView{Retained: root(dead, live), Jobs: []FlinkJob{flinkJob(idA, "enrich orders", "FAILED", 3, -30*time.Second)}},
-			NotCheckpointed, "the newest checkpoint in /chk/" + idA + " is chk-3", "/chk/" + idA},
+			NotCheckpointed, "the newest completed checkpoint in /chk/" + idA + " is chk-3", "/chk/" + idA},
 		{"a root of two jobs, its committable chooses", &FlinkView{Retained: root(dead, jobDir(idB, chk(4, mine)))}, Checkpointed,
-			"/chk/" + idB + "/chk-4/_metadata holds its committable (producer id 40, epoch 0)", "/chk/" + idB},
+			"chk-4: orders-0-4 pid 40 epoch 0 (/chk/" + idB + "/chk-4/_metadata)", "/chk/" + idB},
 		{"an unreadable job's directory beside the only one", &FlinkView{Retained: map[string]RetainedDir{"orders": {Dir: "/chk", Jobs: []RetainedJob{dead}, Problems: []string{`"` + idB + `": permission denied`}}}},
 			VerdictUnknown, `in /chk, "` + idB + `": permission denied: the job's checkpoints may be there`, ""},
 		// 2. A name two jobs hold.
@@ -85,9 +85,9 @@ func TestVerdictsFailClosed(t *testing.T) {
 			"a transaction of checkpoint 5 is committed, but the newest checkpoint in /chk/" + idA + " is chk-3: the directory is out of date or another run's", "/chk/" + idA},
 		// Flink and the directory must agree.
 		{"Flink and the directory disagree", &FlinkView{Jobs: []FlinkJob{flinkJob(idA, "orders", "FAILED", 4, -5*time.Second)}, Retained: root(dead)},
-			VerdictUnknown, "Flink and the checkpoint directory disagree: Flink (http://jm:8081) says checkpoint 4 completed; but the newest checkpoint", "/chk/" + idA},
+			VerdictUnknown, "Flink and the checkpoint directory disagree: Flink (http://jm:8081) says checkpoint 4 completed; but the newest completed checkpoint in", "/chk/" + idA},
 		{"Flink and the directory agree", &FlinkView{Jobs: []FlinkJob{flinkJob(idA, "orders", "FAILED", 4, -5*time.Second)}, Retained: root(jobDir(idA, chk(4, mine)))},
-			Checkpointed, "says checkpoint 4 completed; and /chk/" + idA + "/chk-4/_metadata holds its committable", "/chk/" + idA},
+			Checkpointed, "chk-4: orders-0-4 pid 40 epoch 0 (/chk/" + idA + "/chk-4/_metadata): Flink commits it when restored from that checkpoint; and Flink (http://jm:8081) says checkpoint 4 completed", "/chk/" + idA},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			txns := []Txn{{ID: "orders-0-3", State: CompleteCommit, ProducerID: 30, Described: true}, open}

@@ -57,11 +57,11 @@ func TestVerdicts(t *testing.T) {
 		// A fresh start counts from 1: the old run's 13 is not the new run's.
 		{"an earlier run's transaction", []Txn{open("p-0-13", -11*time.Minute)}, CheckpointFacts{Flink: run("RUNNING", hist...)}, VerdictUnknown, 13, "Flink's checkpoints are another run's"},
 		{"retained dir, its committable in chk-13", []Txn{open("p-0-13", -8*time.Second)},
-			CheckpointFacts{Retained: oneJob("/chk/j", chk(12, cm("p-0-12", 1, 0)), chk(13, cm("p-0-13", 1, 0)))}, Checkpointed, 13, "/chk/j/chk-13/_metadata holds its committable (producer id 1, epoch 0)"},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(12, cm("p-0-12", 1, 0)), chk(13, cm("p-0-13", 1, 0)))}, Checkpointed, 13, "chk-13: p-0-13 pid 1 epoch 0 (/chk/j/chk-13/_metadata)"},
 		{"retained dir, an earlier run's chk-13 (a copy's file times say nothing)", []Txn{open("p-0-13", -8*time.Second)},
-			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 77, 3)))}, VerdictUnknown, 13, "/chk/j/chk-13, at or after its checkpoint 13, does not hold its committable (producer id 1, epoch 0) (it holds p-0-13 producer id 77 epoch 3"},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 77, 3)))}, VerdictUnknown, 13, "chk-13: p-0-13 pid 77 epoch 3, and the open transaction of p-0-13 is pid 1 epoch 0: another producer id"},
 		{"retained dir, only the checkpoint before it", []Txn{open("p-0-14", -5*time.Second)},
-			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 1, 0)))}, NotCheckpointed, 14, "the newest checkpoint in /chk/j is chk-13, before its own (14)"},
+			CheckpointFacts{Retained: oneJob("/chk/j", chk(13, cm("p-0-13", 1, 0)))}, NotCheckpointed, 14, "the newest completed checkpoint in /chk/j is chk-13, before its own (14)"},
 		{"retained dir, the checkpoint before it holds nothing of the prefix", []Txn{open("p-0-14", -5*time.Second)},
 			CheckpointFacts{Retained: oneJob("/chk/j", chk(13))}, VerdictUnknown, 14, "holds no committable of p"},
 		{"an earlier attempt's, in the restored state", []Txn{open("p-0-13", -8*time.Second)},
@@ -127,5 +127,84 @@ func TestVerdictsByTimes(t *testing.T) {
 		if len(vs) != 1 || vs[0].Kind != c.kind || vs[0].Checkpoint != c.n || !strings.Contains(vs[0].Evidence, c.because) {
 			t.Errorf("began %s: %+v; want %s, %d, %q", c.began, vs, c.kind, c.n, c.because)
 		}
+	}
+}
+
+// The checkpoint's own committables make a verdict exact, in both naming
+// strategies: checkpointed when the newest completed checkpoint holds the
+// open transaction's id, producer id and epoch; not checkpointed when it
+// holds the sink's committables but not that one, and nothing contradicts.
+func TestVerdictsExact(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	chk := func(n int64, cs ...Committable) RetainedCheckpoint { return RetainedCheckpoint{N: n, Committables: cs} }
+	pre := func(c Committable, n int64) Committable { c.Checkpoint = n; return c }
+	done := func(c Committable) Committable { c.Finished = true; return c }
+	for _, c := range []struct {
+		name    string
+		pooling bool
+		open    string
+		pid     int64
+		epoch   int16
+		cps     []RetainedCheckpoint
+		shared  bool
+		kind    VerdictKind
+		exact   bool
+		n       int64
+		because string
+	}{
+		{"incrementing, held", false, "p-0-13", 4003, 0, []RetainedCheckpoint{chk(13, pre(cm("p-0-13", 4003, 0), 13))},
+			false, Checkpointed, true, 13, "chk-13: p-0-13 pid 4003 epoch 0, pre-committed for checkpoint 13 (/chk/j/chk-13/_metadata)"},
+		{"incrementing, held by the next after its own failed", false, "p-0-13", 4003, 0, []RetainedCheckpoint{chk(14, pre(cm("p-0-13", 4003, 0), 13), pre(cm("p-0-14", 4004, 0), 14))},
+			false, Checkpointed, true, 13, "chk-14: p-0-13 pid 4003 epoch 0, pre-committed for checkpoint 13"},
+		{"incrementing, pre-committed for another checkpoint than its id counts", false, "p-0-13", 4003, 0, []RetainedCheckpoint{chk(14, pre(cm("p-0-13", 4003, 0), 9))},
+			false, VerdictUnknown, false, 13, "pre-committed for checkpoint 9, but its id counts checkpoint 13"},
+		{"pooling, held", true, "p-0-1", 4003, 18, []RetainedCheckpoint{chk(121, pre(cm("p-0-1", 4003, 18), 121), cm("p-1-1", 4005, 17))},
+			false, Checkpointed, true, 121, "chk-121: p-0-1 pid 4003 epoch 18, pre-committed for checkpoint 121"},
+		{"pooling, the slot's earlier transaction held", true, "p-0-1", 4003, 19, []RetainedCheckpoint{chk(121, pre(cm("p-0-1", 4003, 18), 121))},
+			false, NotCheckpointed, true, 0, "the newest completed checkpoint in /chk/j, chk-121, holds 1 committable of p, not p-0-1 pid 4003 epoch 19 (it holds p-0-1 pid 4003 epoch 18: the id's earlier transaction"},
+		{"pooling, the other slot held", true, "p-0-1", 4003, 19, []RetainedCheckpoint{chk(121, pre(cm("p-0-0", 4001, 40), 121))},
+			false, NotCheckpointed, true, 0, "holds 1 committable of p, not p-0-1 pid 4003 epoch 19: its checkpoint had not completed"},
+		{"pooling, a later transaction of the id held", true, "p-0-1", 4003, 17, []RetainedCheckpoint{chk(121, pre(cm("p-0-1", 4003, 18), 121))},
+			false, VerdictUnknown, false, 0, "the checkpoint holds a later transaction of the id than the open one"},
+		{"pooling, the producer id rotated", true, "p-0-1", 5001, 0, []RetainedCheckpoint{chk(121, pre(cm("p-0-1", 4003, 32766), 121))},
+			false, VerdictUnknown, false, 0, "chk-121: p-0-1 pid 4003 epoch 32766, and the open transaction of p-0-1 is pid 5001 epoch 0: another producer id"},
+		{"pooling, not held, the prefix shared", true, "p-0-1", 4003, 19, []RetainedCheckpoint{chk(121, pre(cm("p-0-0", 4001, 40), 121))},
+			true, VerdictUnknown, false, 0, "prefix looks shared by two jobs"},
+		{"marked committed, yet open", true, "p-0-1", 4003, 18, []RetainedCheckpoint{chk(121, done(pre(cm("p-0-1", 4003, 18), 121)))},
+			false, VerdictUnknown, false, 0, "marked committed or failed by Flink's committer, yet it is open"},
+		{"an older checkpoint holds it, the newest not", true, "p-0-1", 4003, 18, []RetainedCheckpoint{chk(120, cm("p-0-1", 4003, 18)), chk(121, cm("p-0-0", 4001, 40))},
+			false, VerdictUnknown, false, 0, "chk-120 holds p-0-1 pid 4003 epoch 18, but the newest, chk-121, does not"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx := Txn{ID: c.open, State: Ongoing, ProducerID: c.pid, ProducerEpoch: c.epoch, TimeoutMs: 600000, Described: true}
+			tx.SetStart(now.Add(-5 * time.Second))
+			txns := []Txn{tx}
+			if c.pooling {
+				txns = append(txns, Txn{ID: "p-1-0", State: CompleteCommit, ProducerID: 4002, Described: true})
+			} else {
+				txns = append(txns, Txn{ID: "p-1-12", State: CompleteCommit, ProducerID: 3012, Described: true})
+			}
+			s := &Snapshot{TakenAt: now, Txns: txns}
+			s.Sort()
+			j := Jobs(s, nil, now)[0]
+			if j.Pooling != c.pooling {
+				t.Fatalf("pooling %v, want %v", j.Pooling, c.pooling)
+			}
+			j.Shared = c.shared
+			vs := j.Verdicts(CheckpointFacts{Retained: oneJob("/chk/j", c.cps...)})
+			if len(vs) != 1 {
+				t.Fatalf("verdicts %+v", vs)
+			}
+			v := vs[0]
+			if v.Kind != c.kind || v.Exact != c.exact || v.Checkpoint != c.n || !strings.Contains(v.Evidence, c.because) {
+				t.Errorf("%+v\nwant %s exact %v checkpoint %d, %q", v, c.kind, c.exact, c.n, c.because)
+			}
+			if (v.Kind == Checkpointed) != (v.Basis.Committable != nil) {
+				t.Errorf("committable %v for %s", v.Basis.Committable, v.Kind)
+			}
+			if c.kind == Checkpointed && v.CompletedIn != c.cps[len(c.cps)-1].N {
+				t.Errorf("completed in %d", v.CompletedIn)
+			}
+		})
 	}
 }

@@ -62,7 +62,7 @@ func TestCommitFlow(t *testing.T) {
 		t.Fatalf("C did not open the commit dialog: %s", h.screen())
 	}
 	scr := strings.Join(strings.Fields(h.screen()), " ")
-	mustContain(t, scr, "COMMIT warehouse-loader-1-121", "verdict checkpointed: Flink (http://jm:8081) says checkpoint 121 completed",
+	mustContain(t, scr, "COMMIT warehouse-loader-1-121", "verdict checkpointed: inferred: Flink (http://jm:8081) says checkpoint 121",
 		"EndTxn(COMMIT", "type commit")
 	h.typeText("abort")
 	h.press("enter")
@@ -92,7 +92,7 @@ func TestCommitRefused(t *testing.T) {
 		view     *model.FlinkView
 		want     string
 	}{
-		{"not checkpointed", "warehouse-loader-0-118", failedJob("FAILED"), "is not checkpointed (it began before the job restored from checkpoint 117"},
+		{"not checkpointed", "warehouse-loader-0-118", failedJob("FAILED"), "is not checkpointed (inferred: it began before the job restored from checkpoint 117"},
 		{"the job runs", "warehouse-loader-1-121", failedJob("RUNNING"), "its own committer commits warehouse-loader-1-121 once it can"},
 		// SUSPENDED is a JobManager that lost its leadership: the job recovers.
 		{"the job is suspended", "warehouse-loader-1-121", failedJob("SUSPENDED"), "SUSPENDED may run again (only FAILED, CANCELED and FINISHED are over)"},

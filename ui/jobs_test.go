@@ -342,8 +342,8 @@ func TestForceTerminateSaysWhatItLoses(t *testing.T) {
 	h := jobsStarted(t, func(o *Options) { o.Flink = func() *model.FlinkView { return view } })
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	for _, c := range []struct{ id, want string }{
-		{"warehouse-loader-1-121", "Checkpointed: Flink (http://jm:8081) says checkpoint 121 completed. Aborting loses records Flink counts as delivered"},
-		{"warehouse-loader-0-118", "Not checkpointed: it began before the job restored from checkpoint 117: checkpoint 118 is not in the restored state"},
+		{"warehouse-loader-1-121", "Checkpointed: inferred: Flink (http://jm:8081) says checkpoint 121 completed. Aborting loses records Flink counts as delivered"},
+		{"warehouse-loader-0-118", "Not checkpointed: inferred: it began before the job restored from checkpoint 117: checkpoint 118 is not in the restored state"},
 	} {
 		tx, ok := h.m.data.snap.Txn(c.id)
 		if !ok {

@@ -320,7 +320,7 @@ func TestCommitLinesCarryTheRecheck(t *testing.T) {
 	}
 	for k, want := range map[string]any{"evidence": "read again", "completed_in": 13.0, "evidence_read_at": "2026-03-01T03:00:05.12Z",
 		"flink_job": "orders", "flink_job_id": "0123456789abcdef0123456789abcdef", "flink_state": "FAILED", "job_manager": "http://jm:8081",
-		"checkpoint_dir": "/chk/0123456789abcdef0123456789abcdef", "committable": "orders-0-12 producer id 4001 epoch 7"} {
+		"checkpoint_dir": "/chk/0123456789abcdef0123456789abcdef", "committable": "orders-0-12 pid 4001 epoch 7"} {
 		if lines[1][k] != want {
 			t.Errorf("after the re-check, %s = %v, want %v", k, lines[1][k], want)
 		}

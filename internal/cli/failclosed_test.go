@@ -106,7 +106,7 @@ func TestCommitRefusedOnce(t *testing.T) {
 	writeMetadata(t, filepath.Join(dir, "chk-3"), 3, model.Committable{ID: "orders-1-3", ProducerID: 77, Epoch: 0})
 	code, _, errs := runArgs(t, "commit", "-b", strings.Join(bootstrap, ","), "--transactional-id", "orders-0-4", "--flink-checkpoints", "orders="+dir,
 		"--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
-	if code != 1 || strings.Count(errs, "refused") != 1 || !strings.Contains(errs, "commit refused: orders-0-4 is not checkpointed (the newest checkpoint in "+dir+" is chk-3") {
+	if code != 1 || strings.Count(errs, "refused") != 1 || !strings.Contains(errs, "commit refused: orders-0-4 is not checkpointed (the newest completed checkpoint in "+dir+" is chk-3") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }

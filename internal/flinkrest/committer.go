@@ -33,6 +33,13 @@ const committerState = "streaming_committer_raw_states"
 
 const collectorMagic = 0xb91f252c
 
+// CommitRequestState's ordinals: a request FAILED or COMMITTED is one the
+// committer is done with, and does not commit on restore.
+const (
+	requestFailed    = 2
+	requestCommitted = 3
+)
+
 // pendingCommit is one committable a committer's state holds, and the
 // checkpoint it was pre-committed for.
 type pendingCommit struct {
@@ -91,8 +98,10 @@ func collector(el *metaReader) ([]pendingCommit, error) {
 			for _, req := range requests {
 				c := req.committable()
 				c.Checkpoint = id
+				c.Committable.Checkpoint = id
 				req.i32() // retries
 				c.State = req.i32()
+				c.Finished = c.State == requestFailed || c.State == requestCommitted
 				if req.err == nil && req.left() != 0 {
 					req.fail("%d bytes after the commit request", req.left())
 				}

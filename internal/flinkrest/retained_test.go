@@ -42,8 +42,11 @@ func (tr tree) mkdir(path string) {
 
 const jobA, jobB = "83d3c711c8fe7c52004be21235990872", "0f3e8a1c9b2d4e5f60718293a4b5c6d7"
 
+// cm is the committable of id, pre-committed for the checkpoint its name
+// counts (as in every checkpoint these tests write).
 func cm(id string, pid int64, epoch int16) model.Committable {
-	return model.Committable{ID: id, ProducerID: pid, Epoch: epoch}
+	n, _ := strconv.ParseInt(id[strings.LastIndexByte(id, '-')+1:], 10, 64)
+	return model.Committable{ID: id, ProducerID: pid, Epoch: epoch, Checkpoint: n}
 }
 
 // Flink's layout (DIR/<job id>/chk-N/_metadata, or DIR/chk-N when given the

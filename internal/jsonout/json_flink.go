@@ -77,6 +77,8 @@ type (
 		TransactionalID string `json:"transactional_id"`
 		ProducerID      int64  `json:"producer_id"`
 		Epoch           int16  `json:"epoch"`
+		// Checkpoint pre-committed it (null: not known).
+		Checkpoint *int64 `json:"checkpoint"`
 	}
 	// BasisJSON is what a verdict rests on (Basis): the Flink job a
 	// JobManager listed for the prefix (null: none), the JobManagers
@@ -189,7 +191,7 @@ func exportRetained(prefix string, r model.RetainedDir) CheckpointDirJSON {
 }
 
 func exportCommittable(c model.Committable) CommittableJSON {
-	return CommittableJSON{TransactionalID: c.ID, ProducerID: c.ProducerID, Epoch: c.Epoch}
+	return CommittableJSON{TransactionalID: c.ID, ProducerID: c.ProducerID, Epoch: c.Epoch, Checkpoint: positive(c.Checkpoint)}
 }
 
 // ExportBasis is b as JSON.

@@ -73,7 +73,10 @@ type (
 	VerdictJSON struct {
 		TransactionalID string            `json:"transactional_id"`
 		Verdict         model.VerdictKind `json:"verdict"`
-		Checkpoint      *int64            `json:"checkpoint"`
+		// Exact: read from a completed checkpoint's committables, not
+		// inferred.
+		Exact      bool   `json:"exact"`
+		Checkpoint *int64 `json:"checkpoint"`
 		// CompletedIn is the completed checkpoint whose state holds it
 		// (null unless checkpointed): restoring from it commits it.
 		CompletedIn *int64 `json:"completed_in"`
@@ -135,7 +138,7 @@ func ExportJobs(s *model.Snapshot, h *model.History, q model.Query, now time.Tim
 			Pinned: make([]JobPinJSON, 0, len(j.Pinned)), StuckGroups: orEmpty(j.StuckGroups), StuckGroupsBase64: Base64List(j.StuckGroups),
 			Subtasks: make([]SubtaskJSON, 0, len(j.Units)), Problems: []ProblemJSON{}, Flink: ExportFlink(j.Flink)}
 		for _, v := range j.OpenVerdicts {
-			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Checkpoint: positive(v.Checkpoint), CompletedIn: positive(v.CompletedIn), Evidence: v.Evidence,
+			o.Verdicts = append(o.Verdicts, VerdictJSON{TransactionalID: v.ID, Verdict: v.Kind, Exact: v.Exact, Checkpoint: positive(v.Checkpoint), CompletedIn: positive(v.CompletedIn), Evidence: v.Evidence,
 				RestsOn: ExportBasis(v.Basis)})
 		}
 		if j.ID.Family == model.FlinkSink {
