@@ -42,7 +42,9 @@ var (
 	// clusterFlags: where the cluster is and how to reach it.
 	clusterFlags = slices.Concat([]string{"bootstrap-server", "timeout", "command-config"}, tlsFlagNames, saslFlagNames)
 	// uiFlags: the UI, and the audit log behind its abort dialogs.
-	uiFlags = []string{"refresh", "read-only", "audit-log", "checkpoint-interval", "history", "flink", "flink-prefix", "flink-checkpoints"}
+	// flinkFlags say where Flink's jobs and checkpoints are.
+	flinkFlagNames = []string{"flink", "flink-prefix", "flink-checkpoints", "s3-endpoint", "s3-path-style", "s3-region"}
+	uiFlags        = slices.Concat([]string{"refresh", "read-only", "audit-log", "checkpoint-interval", "history"}, flinkFlagNames)
 	// readFlags: the one-shot commands' common flags. --read-only goes with
 	// the commands that only read too, so that a wrapper can always pass it.
 	readFlags = slices.Concat(clusterFlags, []string{"output", "read-only"})
@@ -65,7 +67,7 @@ func init() {
 		{cmd: cmdDemoHeadless, synopsis: `the demo cluster without the UI, until SIGINT/SIGTERM; stdout starts "bootstrap: HOST:PORT,..."`,
 			flags: []string{"headless"}, why: "it runs the cluster without the UI", run: runHeadless},
 		{cmd: cmdSnapshot, synopsis: "print every transaction once and exit",
-			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since", "flink", "flink-prefix", "flink-checkpoints"}), run: runSnapshot},
+			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since"}, flinkFlagNames), run: runSnapshot},
 		{cmd: cmdExporter, synopsis: "serve the UI's refresh as Prometheus metrics on /metrics, and /healthz, until SIGINT/SIGTERM",
 			shape: "[--listen HOST:PORT]",
 			flags: slices.Concat(clusterFlags, []string{"listen", "refresh", "history", "max-id-series"}), check: checkListen, run: runExporter},
@@ -89,11 +91,11 @@ func init() {
 			shape: "--transactional-id ID [--yes]",
 			flags: slices.Concat(actFlags, []string{"transactional-id", "transactionalId"}), check: checkTransactionalID, run: withClient(runForceTerminate)},
 		{cmd: cmdCommit, synopsis: "commit the ongoing transaction of a transactional id whose Flink checkpoint completed (changes the cluster)", acts: true,
-			shape: "--transactional-id ID (--flink URL | --flink-checkpoints PREFIX=DIR | --unverified) [--yes]",
-			flags: slices.Concat(actFlags, []string{"transactional-id", "flink", "flink-prefix", "flink-checkpoints", "unverified"}), check: checkCommit, run: withClient(runCommit)},
+			shape: "--transactional-id ID (--flink URL | --flink-checkpoints PREFIX=LOCATION | --unverified) [--yes]",
+			flags: slices.Concat(actFlags, []string{"transactional-id", "unverified"}, flinkFlagNames), check: checkCommit, run: withClient(runCommit)},
 		{cmd: cmdResolve, synopsis: "end a stopped Flink job's open transactions: commit the checkpointed ones, abort the rest (changes the cluster)", acts: true,
-			shape: "--job PREFIX (--flink URL | --flink-checkpoints PREFIX=DIR) [--yes]",
-			flags: slices.Concat(actFlags, []string{"job", "flink", "flink-prefix", "flink-checkpoints"}), check: checkResolve, run: withClient(runResolve)},
+			shape: "--job PREFIX (--flink URL | --flink-checkpoints PREFIX=LOCATION) [--yes]",
+			flags: slices.Concat(actFlags, []string{"job"}, flinkFlagNames), check: checkResolve, run: withClient(runResolve)},
 		{cmd: cmdCompletion, synopsis: "print a shell completion script, for bash, zsh or fish", arg: "bash|zsh|fish",
 			check: checkCompletion, run: runCompletion},
 	}

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/ckptstore"
 	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/internal/flinkrest"
@@ -36,8 +39,10 @@ type config struct {
 	since time.Duration
 	// history: "auto" follows the coordinators' log when it may, "polls" never.
 	history string
-	// flink is --flink, --flink-prefix and --flink-checkpoints.
+	// flink is --flink, --flink-prefix and --flink-checkpoints; s3 the
+	// --s3-* flags for its s3:// locations.
 	flink flinkrest.Sources
+	s3    ckptstore.S3Options
 	// listen: exporter's HOST:PORT.
 	listen string
 	// maxIDSeries: exporter's --max-id-series.
@@ -83,8 +88,12 @@ func flagSet(c *config) *pflag.FlagSet {
 		"(read only; one that does not answer is said in the header)")
 	fs.StringArray("flink-prefix", nil, "`JOB=PREFIX`, repeatable: the Flink job (its name or id) whose KafkaSink uses transactional-id PREFIX, "+
 		"where its name does not hold the prefix")
-	fs.StringArray("flink-checkpoints", nil, "`PREFIX=DIR`, repeatable: the checkpoint directory of the job whose KafkaSink uses PREFIX, Flink's root (DIR/<job id>/chk-N) "+
-		"or the job's own (DIR/chk-N): the committables in each chk-N/_metadata say which transactions Flink checkpointed (commit or abort)")
+	fs.StringArray("flink-checkpoints", nil, "`PREFIX=LOCATION`, repeatable: where the job whose KafkaSink uses PREFIX keeps its checkpoints (Flink's state.checkpoints.dir: "+
+		"a local path, file:// or s3://BUCKET/PATH), Flink's root (LOCATION/<job id>/chk-N) or the job's own (LOCATION/chk-N): "+
+		"the committables in the newest chk-N/_metadata say which transactions Flink checkpointed (commit or abort)")
+	fs.StringVar(&c.s3.Endpoint, "s3-endpoint", "", "the `URL` of an S3-compatible store for s3:// checkpoints (default AWS, or AWS_ENDPOINT_URL_S3); credentials and region come from the standard AWS settings (environment, AWS_PROFILE, web identity, instance role)")
+	fs.BoolVar(&c.s3.PathStyle, "s3-path-style", false, "address s3:// buckets in the path (BUCKET as the first path element), as most S3-compatible stores need")
+	fs.StringVar(&c.s3.Region, "s3-region", "", "the `REGION` of s3:// checkpoints, over AWS_REGION and the profile's")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
 	fs.IntVar(&c.maxIDSeries, "max-id-series", exporter.DefaultMaxIDSeries, fmt.Sprintf("exporter: give series of their own (the id as a label) to the `N` open transactions nearest their timeout only, 0 to %d; "+
 		"0: none. Per-job series carry the alerts; a series per id would grow Prometheus without end, as Flink's ids change every checkpoint", maxIDSeries))
@@ -333,8 +342,29 @@ func flinkFlags(fs *pflag.FlagSet, c *config) error {
 	if len(c.flink.Prefixes) > 0 && len(c.flink.Clients) == 0 {
 		return usagef("--flink-prefix needs --flink: the JobManager to read the jobs from")
 	}
-	c.flink.Retained, err = pairs(fs, "flink-checkpoints", "PREFIX=DIR (a checkpoint number means nothing without its job)")
-	return err
+	locations, err := pairs(fs, "flink-checkpoints", "PREFIX=LOCATION (a checkpoint number means nothing without its job)")
+	if err != nil {
+		return err
+	}
+	if c.s3 != (ckptstore.S3Options{}) && !slices.ContainsFunc(slices.Collect(maps.Values(locations)), isS3) {
+		return usagef("--s3-endpoint, --s3-path-style and --s3-region are for s3:// checkpoint locations (--flink-checkpoints PREFIX=s3://BUCKET/PATH)")
+	}
+	for prefix, loc := range locations {
+		st, err := ckptstore.Open(context.Background(), loc, c.s3)
+		if err != nil {
+			return usagef("bad --flink-checkpoints %s=%s: %s", clip(prefix), clip(loc), err)
+		}
+		if c.flink.Retained == nil {
+			c.flink.Retained = map[string]ckptstore.Store{}
+		}
+		c.flink.Retained[prefix] = st
+	}
+	return nil
+}
+
+func isS3(location string) bool {
+	scheme, _, ok := strings.Cut(location, "://")
+	return ok && slices.Contains([]string{"s3", "s3a", "s3p"}, strings.ToLower(scheme))
 }
 
 // pairs reads the repeatable K=V flag name into a map.

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/ckptstore"
 	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/model"
 )
@@ -463,8 +464,8 @@ func Poll(ctx context.Context, cs []*Client, timeout time.Duration) ([]model.Fli
 // Sources are what --flink, --flink-prefix and --flink-checkpoints name.
 type Sources struct {
 	Clients  []*Client
-	Prefixes map[string]string // Flink job name or id → prefix
-	Retained map[string]string // prefix → retained-checkpoint directory
+	Prefixes map[string]string          // Flink job name or id → prefix
+	Retained map[string]ckptstore.Store // prefix → its job's checkpoint location
 }
 
 // Read reads every JobManager (each within timeout) and every retained
@@ -475,11 +476,13 @@ func Read(ctx context.Context, src Sources, timeout time.Duration) *model.FlinkV
 	for _, c := range src.Clients {
 		v.Sources = append(v.Sources, c.shown)
 	}
-	for prefix, dir := range src.Retained {
+	for prefix, st := range src.Retained {
 		if v.Retained == nil {
 			v.Retained = map[string]model.RetainedDir{}
 		}
-		v.Retained[prefix] = ReadRetained(dir, prefix)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		v.Retained[prefix] = ReadLocation(ctx, st, prefix)
+		cancel()
 	}
 	return v
 }

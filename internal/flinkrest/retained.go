@@ -2,20 +2,18 @@ package flinkrest
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/txnscope/txnscope/internal/ckptstore"
 	"github.com/txnscope/txnscope/internal/escape"
-	"github.com/txnscope/txnscope/internal/inputfile"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -44,119 +42,123 @@ const metadataMagic = 0x4960672D
 // committables the same connectors serialize alike.
 var metadataVersions = []int32{3, 4, 5, 6}
 
-// ReadRetained reads dir, the checkpoint directory of prefix's job as
-// --flink-checkpoints names it: Flink's checkpoint root (dir/<job id>/chk-N)
-// or one job's (dir/chk-N). For each job's directory it lists the
-// completed checkpoints (a chk-N holding Flink's _metadata) and the
+// keepNewest is how many completed checkpoints of a job are read, newest
+// first: a verdict rests on the newest, and the ones before it only show
+// whether the newest is as the job left it. Older ones, however many, are
+// listed, never read.
+const keepNewest = 3
+
+// ReadRetained reads dir, a local checkpoint directory (ReadLocation).
+func ReadRetained(dir, prefix string) model.RetainedDir {
+	st, err := ckptstore.Local(dir)
+	if err != nil {
+		return model.RetainedDir{Dir: dir, Err: err.Error()}
+	}
+	return ReadLocation(context.Background(), st, prefix)
+}
+
+// ReadLocation reads st, the checkpoint location of prefix's job as
+// --flink-checkpoints names it: Flink's checkpoint root (<job id>/chk-N) or
+// one job's (chk-N). For each job's directory it lists the checkpoints, reads
+// the newest completed ones (a chk-N holding Flink's _metadata) and the
 // committables of prefix each holds, and names every entry it cannot read
 // or understand. It reads no file's time: a copy resets them.
-func ReadRetained(dir, prefix string) model.RetainedDir {
-	out := model.RetainedDir{Dir: dir}
-	rd := &reading{prefix: prefix, budget: maxDirRead}
-	top, err := listDir(dir)
+func ReadLocation(ctx context.Context, st ckptstore.Store, prefix string) model.RetainedDir {
+	out := model.RetainedDir{Dir: st.Root()}
+	rd := &reading{ctx: ctx, st: st, prefix: prefix, budget: maxDirRead}
+	top, err := st.List(ctx, "", maxEntries)
 	if err != nil {
 		out.Err = err.Error()
 		return out
 	}
-	var flat []fs.DirEntry
+	var flat []ckptstore.Entry
 	for _, e := range top {
-		name := e.Name()
+		name := e.Name
 		switch {
-		case chkDir.MatchString(name) || strings.HasPrefix(name, "chk-"):
+		case strings.HasPrefix(name, "chk-"):
 			flat = append(flat, e)
 		case name == "shared" || name == "taskowned":
 			// Flink's own beside the chk-N of one job.
-		case e.Type()&fs.ModeSymlink != 0:
-			out.Problems = append(out.Problems, fmt.Sprintf("%s is a symbolic link (not followed)", escape.Quote(name)))
-		case e.IsDir():
-			sub := filepath.Join(dir, name)
-			entries, err := listDir(sub)
+		case e.Odd != "":
+			if e.Odd == "a symbolic link" {
+				out.Problems = append(out.Problems, fmt.Sprintf("%s is a symbolic link (not followed)", escape.Quote(name)))
+			}
+		case e.Dir:
+			entries, err := st.List(ctx, name, maxEntries)
 			if err != nil {
 				out.Problems = append(out.Problems, fmt.Sprintf("%s: %s", escape.Quote(name), err))
 				continue
 			}
-			if j, ok := rd.job(sub, name, entries); ok {
+			if j, ok := rd.job(name, entries); ok {
 				out.Jobs = append(out.Jobs, j)
 			}
 		}
 	}
 	if len(flat) > 0 {
-		j, _ := rd.job(dir, "", flat)
+		j, _ := rd.job("", flat)
 		out.Jobs = append(out.Jobs, j)
 	}
 	slices.SortFunc(out.Jobs, func(a, b model.RetainedJob) int { return strings.Compare(a.Dir, b.Dir) })
 	return out
 }
 
-// reading is one ReadRetained: what it may still read.
+// reading is one ReadLocation: where, and what it may still read.
 type reading struct {
+	ctx    context.Context
+	st     ckptstore.Store
 	prefix string
 	budget int64
 }
 
-// listDir lists dir, refusing one with more than maxEntries entries without
-// holding them all.
-func listDir(dir string) ([]fs.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, reason(err)
+// job reads the newest completed checkpoints of one job's directory dir
+// (a path of the store; name its last element); ok is false when it holds
+// no chk-N (a directory of something else).
+func (rd *reading) job(dir string, entries []ckptstore.Entry) (j model.RetainedJob, ok bool) {
+	j.Dir = rd.st.Show(dir)
+	if validID(dir) {
+		j.JobID = dir
 	}
-	defer f.Close()
-	var out []fs.DirEntry
-	for {
-		batch, err := f.ReadDir(1024)
-		out = append(out, batch...)
-		if len(out) > maxEntries {
-			return nil, fmt.Errorf("holds more than %d entries: not read", maxEntries)
-		}
-		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, reason(err)
-		}
+	type chk struct {
+		n int64
+		e ckptstore.Entry
 	}
-}
-
-// job reads the chk-N of one job's directory; ok is false when it holds
-// none (a directory of something else).
-func (rd *reading) job(dir, name string, entries []fs.DirEntry) (j model.RetainedJob, ok bool) {
-	j.Dir = dir
-	if validID(name) {
-		j.JobID = name
-	}
-	seen := map[int64]string{}
+	var chks []chk
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "chk-") {
+		if !strings.HasPrefix(e.Name, "chk-") {
 			continue
 		}
 		ok = true
-		n, cp, problem := rd.checkpoint(dir, e)
+		n, problem := chkNumber(e)
+		if problem != "" {
+			j.Problems = append(j.Problems, problem)
+			continue
+		}
+		chks = append(chks, chk{n, e})
+	}
+	slices.SortFunc(chks, func(a, b chk) int { return cmp.Compare(b.n, a.n) })
+	for _, c := range chks {
+		if len(j.Checkpoints) == keepNewest {
+			break
+		}
+		cp, problem := rd.checkpoint(ckptstore.Join(dir, c.e.Name), c.e.Name, c.n)
 		switch {
 		case problem != "":
 			j.Problems = append(j.Problems, problem)
-		case cp == nil:
-			// In progress, or failed: Flink writes _metadata last.
-		case seen[n] != "":
-			j.Problems = append(j.Problems, fmt.Sprintf("%s and %s are both checkpoint %d", escape.Quote(seen[n]), escape.Quote(e.Name()), n))
-		default:
-			seen[n] = e.Name()
+		case cp != nil:
 			j.Checkpoints = append(j.Checkpoints, *cp)
 		}
+		// nil: in progress, or failed: Flink writes _metadata last.
 	}
-	slices.SortFunc(j.Checkpoints, func(a, b model.RetainedCheckpoint) int { return cmp.Compare(a.N, b.N) })
+	slices.Reverse(j.Checkpoints)
 	return j, ok
 }
 
-// checkpoint reads one chk-N entry of dir: the completed checkpoint it
-// holds, nil when it holds none yet (no _metadata), or why it cannot be
-// read or understood.
-func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.RetainedCheckpoint, problem string) {
-	name := e.Name()
-	bad := func(format string, args ...any) (int64, *model.RetainedCheckpoint, string) {
-		return 0, nil, escape.Quote(name) + " " + fmt.Sprintf(format, args...)
+// chkNumber is the checkpoint a chk-N entry names, or why it is not one.
+func chkNumber(e ckptstore.Entry) (int64, string) {
+	bad := func(format string, args ...any) (int64, string) {
+		return 0, escape.Quote(e.Name) + " " + fmt.Sprintf(format, args...)
 	}
-	m := chkDir.FindStringSubmatch(name)
+	m := chkDir.FindStringSubmatch(e.Name)
 	if m == nil {
 		return bad("is not a checkpoint's name (chk-N)")
 	}
@@ -165,28 +167,38 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 		return bad("is not a checkpoint's name: Flink writes chk-N, N a number without leading zeros")
 	}
 	switch {
-	case e.Type()&fs.ModeSymlink != 0:
+	case e.Odd == "a symbolic link":
 		return bad("is a symbolic link (not followed): Flink writes a directory")
-	case !e.IsDir():
+	case !e.Dir:
 		return bad("is not a directory")
 	}
-	path := filepath.Join(dir, name, "_metadata")
-	fi, err := os.Lstat(path)
+	return n, ""
+}
+
+// checkpoint reads checkpoint n, the chk-N at path: the completed
+// checkpoint it holds, nil when it holds none yet (no _metadata), or why it
+// cannot be read or understood.
+func (rd *reading) checkpoint(path, name string, n int64) (*model.RetainedCheckpoint, string) {
+	bad := func(format string, args ...any) (*model.RetainedCheckpoint, string) {
+		return nil, escape.Quote(name) + " " + fmt.Sprintf(format, args...)
+	}
+	meta := ckptstore.Join(path, "_metadata")
+	fi, err := rd.st.Stat(rd.ctx, meta)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return n, nil, ""
+		return nil, ""
 	case err != nil:
-		return bad("cannot be read: %s", reason(err))
-	case fi.Mode()&fs.ModeSymlink != 0:
+		return bad("cannot be read: %s", err)
+	case fi.Odd == "a symbolic link":
 		return bad("holds a _metadata that is a symbolic link (not followed)")
-	case !fi.Mode().IsRegular():
-		return bad("holds a _metadata that is %s, not Flink's file", inputfile.Kind(fi.Mode()))
-	case fi.Size() == 0:
+	case fi.Dir || fi.Odd != "":
+		return bad("holds a _metadata that is %s, not Flink's file", cmp.Or(fi.Odd, "a directory"))
+	case fi.Size == 0:
 		return bad("holds an empty _metadata: Flink's starts with its magic number")
-	case fi.Size() > rd.budget:
+	case fi.Size > rd.budget:
 		return bad("was not read: the checkpoints read passed %d MiB", maxDirRead>>20)
 	}
-	data, err := inputfile.ReadUpTo(path, min(maxMetadata, rd.budget))
+	data, err := rd.st.Read(rd.ctx, meta, min(maxMetadata, rd.budget))
 	if err != nil {
 		return bad("holds a _metadata that cannot be read: %s", err)
 	}
@@ -194,7 +206,7 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 	if why := header(data, n); why != "" {
 		return bad("holds a _metadata that %s", why)
 	}
-	_, commits, err := checkpointCommits(data, rd.stateFile(filepath.Join(dir, name)))
+	_, commits, err := checkpointCommits(data, rd.stateFile(path))
 	if err != nil {
 		return bad("holds a _metadata that %s", err)
 	}
@@ -204,35 +216,46 @@ func (rd *reading) checkpoint(dir string, e fs.DirEntry) (n int64, cp *model.Ret
 			cs = append(cs, c.Committable)
 		}
 	}
-	return n, &model.RetainedCheckpoint{N: n, Committables: cs}, ""
+	return &model.RetainedCheckpoint{N: n, Committables: cs}, ""
 }
 
 // stateFile reads the file a checkpoint's _metadata names for state too
 // large to hold inline: Flink writes it into the checkpoint's own directory
-// (chk), or, as an absolute path, into the job's (shared state). Nothing
-// outside the job's directory is read, and no more than the budget.
+// (chk, a relative handle), or, as an absolute path, into the job's (shared
+// state). Nothing outside the job's directory is read, and no more than the
+// budget.
 func (rd *reading) stateFile(chk string) func(streamHandle) ([]byte, error) {
-	job := filepath.Dir(chk)
+	job := ""
+	if i := strings.LastIndexByte(chk, '/'); i >= 0 {
+		job = chk[:i]
+	}
 	return func(h streamHandle) ([]byte, error) {
-		path := filepath.Join(chk, filepath.FromSlash(h.Path))
-		if !h.Relative {
-			path = filepath.FromSlash(strings.TrimPrefix(h.Path, "file:"))
+		var path string
+		if h.Relative {
+			rel := h.Path
+			if strings.HasPrefix(rel, "/") || slices.Contains(strings.Split(rel, "/"), "..") {
+				return nil, fmt.Errorf("%s is outside the job's checkpoint directory (not read)", escape.Quote(h.Path))
+			}
+			path = ckptstore.Join(chk, rel)
+		} else {
+			p, ok := rd.st.Within(h.Path, job)
+			if !ok {
+				return nil, fmt.Errorf("%s is outside the job's checkpoint directory (not read)", escape.Quote(h.Path))
+			}
+			path = p
 		}
-		if rel, err := filepath.Rel(job, path); err != nil || !filepath.IsLocal(rel) {
-			return nil, fmt.Errorf("%s is outside the job's checkpoint directory (not read)", escape.Quote(h.Path))
-		}
-		fi, err := os.Lstat(path)
+		fi, err := rd.st.Stat(rd.ctx, path)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%s cannot be read: %s", escape.Quote(h.Path), reason(err))
-		case !fi.Mode().IsRegular():
-			return nil, fmt.Errorf("%s is %s, not a state file", escape.Quote(h.Path), inputfile.Kind(fi.Mode()))
-		case fi.Size() != h.Size:
-			return nil, fmt.Errorf("%s holds %d bytes, the _metadata says %d", escape.Quote(h.Path), fi.Size(), h.Size)
-		case fi.Size() > min(maxMetadata, rd.budget):
+			return nil, fmt.Errorf("%s cannot be read: %s", escape.Quote(h.Path), err)
+		case fi.Dir || fi.Odd != "":
+			return nil, fmt.Errorf("%s is %s, not a state file", escape.Quote(h.Path), cmp.Or(fi.Odd, "a directory"))
+		case fi.Size != h.Size:
+			return nil, fmt.Errorf("%s holds %d bytes, the _metadata says %d", escape.Quote(h.Path), fi.Size, h.Size)
+		case fi.Size > min(maxMetadata, rd.budget):
 			return nil, fmt.Errorf("%s was not read: the checkpoints read passed %d MiB", escape.Quote(h.Path), maxDirRead>>20)
 		}
-		data, err := inputfile.ReadUpTo(path, min(maxMetadata, rd.budget))
+		data, err := rd.st.Read(rd.ctx, path, min(maxMetadata, rd.budget))
 		if err != nil {
 			return nil, fmt.Errorf("%s cannot be read: %s", escape.Quote(h.Path), err)
 		}
@@ -257,13 +280,4 @@ func header(data []byte, n int64) string {
 		return fmt.Sprintf("is checkpoint %d's, not %d's", id, n)
 	}
 	return ""
-}
-
-// reason drops the operation and path os puts in front of its errors.
-func reason(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

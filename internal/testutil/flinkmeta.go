@@ -85,7 +85,7 @@ func flinkMetadata(n int64, file string, cs []model.Committable) (meta, state []
 		b = utf(b, "d8a1c3e2-0000-4000-8000-00000000000a")
 		b = be.AppendUint32(b, uint32(len(stream)))
 		b = append(b, stream...)
-	case strings.HasPrefix(file, "/") || strings.HasPrefix(file, "file:"):
+	case strings.HasPrefix(file, "/") || strings.HasPrefix(file, "file:") || strings.Contains(file, "://"):
 		b = append(b, 2) // a file, by its path
 		b = be.AppendUint64(b, uint64(len(stream)))
 		b = utf(b, file)
