@@ -87,15 +87,15 @@ func requireFlinkLike(ctx context.Context, t *testing.T) {
 func startFlink(t *testing.T, name, bootstrap string, args ...string) *flinkJob {
 	t.Helper()
 	all := append([]string{"--bootstrap", bootstrap, "--exit-on-stdin-eof"}, args...)
-	return startScript(t, name, "flinklike", all, nil)
+	return startScript(t, name, "flinklike", all, nil, nil)
 }
 
 // startScript runs scripts/<script> with all, reading its event lines; the process is killed when
 // the test ends, and a failed test logs what it printed and, when tail is not nil, tail().
-func startScript(t *testing.T, name, script string, all []string, tail func() string) *flinkJob {
+func startScript(t *testing.T, name, script string, all, env []string, tail func() string) *flinkJob {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(repoRoot(t), "scripts", script), all...)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), env...)
 	j := &flinkJob{t: t, name: name, cmd: cmd, changed: make(chan struct{})}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/txnscope/txnscope/internal/jsonout"
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -38,21 +40,46 @@ import (
 // was committed twice (or replayed over a committed one), and a gap that a checkpointed
 // transaction's records were lost.
 
-// TestRealFlinkCommit: on each Flink version (INCREMENTING ids), checkpoint N's commits held on the
-// wire and the JVM killed; txnscope says N's ids are checkpointed and N+1's not; `txnscope resolve`
-// commits the first and aborts the second; nothing is lost or doubled, before the restore from
-// chk-N or after it.
+// TestRealFlinkCommit: on each Flink version, INCREMENTING ids and POOLING ones (2.2), the
+// checkpoints in an S3-compatible store (gofakes3 on 127.0.0.1, written by Flink's own S3 file
+// system): checkpoint N's commits held on the wire and the JVM killed; with no JobManager and no
+// local copy, txnscope reads the committables out of the newest checkpoint in s3:// and says
+// N's ids are checkpointed and N+1's not; `txnscope resolve` commits the first, with the
+// committable's producer id and epoch, and aborts the second; nothing is lost or doubled, before
+// the restore from chk-N or after it.
 func TestRealFlinkCommit(t *testing.T) {
 	t.Parallel()
-	for _, flink := range []string{"1.20", "2.2"} {
-		t.Run(flink, func(t *testing.T) {
+	for _, c := range []struct{ flink, naming string }{{"1.20", "incrementing"}, {"2.2", "incrementing"}, {"2.2", "pooling"}} {
+		t.Run(c.flink+"-"+c.naming, func(t *testing.T) {
 			t.Parallel()
-			testRealFlinkCommit(t, flink)
+			testRealFlinkCommit(t, c.flink, c.naming == "pooling")
 		})
 	}
 }
 
-func testRealFlinkCommit(t *testing.T, flink string) {
+// checkpointsAt is where a real Flink job keeps its checkpoints, and what txnscope is told to
+// read them.
+type checkpointsAt struct {
+	dir string // a local directory, or s3://BUCKET/PATH
+	s3  *testutil.S3
+}
+
+func (c checkpointsAt) flags(prefix string) []string {
+	f := []string{"--flink-checkpoints", prefix + "=" + c.dir}
+	if c.s3 != nil {
+		f = append(f, "--s3-endpoint", c.s3.URL, "--s3-path-style")
+	}
+	return f
+}
+
+func (c checkpointsAt) env() []string {
+	if c.s3 == nil {
+		return nil
+	}
+	return c.s3.Env()
+}
+
+func testRealFlinkCommit(t *testing.T, flink string, pooling bool) {
 	holdFlinkSlot(t)
 	bootstrap := Bootstrap(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -68,15 +95,19 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 	prefix := name(t, "rf")
 	bin := buildTxnscope(ctx, t)
 	proxy := newProxy(t, bootstrap)
-	dir := t.TempDir()
+	store := testutil.StartS3(t, "ckpt")
+	at := checkpointsAt{dir: "s3://ckpt/" + prefix, s3: store}
 	args := realFlinkArgs{
 		Flink: flink, Topic: topic, Prefix: prefix, Parallelism: parallelism,
-		CheckpointInterval: 2 * time.Second, CheckpointDir: dir,
+		CheckpointInterval: 2 * time.Second, CheckpointDir: at.dir, S3: store,
 		// Far beyond the test: no transaction may end by timing out.
 		TransactionTimeout: 10 * time.Minute,
 		// The next transaction gets only the records that flow between the barrier and the
 		// held commit, which stops the subtask: 7 to 68 records per subtask seen at 1000/s.
 		RecordsPerSecond: 2000,
+	}
+	if pooling {
+		args.Naming = "pooling"
 	}
 	job := startRealFlink(t, "flink-"+flink, proxy.addr(), args)
 
@@ -100,7 +131,7 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 		return false
 	})
 	h := checkpointID(t, next) // K+1: completed, its commits about to be held
-	held := waitHeldCommits(ctx, t, proxy, prefix, parallelism, h)
+	held := waitHeldCommits(ctx, t, proxy, prefix, parallelism, h, pooling)
 
 	// The committer runs in the task's mailbox thread, chained to the source and the writer: a
 	// commit waiting for its answer stops the subtask, and the topic with it.
@@ -122,7 +153,10 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 	txns := describePrefix(ctx, t, adm, prefix)
 	checkpointed := map[string]int64{} // id → its checkpoint
 	for id, req := range held {
-		n := idCheckpoint(t, id)
+		n := h
+		if !pooling {
+			n = idCheckpoint(t, id)
+		}
 		checkpointed[id] = n
 		if tx := txns[id]; tx.State != "Ongoing" || tx.ProducerID != req.ProducerID {
 			t.Fatalf("%s, whose commit was held, is %s as producer %d; want Ongoing as producer %d\n%s", id, tx.State, tx.ProducerID, req.ProducerID, formatTxns(txns))
@@ -130,12 +164,22 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 	}
 	notCheckpointed := map[string]int64{}
 	for s := range parallelism {
-		id := flinkID(prefix, s, h+1)
-		if tx := txns[id]; tx.State == "Ongoing" {
+		var id string
+		if pooling {
+			// The subtask's slot that is not the held one: its transaction began after h.
+			for other, tx := range txns {
+				if m := flinkIDPattern.FindStringSubmatch(other); m != nil && m[2] == strconv.Itoa(s) && held[other] == nil && tx.State == "Ongoing" {
+					id = other
+				}
+			}
+		} else {
+			id = flinkID(prefix, s, h+1)
+		}
+		if tx := txns[id]; id != "" && tx.State == "Ongoing" {
 			notCheckpointed[id] = h + 1
 		} else {
 			// A subtask whose commit stopped it before its next record: nothing to judge.
-			t.Logf("%s is %q: no record between checkpoint %d's barrier and its held commit", id, tx.State, h)
+			t.Logf("subtask %d's next id %q is %q: no record between checkpoint %d's barrier and its held commit", s, id, tx.State, h)
 		}
 	}
 	if len(notCheckpointed) == 0 {
@@ -158,9 +202,11 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 	}
 	all := readTopic(ctx, t, bootstrap, topic, false, hwm)
 	seen := readTopic(ctx, t, bootstrap, topic, true, lso)
-	pid := map[int64]string{}
+	// A transaction's records carry its producer id and epoch: under POOLING a slot's
+	// transactions share the producer id, each with an epoch of its own.
+	owner := map[[2]int64]string{}
 	for id, tx := range txns {
-		pid[tx.ProducerID] = id
+		owner[[2]int64{tx.ProducerID, int64(tx.ProducerEpoch)}] = id
 	}
 	var below []int64
 	written := map[string]int{} // records per transactional id
@@ -171,7 +217,7 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 		case r.control:
 			continue
 		}
-		written[pid[r.producerID]]++
+		written[owner[r.writer()]]++
 		if r.offset < lso[r.partition] {
 			below = append(below, r.index)
 		}
@@ -194,29 +240,29 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 		t.Errorf("read_committed while the LSO is pinned shows %d records, below the LSOs %v are %d", len(indexes(seen)), lso, len(below))
 	}
 	for _, r := range seen {
-		if id := pid[r.producerID]; checkpointed[id] > 0 || notCheckpointed[id] > 0 {
+		if id := owner[r.writer()]; checkpointed[id] > 0 || notCheckpointed[id] > 0 {
 			t.Errorf("read_committed shows %d (%d/%d) of %s, still open", r.index, r.partition, r.offset, id)
 		}
 	}
 	t.Logf("before resolve: LSO %v, high watermark %v; read_committed %s", lso, hwm, pinned)
 
 	// 3. txnscope's verdicts, from the retained checkpoints alone: the JobManager is gone.
-	out := &flinkOutputs{t: t, bin: bin, bootstrap: bootstrap}
-	_, j := out.snapshot(ctx, prefix, "--flink-checkpoints", prefix+"="+dir)
+	out := &flinkOutputs{t: t, bin: bin, bootstrap: bootstrap, env: at.env()}
+	_, j := out.snapshot(ctx, prefix, at.flags(prefix)...)
 	if j == nil {
 		t.Fatalf("no Flink job %s in the snapshot", prefix)
 	}
-	checkVerdicts(t, j.Verdicts, checkpointed, notCheckpointed, h)
+	checkVerdicts(t, j.Verdicts, checkpointed, notCheckpointed, h, pooling)
 
 	// 4. Resolve: commit the checkpointed, abort the rest.
 	var committedRun1 []int64 // what run 1 delivered: everything up to checkpoint h
 	for _, r := range all {
-		if !r.control && notCheckpointed[pid[r.producerID]] == 0 {
+		if !r.control && notCheckpointed[owner[r.writer()]] == 0 {
 			committedRun1 = append(committedRun1, r.index)
 		}
 	}
 	audit := filepath.Join(t.TempDir(), "audit.log")
-	checkResolved(t, resolveJob(ctx, t, bin, bootstrap, prefix, dir, audit), checkpointed, notCheckpointed)
+	checkResolved(t, resolveJob(ctx, t, bin, bootstrap, prefix, at, audit), checkpointed, notCheckpointed, held)
 	waitEnded(ctx, t, adm, prefix, checkpointed, notCheckpointed, true)
 	auditNames(t, audit, checkpointed, notCheckpointed)
 	lso, hwm = waitStable(ctx, t, adm, topic, 30*time.Second)
@@ -238,7 +284,7 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 	// 6. Restore from chk-h, on the broker itself: Flink's committer commits what chk-h holds
 	// again (already committed by resolve), and the source replays from there.
 	chk, ok := strings.CutPrefix(strings.Join(next.Fields[1:], " "), "completed ")
-	if !ok || filepath.Base(chk) != fmt.Sprintf("chk-%d", h) {
+	if !ok || path.Base(chk) != fmt.Sprintf("chk-%d", h) || !strings.HasPrefix(chk, at.dir+"/") {
 		t.Fatalf("checkpoint %d's line %q names no chk-%d directory", h, next, h)
 	}
 	restoreArgs := args
@@ -269,7 +315,7 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 		// A checkpoint that completed just before the signal leaves its transactions open,
 		// checkpointed: the case resolve is for.
 		t.Logf("after SIGTERM still open:\n%s", formatTxns(describePrefix(ctx, t, adm, prefix)))
-		resolveJob(ctx, t, bin, bootstrap, prefix, dir, filepath.Join(t.TempDir(), "audit.log"))
+		resolveJob(ctx, t, bin, bootstrap, prefix, at, filepath.Join(t.TempDir(), "audit.log"))
 		lso, hwm = waitStable(ctx, t, adm, topic, 30*time.Second)
 	}
 	seen = readTopic(ctx, t, bootstrap, topic, true, lso)
@@ -298,8 +344,8 @@ func testRealFlinkCommit(t *testing.T, flink string) {
 
 // waitHeldCommits waits until the proxy holds the commit of checkpoint h of every subtask and
 // returns the held EndTxn requests by transactional id (a commit of h-1 that raced the hold
-// among them).
-func waitHeldCommits(ctx context.Context, t *testing.T, p *kproxy, prefix string, parallelism int, h int64) map[string]*kmsg.EndTxnRequest {
+// among them). Under POOLING a slot's id names no checkpoint: one held commit per subtask.
+func waitHeldCommits(ctx context.Context, t *testing.T, p *kproxy, prefix string, parallelism int, h int64, pooling bool) map[string]*kmsg.EndTxnRequest {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -316,7 +362,15 @@ func waitHeldCommits(ctx context.Context, t *testing.T, p *kproxy, prefix string
 		}
 		all := true
 		for s := range parallelism {
-			_, ok := held[flinkID(prefix, s, h)]
+			ok := false
+			if pooling {
+				// A slot's id names no checkpoint: one held commit per subtask.
+				for id := range held {
+					ok = ok || flinkIDPattern.FindStringSubmatch(id)[2] == strconv.Itoa(s)
+				}
+			} else {
+				_, ok = held[flinkID(prefix, s, h)]
+			}
 			all = all && ok
 		}
 		if all {
@@ -371,7 +425,9 @@ func kafkaWarnings(t *testing.T, job *realFlink, when string) {
 }
 
 // checkVerdicts: the held ids checkpointed, held in chk-h; h+1's not checkpointed; no other.
-func checkVerdicts(t *testing.T, got []jsonout.VerdictJSON, checkpointed, notCheckpointed map[string]int64, h int64) {
+// Every one is exact: read from the checkpoint's committables. Under POOLING a transaction that
+// is in no checkpoint has no checkpoint number.
+func checkVerdicts(t *testing.T, got []jsonout.VerdictJSON, checkpointed, notCheckpointed map[string]int64, h int64, pooling bool) {
 	t.Helper()
 	var said []string
 	for _, v := range got {
@@ -384,12 +440,12 @@ func checkVerdicts(t *testing.T, got []jsonout.VerdictJSON, checkpointed, notChe
 		}
 		said = append(said, fmt.Sprintf("%s %s checkpoint %d completed_in %d: %s", v.TransactionalID, v.Verdict, cp, in, v.Evidence))
 		if n, ok := checkpointed[v.TransactionalID]; ok {
-			if v.Verdict != model.Checkpointed || cp != n || in != h {
+			if v.Verdict != model.Checkpointed || cp != n || in != h || !v.Exact || v.RestsOn.Committable == nil {
 				t.Errorf("verdict %s %s checkpoint %d completed_in %d (%s): its commit was held after checkpoint %d completed, want checkpointed, checkpoint %d, completed_in %d",
 					v.TransactionalID, v.Verdict, cp, in, v.Evidence, h, n, h)
 			}
 		} else if n, ok := notCheckpointed[v.TransactionalID]; ok {
-			if v.Verdict != model.NotCheckpointed || cp != n || v.CompletedIn != nil {
+			if v.Verdict != model.NotCheckpointed || (cp != n && !(pooling && cp == -1)) || v.CompletedIn != nil || !v.Exact {
 				t.Errorf("verdict %s %s checkpoint %d completed_in %d (%s): want not_checkpointed, checkpoint %d",
 					v.TransactionalID, v.Verdict, cp, in, v.Evidence, n)
 			}
@@ -406,10 +462,10 @@ func checkVerdicts(t *testing.T, got []jsonout.VerdictJSON, checkpointed, notChe
 // resolveJob runs `txnscope resolve` on prefix's Flink job, judged by the retained checkpoints
 // in dir: it commits each open transaction whose checkpoint completed and force-terminates the
 // others. It returns the JSON values it printed (one document, or one per line).
-func resolveJob(ctx context.Context, t *testing.T, bin, bootstrap, prefix, dir, auditLog string) resolveDoc {
+func resolveJob(ctx context.Context, t *testing.T, bin, bootstrap, prefix string, at checkpointsAt, auditLog string) resolveDoc {
 	t.Helper()
-	r := runTxnscope(ctx, t, bin, nil, "resolve", "--job", prefix, "--bootstrap-server", bootstrap,
-		"--flink-checkpoints", prefix+"="+dir, "--yes", "-o", "json", "--audit-log", auditLog)
+	r := runTxnscope(ctx, t, bin, at.env(), append([]string{"resolve", "--job", prefix, "--bootstrap-server", bootstrap,
+		"--yes", "-o", "json", "--audit-log", auditLog}, at.flags(prefix)...)...)
 	if r.code != 0 {
 		t.Fatalf("resolve failed:\n%s", r)
 	}
@@ -444,12 +500,16 @@ type resolveDoc struct {
 
 // checkResolved: each checkpointed id committed with EndTxn v4 (what a restored committer
 // sends) on the checkpoint that holds it, each other one force-terminated.
-func checkResolved(t *testing.T, doc resolveDoc, checkpointed, notCheckpointed map[string]int64) {
+// A commit carries the producer id and epoch of the EndTxn Flink's committer sent (and the proxy
+// held): the committable's.
+func checkResolved(t *testing.T, doc resolveDoc, checkpointed, notCheckpointed map[string]int64, held map[string]*kmsg.EndTxnRequest) {
 	t.Helper()
 	for _, st := range doc.Steps {
 		switch {
 		case checkpointed[st.ID] > 0:
-			if st.Action != "commit" || !st.OK || st.CompletedIn != checkpointed[st.ID] || !strings.Contains(st.Request, ", v4) to coordinator broker") {
+			want := fmt.Sprintf("producer id %d, epoch %d", held[st.ID].ProducerID, held[st.ID].ProducerEpoch)
+			if st.Action != "commit" || !st.OK || st.CompletedIn != checkpointed[st.ID] || !strings.Contains(st.Request, ", v4) to coordinator broker") ||
+				!strings.Contains(st.Request, want) {
 				t.Errorf("resolve's step for %s (checkpoint %d): %+v", st.ID, checkpointed[st.ID], st)
 			}
 		case notCheckpointed[st.ID] > 0:
@@ -558,8 +618,11 @@ type logRecord struct {
 	partition      int32
 	offset         int64
 	producerID     int64
+	producerEpoch  int16
 	control, abort bool
 }
+
+func (r logRecord) writer() [2]int64 { return [2]int64{r.producerID, int64(r.producerEpoch)} }
 
 // readTopic reads topic from the start up to ends (one offset per partition), read_committed
 // or not, markers kept: under read_uncommitted and at a read_committed LSO equal to the high
@@ -617,7 +680,7 @@ func readTopic(ctx context.Context, t *testing.T, bootstrap, topic string, commi
 				return
 			}
 			next[r.Partition] = max(next[r.Partition], r.Offset+1)
-			lr := logRecord{partition: r.Partition, offset: r.Offset, producerID: r.ProducerID, index: -1}
+			lr := logRecord{partition: r.Partition, offset: r.Offset, producerID: r.ProducerID, producerEpoch: r.ProducerEpoch, index: -1}
 			if r.Attrs.IsControl() {
 				lr.control = true
 				lr.abort = len(r.Key) >= 4 && r.Key[2] == 0 && r.Key[3] == 0

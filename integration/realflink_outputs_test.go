@@ -24,6 +24,7 @@ var kindLabel = regexp.MustCompile(`kind="([^"]+)"`)
 type flinkOutputs struct {
 	t                       *testing.T
 	bin, bootstrap, metrics string
+	env                     []string // for txnscope: the AWS settings of s3:// checkpoints
 	// last are what the latest check read, for its failure message.
 	lastJob    *jsonout.JobJSON
 	lastSeries map[string]float64
@@ -39,7 +40,7 @@ func newFlinkOutputs(ctx context.Context, t *testing.T, bootstrap string) *flink
 // document and prefix's Flink job in it (nil: none).
 func (o *flinkOutputs) snapshot(ctx context.Context, prefix string, extra ...string) (jsonout.SnapshotJSON, *jsonout.JobJSON) {
 	o.t.Helper()
-	r := runTxnscope(ctx, o.t, o.bin, nil, append([]string{"snapshot", "-o", "json", "--since", "15m", "-b", o.bootstrap}, extra...)...)
+	r := runTxnscope(ctx, o.t, o.bin, o.env, append([]string{"snapshot", "-o", "json", "--since", "15m", "-b", o.bootstrap}, extra...)...)
 	if r.code != 0 {
 		o.t.Fatalf("exit %d\n%s", r.code, r)
 	}

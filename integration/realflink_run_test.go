@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/txnscope/txnscope/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,8 @@ type realFlinkArgs struct {
 	CheckpointSleep    time.Duration // snapshotState sleeps this long: checkpoints that slow
 	Jobs               int           // that many jobs of these settings in one MiniCluster
 	Extra              []string      // more arguments, such as --job specs
+	// S3 is the store an s3:// CheckpointDir is in (nil: none).
+	S3 *testutil.S3
 }
 
 func (a realFlinkArgs) argv(bootstrap string) []string {
@@ -72,6 +75,9 @@ func (a realFlinkArgs) argv(bootstrap string) []string {
 	}
 	if a.Jobs > 0 {
 		add("jobs", strconv.Itoa(a.Jobs))
+	}
+	if a.S3 != nil {
+		add("s3-endpoint", a.S3.URL)
 	}
 	return append(out, a.Extra...)
 }
@@ -113,7 +119,11 @@ func startRealFlink(t *testing.T, name, bootstrap string, a realFlinkArgs) *real
 	requireLoopback(t, bootstrap)
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	r := &realFlink{bootstrap: bootstrap, args: a, logPath: logPath}
-	r.flinkJob = startScript(t, name, "flinkjob", append(a.argv(bootstrap), "--log-file", logPath), func() string { return r.logTail(40) })
+	var env []string
+	if a.S3 != nil {
+		env = a.S3.Env()
+	}
+	r.flinkJob = startScript(t, name, "flinkjob", append(a.argv(bootstrap), "--log-file", logPath), env, func() string { return r.logTail(40) })
 	return r
 }
 

@@ -25,26 +25,30 @@ func realMetadata(t testing.TB, version string) []byte {
 // operators, and in the sink committer's state exactly the committables
 // Flink's committer would commit for checkpoint 9.
 func TestDecodeRealMetadata(t *testing.T) {
+	at := func(c model.Committable, n int64) model.Committable { c.Checkpoint = n; return c }
 	for _, c := range []struct {
 		version string
 		meta    int32
+		n       int64
 		want    []model.Committable
 	}{
-		{"1.20", 4, []model.Committable{cm("pfx1.20-0-9", 17, 0), cm("pfx1.20-1-9", 16, 0)}},
-		{"2.2", 6, []model.Committable{cm("pfx2.2-0-9", 37, 0), cm("pfx2.2-1-9", 36, 0)}},
+		{"1.20", 4, 9, []model.Committable{cm("pfx1.20-0-9", 17, 0), cm("pfx1.20-1-9", 16, 0)}},
+		{"2.2", 6, 9, []model.Committable{cm("pfx2.2-0-9", 37, 0), cm("pfx2.2-1-9", 36, 0)}},
+		// POOLING: a slot's id, one producer id per slot, the epoch climbing.
+		{"2.2-pooling", 6, 10, []model.Committable{at(cm("pfxpool-0-1", 52, 8), 10), at(cm("pfxpool-1-1", 53, 8), 10)}},
 	} {
 		t.Run(c.version, func(t *testing.T) {
 			m, commits, err := checkpointCommits(realMetadata(t, c.version), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Version != c.meta || m.ID != 9 || len(m.Operators) == 0 {
-				t.Errorf("version %d, checkpoint %d, %d operators; want version %d, checkpoint 9", m.Version, m.ID, len(m.Operators), c.meta)
+			if m.Version != c.meta || m.ID != c.n || len(m.Operators) == 0 {
+				t.Errorf("version %d, checkpoint %d, %d operators; want version %d, checkpoint %d", m.Version, m.ID, len(m.Operators), c.meta, c.n)
 			}
 			var got []model.Committable
 			for _, p := range commits {
-				if p.Checkpoint != 9 {
-					t.Errorf("%s pre-committed for checkpoint %d, want 9", p.ID, p.Checkpoint)
+				if p.Checkpoint != c.n || p.Finished {
+					t.Errorf("%s pre-committed for checkpoint %d (finished %v), want %d, pending", p.ID, p.Checkpoint, p.Finished, c.n)
 				}
 				got = append(got, p.Committable)
 			}

@@ -34,7 +34,8 @@ public final class FlinkJob {
             "  --checkpoint-timeout-ms N    a checkpoint slower than this fails (default 600000)",
             "  --transaction-timeout-ms N   the producers' transaction.timeout.ms (default 60000)",
             "  --naming incrementing|pooling  TransactionNamingStrategy (pooling: Flink 2.2 only)",
-            "  --checkpoint-dir DIR         where retained checkpoints go: DIR/<job id>/chk-N",
+            "  --checkpoint-dir DIR         where retained checkpoints go: DIR/<job id>/chk-N (a path, or",
+            "                               s3://BUCKET/PATH with --s3-endpoint)",
             "                               (RETAIN_ON_CANCELLATION; default: none, no restore possible)",
             "  --restore PATH|latest        start from a retained checkpoint (a chk-N dir or its _metadata);",
             "                               latest: the newest chk-N with a _metadata under --checkpoint-dir",
@@ -53,6 +54,8 @@ public final class FlinkJob {
             "                               refuses one prefix twice in one TaskManager, and a fence there",
             "                               fails the TaskManager and so every job of this JVM)",
             "  --rest-port N                Flink's REST API port (default 0: any free port, printed)",
+            "  --s3-endpoint URL            an S3-compatible store for s3:// checkpoints (path-style;",
+            "                               keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
             "  --log-file PATH              Flink's and Kafka's log (INFO) goes there (or $FLINKJOB_LOG);",
             "                               default: warnings on stderr",
             "  --exit-on-stdin-eof          halt (as kill -9 would) when stdin closes",
@@ -142,6 +145,7 @@ public final class FlinkJob {
         String bootstrap;
         int restPort;
         String logFile = System.getenv("FLINKJOB_LOG");
+        String s3Endpoint;
         boolean exitOnStdinEof;
         final List<JobSpec> jobs = new ArrayList<>();
     }
@@ -199,6 +203,7 @@ public final class FlinkJob {
                     case "bootstrap": o.bootstrap = v; break;
                     case "rest-port": o.restPort = Integer.parseInt(v); break;
                     case "log-file": o.logFile = v; break;
+                    case "s3-endpoint": o.s3Endpoint = v; break;
                     case "job": specs.add(v); break;
                     case "jobs": copies = positiveInt(key, v); break;
                     default:

@@ -35,6 +35,7 @@ import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -88,6 +89,16 @@ final class Runner {
         // default): the event lines would come seconds late and skip checkpoints.
         cluster.put("web.refresh-interval", "100");
         cluster.put("rest.cache.checkpoint-statistics.timeout", "100 ms");
+        if (o.s3Endpoint != null) {
+            cluster.put("s3.endpoint", o.s3Endpoint);
+            cluster.put("s3.path.style.access", "true");
+            cluster.put("s3.access-key", System.getenv("AWS_ACCESS_KEY_ID"));
+            cluster.put("s3.secret-key", System.getenv("AWS_SECRET_ACCESS_KEY"));
+            cluster.put("fs.s3a.connection.ssl.enabled", "false");
+        }
+        // The file systems (s3:// above all) take their settings from here, as a cluster's do from
+        // its configuration file.
+        FileSystem.initialize(Configuration.fromMap(cluster), null);
         MiniClusterConfiguration mcc = new MiniClusterConfiguration.Builder()
                 .setConfiguration(Configuration.fromMap(cluster))
                 .setNumTaskManagers(1)
@@ -165,6 +176,12 @@ final class Runner {
 
     /** The chk-N directory --restore names: itself, its _metadata's dir, or the newest one (latest). */
     static String resolveRestore(JobSpec j) throws IOException {
+        if (j.restore.contains("://") && !j.restore.startsWith("file:")) {
+            // An object store: Flink reads it itself.
+            String p = j.restore.replaceFirst("/_metadata$", "");
+            event("restore " + j.name + " " + p);
+            return p;
+        }
         if (!j.restore.equals("latest")) {
             Path p = Paths.get(j.restore.replaceFirst("^file:", ""));
             if (p.getFileName().toString().equals("_metadata")) {
@@ -204,7 +221,7 @@ final class Runner {
         conf.put("execution.checkpointing.timeout", j.checkpointTimeoutMs + " ms");
         conf.put("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
         if (j.checkpointDir != null) {
-            String dir = Paths.get(j.checkpointDir).toAbsolutePath().toUri().toString();
+            String dir = j.checkpointDir.contains("://") ? j.checkpointDir : Paths.get(j.checkpointDir).toAbsolutePath().toUri().toString();
             conf.put("execution.checkpointing.storage", "filesystem");
             conf.put("execution.checkpointing.dir", dir);
         }
