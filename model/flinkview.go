@@ -48,6 +48,30 @@ type FlinkView struct {
 	// Retained are --flink-checkpoints': a prefix → its job's retained
 	// checkpoint directory, as read.
 	Retained map[string]RetainedDir
+	// External are the checkpoint directories of ended Flink jobs, by
+	// Flink job id, read where Flink says their latest completed
+	// checkpoint is (its external path), every committable kept.
+	External map[string]RetainedDir
+}
+
+// Only is r with the committables of prefix's sink alone.
+func (r RetainedDir) Only(prefix string) RetainedDir {
+	out := r
+	out.Jobs = nil
+	for _, j := range r.Jobs {
+		j.Checkpoints = slices.Clone(j.Checkpoints)
+		for i, c := range j.Checkpoints {
+			var cs []Committable
+			for _, cm := range c.Committables {
+				if m := JobOf(cm.ID); m.Job.Family == FlinkSink && m.Job.Name == prefix {
+					cs = append(cs, cm)
+				}
+			}
+			j.Checkpoints[i].Committables = cs
+		}
+		out.Jobs = append(out.Jobs, j)
+	}
+	return out
 }
 
 // RetainedDir is what --flink-checkpoints PREFIX=DIR found in DIR: the

@@ -150,8 +150,19 @@ func (v *FlinkView) Facts(prefix string) CheckpointFacts {
 	}
 	if r, ok := v.Retained[prefix]; ok {
 		f.Retained = &r
+	} else if r, ok := v.External[flinkJobID(f.Flink)]; ok && f.NoFlink == "" {
+		// The ended job's own checkpoints, where Flink says they are.
+		r = r.Only(prefix)
+		f.Retained = &r
 	}
 	return f
+}
+
+func flinkJobID(m *FlinkMatch) string {
+	if m == nil {
+		return ""
+	}
+	return m.Job.ID
 }
 
 func (f CheckpointFacts) given() bool {

@@ -91,7 +91,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.StringArray("flink-checkpoints", nil, "`PREFIX=LOCATION`, repeatable: where the job whose KafkaSink uses PREFIX keeps its checkpoints (Flink's state.checkpoints.dir: "+
 		"a local path, file:// or s3://BUCKET/PATH), Flink's root (LOCATION/<job id>/chk-N) or the job's own (LOCATION/chk-N): "+
 		"the committables in the newest chk-N/_metadata say which transactions Flink checkpointed (commit or abort)")
-	fs.StringVar(&c.s3.Endpoint, "s3-endpoint", "", "the `URL` of an S3-compatible store for s3:// checkpoints (default AWS, or AWS_ENDPOINT_URL_S3); credentials and region come from the standard AWS settings (environment, AWS_PROFILE, web identity, instance role)")
+	fs.StringVar(&c.s3.Endpoint, "s3-endpoint", "", "the `URL` of an S3-compatible store for s3:// checkpoints, given with --flink-checkpoints or named by --flink for an ended job "+
+		"(default AWS, or AWS_ENDPOINT_URL_S3); credentials and region come from the standard AWS settings (environment, AWS_PROFILE, web identity, instance role)")
 	fs.BoolVar(&c.s3.PathStyle, "s3-path-style", false, "address s3:// buckets in the path (BUCKET as the first path element), as most S3-compatible stores need")
 	fs.StringVar(&c.s3.Region, "s3-region", "", "the `REGION` of s3:// checkpoints, over AWS_REGION and the profile's")
 	fs.StringVar(&c.listen, "listen", fmt.Sprintf("127.0.0.1:%d", exporterPort), "exporter: the `HOST:PORT` to serve /metrics and /healthz on (port 0: any free one)")
@@ -346,9 +347,10 @@ func flinkFlags(fs *pflag.FlagSet, c *config) error {
 	if err != nil {
 		return err
 	}
-	if c.s3 != (ckptstore.S3Options{}) && !slices.ContainsFunc(slices.Collect(maps.Values(locations)), isS3) {
-		return usagef("--s3-endpoint, --s3-path-style and --s3-region are for s3:// checkpoint locations (--flink-checkpoints PREFIX=s3://BUCKET/PATH)")
+	if c.s3 != (ckptstore.S3Options{}) && len(c.flink.Clients) == 0 && !slices.ContainsFunc(slices.Collect(maps.Values(locations)), isS3) {
+		return usagef("--s3-endpoint, --s3-path-style and --s3-region are for s3:// checkpoints: --flink-checkpoints PREFIX=s3://BUCKET/PATH, or those --flink names")
 	}
+	c.flink.S3 = c.s3
 	for prefix, loc := range locations {
 		st, err := ckptstore.Open(context.Background(), loc, c.s3)
 		if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,54 @@ func TestResolveFromS3(t *testing.T) {
 	}
 }
 
+// The JobManager gone, Flink's History Server (the same REST paths) lists
+// the failed job and the external path of its latest completed checkpoint
+// in S3: resolve reads the committables there, with no --flink-checkpoints.
+func TestResolveFromTheHistoryServer(t *testing.T) {
+	const job = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	_, bootstrap := kafkatest.NewCluster(t)
+	for _, id := range []string{"orders-0-4", "orders-1-5"} {
+		defer kafkatest.OpenTxn(t, bootstrap, id, "orders", 10*time.Minute).Close()
+	}
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	s, err := cl.Refresh(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.Txn("orders-0-4")
+	mine := model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+	s3 := testutil.NewS3(t, "ckpt")
+	s3.Put("flink/"+job+"/chk-4/_metadata", testutil.FlinkMetadata(4, mine, model.Committable{ID: "other-0-4", ProducerID: 1}))
+	now := time.Now()
+	hs := testutil.NewFakeJobManager(t, func(int) ([]testutil.FakeJob, int) {
+		return []testutil.FakeJob{{ID: job, Name: "orders", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(), Latest: 4,
+			TriggerMs: now.Add(-time.Second).UnixMilli(), AckMs: now.Add(time.Second).UnixMilli(), Path: "s3://ckpt/flink/" + job + "/chk-4"}}, http.StatusOK
+	})
+	code, out, errs := runArgs(t, "resolve", "-b", strings.Join(bootstrap, ","), "--job", "orders", "--yes", "-o", "json",
+		"--flink", hs.URL, "--s3-endpoint", s3.URL, "--s3-path-style", "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
+	var doc resolveJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errs, err)
+	}
+	if code != 0 || !doc.OK || len(doc.Steps) != 2 {
+		t.Fatalf("exit %d, stderr %q: %s", code, errs, out)
+	}
+	for _, st := range doc.Steps {
+		want := map[string]string{"orders-0-4": "commit", "orders-1-5": "force-terminate"}[st.TransactionalID]
+		if st.Action != want || !st.OK || st.RestsOn.CheckpointDir == nil || *st.RestsOn.CheckpointDir != "s3://ckpt/flink/"+job ||
+			st.RestsOn.FlinkJob == nil || st.RestsOn.FlinkJob.JobID != job {
+			t.Errorf("%s: %+v, want %s resting on the job's checkpoints in S3", st.TransactionalID, st, want)
+		}
+	}
+	if c := doc.Steps[0]; c.TransactionalID == "orders-0-4" && !strings.HasPrefix(c.Evidence, "chk-4: "+mine.String()) {
+		t.Errorf("evidence %q", c.Evidence)
+	}
+}
+
 // A location txnscope cannot read is refused at the command line, in one
 // line, before anything connects.
 func TestCheckpointLocationErrors(t *testing.T) {
@@ -78,7 +127,7 @@ func TestCheckpointLocationErrors(t *testing.T) {
 	}{
 		{[]string{"--flink-checkpoints", "orders=gs://ckpt/flink"}, "bad --flink-checkpoints orders=gs://ckpt/flink: txnscope reads checkpoints from a local path, file:// or s3://"},
 		{[]string{"--flink-checkpoints", "orders=s3://"}, "names no bucket"},
-		{[]string{"--flink-checkpoints", "orders=/tmp/x", "--s3-endpoint", "http://127.0.0.1:1"}, "--s3-endpoint, --s3-path-style and --s3-region are for s3:// checkpoint locations"},
+		{[]string{"--flink-checkpoints", "orders=/tmp/x", "--s3-endpoint", "http://127.0.0.1:1"}, "--s3-endpoint, --s3-path-style and --s3-region are for s3:// checkpoints"},
 	} {
 		code, _, errs := runArgs(t, append([]string{"snapshot", "-b", "127.0.0.1:1"}, c.args...)...)
 		if first, _, _ := strings.Cut(errs, "\n"); code != 2 || !strings.Contains(first, c.want) {

@@ -466,6 +466,8 @@ type Sources struct {
 	Clients  []*Client
 	Prefixes map[string]string          // Flink job name or id → prefix
 	Retained map[string]ckptstore.Store // prefix → its job's checkpoint location
+	// S3 reads the s3:// checkpoints a JobManager or History Server names.
+	S3 ckptstore.S3Options
 }
 
 // Read reads every JobManager (each within timeout) and every retained
@@ -476,6 +478,7 @@ func Read(ctx context.Context, src Sources, timeout time.Duration) *model.FlinkV
 	for _, c := range src.Clients {
 		v.Sources = append(v.Sources, c.shown)
 	}
+	v.External = readExternal(ctx, src, jobs, timeout)
 	for prefix, st := range src.Retained {
 		if v.Retained == nil {
 			v.Retained = map[string]model.RetainedDir{}

@@ -212,7 +212,7 @@ func (rd *reading) checkpoint(path, name string, n int64) (*model.RetainedCheckp
 	}
 	var cs []model.Committable
 	for _, c := range commits {
-		if flinkIDOf(c.ID, rd.prefix) {
+		if rd.prefix == "" || flinkIDOf(c.ID, rd.prefix) {
 			cs = append(cs, c.Committable)
 		}
 	}

@@ -11,11 +11,12 @@ import (
 
 // FakeJob is one job as a FakeJobManager lists it: Latest is its latest
 // completed checkpoint (0: none), triggered at TriggerMs and acknowledged at
-// AckMs (Unix ms).
+// AckMs (Unix ms), retained at Path (its external path; "" none).
 type FakeJob struct {
 	ID, Name, State          string
 	StartMs                  int64
 	Latest, TriggerMs, AckMs int64
+	Path                     string
 }
 
 // FakeJobManager answers as a Flink JobManager's REST API on 127.0.0.1, in
@@ -74,7 +75,7 @@ func NewFakeJobManager(t testing.TB, script func(read int) (jobs []FakeJob, stat
 		case "checkpoints":
 			doc := map[string]any{"counts": map[string]any{"completed": j.Latest}, "latest": map[string]any{"completed": nil}, "history": []any{}}
 			if j.Latest > 0 {
-				cp := map[string]any{"id": j.Latest, "status": "COMPLETED", "trigger_timestamp": j.TriggerMs, "latest_ack_timestamp": j.AckMs}
+				cp := map[string]any{"id": j.Latest, "status": "COMPLETED", "trigger_timestamp": j.TriggerMs, "latest_ack_timestamp": j.AckMs, "external_path": j.Path}
 				doc["latest"], doc["history"] = map[string]any{"completed": cp}, []any{cp}
 			}
 			json.NewEncoder(w).Encode(doc)
