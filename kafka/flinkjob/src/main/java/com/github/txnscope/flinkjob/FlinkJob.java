@@ -54,6 +54,10 @@ public final class FlinkJob {
             "                               refuses one prefix twice in one TaskManager, and a fence there",
             "                               fails the TaskManager and so every job of this JVM)",
             "  --rest-port N                Flink's REST API port (default 0: any free port, printed)",
+            "  --archive-dir DIR            archive every job that ends for good there, for a History Server",
+            "                               (jobmanager.archive.fs.dir)",
+            "  --history-server DIR         run Flink's History Server instead, on the archives in DIR, its",
+            "                               REST API on --rest-port (required): no cluster, no --bootstrap",
             "  --s3-endpoint URL            an S3-compatible store for s3:// checkpoints (path-style;",
             "                               keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
             "  --log-file PATH              Flink's and Kafka's log (INFO) goes there (or $FLINKJOB_LOG);",
@@ -63,6 +67,7 @@ public final class FlinkJob {
             "One line per event on stdout, JOB being the job's prefix, or PREFIX#K for the K-th (from 2)",
             "job on a prefix another job already uses:",
             "  flink VERSION rest=PORT                     the cluster is up",
+            "  historyserver rest=PORT                     the History Server is up",
             "  restore JOB PATH                            the job will start from this checkpoint",
             "  started JOB JOBID rest=PORT                 the job was submitted",
             "  status JOB STATE                            the job's state changed (RUNNING, RESTARTING, ...)",
@@ -146,6 +151,8 @@ public final class FlinkJob {
         int restPort;
         String logFile = System.getenv("FLINKJOB_LOG");
         String s3Endpoint;
+        String archiveDir;
+        String historyServer;
         boolean exitOnStdinEof;
         final List<JobSpec> jobs = new ArrayList<>();
     }
@@ -204,6 +211,8 @@ public final class FlinkJob {
                     case "rest-port": o.restPort = Integer.parseInt(v); break;
                     case "log-file": o.logFile = v; break;
                     case "s3-endpoint": o.s3Endpoint = v; break;
+                    case "archive-dir": o.archiveDir = v; break;
+                    case "history-server": o.historyServer = v; break;
                     case "job": specs.add(v); break;
                     case "jobs": copies = positiveInt(key, v); break;
                     default:
@@ -239,6 +248,12 @@ public final class FlinkJob {
             }
         } else if (copies > 0) {
             throw new UsageException("--jobs and --job exclude each other");
+        }
+        if (o.historyServer != null) {
+            if (o.restPort <= 0) {
+                throw new UsageException("--history-server needs --rest-port");
+            }
+            return o;
         }
         if (o.bootstrap == null) {
             throw new UsageException("--bootstrap is required");
@@ -351,6 +366,10 @@ public final class FlinkJob {
             haltOnStdinEof();
         }
         try {
+            if (o.historyServer != null) {
+                Runner.historyServer(o);
+                return;
+            }
             Runner.run(o);
         } catch (UsageException e) {
             System.err.println("flinkjob: " + e.getMessage());

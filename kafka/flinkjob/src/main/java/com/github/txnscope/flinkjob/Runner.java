@@ -36,6 +36,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.runtime.webmonitor.history.HistoryServer;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -96,6 +97,9 @@ final class Runner {
             cluster.put("s3.secret-key", System.getenv("AWS_SECRET_ACCESS_KEY"));
             cluster.put("fs.s3a.connection.ssl.enabled", "false");
         }
+        if (o.archiveDir != null) {
+            cluster.put("jobmanager.archive.fs.dir", Paths.get(o.archiveDir).toAbsolutePath().toUri().toString());
+        }
         // The file systems (s3:// above all) take their settings from here, as a cluster's do from
         // its configuration file.
         FileSystem.initialize(Configuration.fromMap(cluster), null);
@@ -144,6 +148,23 @@ final class Runner {
         // Every job reached a terminal state (it failed for good or was cancelled).
         boolean failed = ws.stream().anyMatch(w -> !"FINISHED".equals(w.state) && !"CANCELED".equals(w.state));
         System.exit(failed ? 1 : 0);
+    }
+
+    /** Runs Flink's History Server on the archives in o.historyServer until the JVM is stopped. */
+    static void historyServer(Options o) throws Exception {
+        Map<String, String> c = new HashMap<>();
+        c.put("historyserver.archive.fs.dir", Paths.get(o.historyServer).toAbsolutePath().toUri().toString());
+        c.put("historyserver.archive.fs.refresh-interval", "500 ms");
+        c.put("historyserver.web.address", "127.0.0.1");
+        c.put("historyserver.web.port", Integer.toString(o.restPort));
+        c.put("historyserver.web.tmpdir", Files.createTempDirectory("flinkjob-historyserver").toString());
+        Configuration conf = Configuration.fromMap(c);
+        FileSystem.initialize(conf, null);
+        HistoryServer hs = new HistoryServer(conf);
+        Thread t = new Thread(hs::run, "historyserver");
+        t.start();
+        event("historyserver rest=" + o.restPort);
+        t.join();
     }
 
     /**
