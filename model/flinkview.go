@@ -84,6 +84,9 @@ type RetainedDir struct {
 	Jobs     []RetainedJob
 	Problems []string
 	Err      string
+	// FromFlink: Flink named it, as where the job's latest completed
+	// checkpoint is; one that holds none contradicts Flink.
+	FromFlink bool
 }
 
 // RetainedJob is one job's checkpoint directory: its completed checkpoints

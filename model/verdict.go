@@ -153,6 +153,7 @@ func (v *FlinkView) Facts(prefix string) CheckpointFacts {
 	} else if r, ok := v.External[flinkJobID(f.Flink)]; ok && f.NoFlink == "" {
 		// The ended job's own checkpoints, where Flink says they are.
 		r = r.Only(prefix)
+		r.FromFlink = true
 		f.Retained = &r
 	}
 	return f
@@ -456,6 +457,9 @@ func (j Job) byDir(o openTxn, f CheckpointFacts) judged {
 		return why
 	}
 	out := j.inDir(o, *d, flinkJobID)
+	if r.FromFlink && out.kind == VerdictUnknown {
+		out.veto = true
+	}
 	out.dir = d.Dir
 	return out
 }
@@ -486,7 +490,9 @@ func (r *RetainedDir) choose(o openTxn, flinkJobID, prefix string) (*RetainedJob
 	case len(r.Jobs) == 1:
 		return &r.Jobs[0], judged{}
 	case len(r.Jobs) == 0:
-		return nil, unknown(false, "%s holds no completed checkpoint (chk-N/_metadata, or <job id>/chk-N/_metadata)", r.Dir)
+		// Where Flink says its latest completed checkpoint is, none: Flink's
+		// word is worth no more than the checkpoint.
+		return nil, unknown(r.FromFlink, "%s holds no completed checkpoint (chk-N/_metadata, or <job id>/chk-N/_metadata)", r.Dir)
 	}
 	return nil, unknown(true, "%s holds the checkpoints of several jobs (%s) and none holds its committable: which is this job's is not known; give the job's own directory (--flink-checkpoints %s=%s)",
 		r.Dir, strings.Join(dirs, ", "), prefix, dirs[0])

@@ -208,3 +208,37 @@ func TestVerdictsExact(t *testing.T) {
 		})
 	}
 }
+
+// An ended job's checkpoint where Flink says it is: its committables make
+// the verdict exact; none there contradicts Flink, and the verdict is
+// unknown, never Flink's inference alone.
+func TestVerdictsFromFlinksExternalPath(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	tx := Txn{ID: "p-0-13", State: Ongoing, ProducerID: 7, TimeoutMs: 600000, Described: true}
+	tx.SetStart(now.Add(-8 * time.Second))
+	s := &Snapshot{TakenAt: now, Txns: []Txn{{ID: "p-0-12", State: CompleteCommit, Described: true}, tx}}
+	s.Sort()
+	j := Jobs(s, nil, now)[0]
+	fj := FlinkJob{Source: "http://hs:8082", ID: "j1", Name: "job p", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(),
+		Latest: &FlinkCheckpoint{ID: 13, Status: "COMPLETED", AckMs: now.Add(-time.Second).UnixMilli(), Path: "s3://ckpt/f/j1/chk-13"}}
+	for _, c := range []struct {
+		name     string
+		external RetainedDir
+		kind     VerdictKind
+		exact    bool
+		because  string
+	}{
+		{"holds its committable", RetainedDir{Dir: "s3://ckpt/f/j1", Jobs: []RetainedJob{{Dir: "s3://ckpt/f/j1", Checkpoints: []RetainedCheckpoint{{N: 13, Committables: []Committable{cm("p-0-13", 7, 0), cm("q-0-13", 9, 0)}}}}}},
+			Checkpointed, true, "chk-13: p-0-13 pid 7 epoch 0 (s3://ckpt/f/j1/chk-13/_metadata)"},
+		{"holds nothing", RetainedDir{Dir: "s3://ckpt/f/j1"}, VerdictUnknown, false, "s3://ckpt/f/j1 holds no completed checkpoint"},
+		{"cannot be read", RetainedDir{Dir: "s3://ckpt/f/j1/chk-13", Err: "AccessDenied: Access Denied"}, VerdictUnknown, false, "could not be read: AccessDenied"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := &FlinkView{Jobs: []FlinkJob{fj}, Sources: []string{fj.Source}, External: map[string]RetainedDir{"j1": c.external}}
+			vs := j.Verdicts(v.Facts("p"))
+			if len(vs) != 1 || vs[0].Kind != c.kind || vs[0].Exact != c.exact || !strings.Contains(vs[0].Evidence, c.because) {
+				t.Errorf("%+v; want %s exact %v, %q", vs, c.kind, c.exact, c.because)
+			}
+		})
+	}
+}

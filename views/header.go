@@ -343,5 +343,11 @@ func retainedNotes(v *model.FlinkView) []string {
 			out = append(out, fmt.Sprintf("--flink-checkpoints %s: %d entries of %s cannot be read or understood", prefix, n, r.Dir))
 		}
 	}
+	// An ended job's own checkpoint, where Flink says it is.
+	for _, id := range slices.Sorted(maps.Keys(v.External)) {
+		if r := v.External[id]; r.Err != "" {
+			out = append(out, fmt.Sprintf("Flink job %s's checkpoint %s: %s", id, r.Dir, r.Err))
+		}
+	}
 	return out
 }

@@ -135,3 +135,28 @@ func TestCheckpointLocationErrors(t *testing.T) {
 		}
 	}
 }
+
+// A History Server that names a checkpoint path full of escape sequences
+// gets them written out, on every output: never a terminal's command.
+func TestHostileExternalPath(t *testing.T) {
+	_, bootstrap := kafkatest.NewCluster(t)
+	defer kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute).Close()
+	s3 := testutil.NewS3(t, "ckpt")
+	now := time.Now()
+	hs := testutil.NewFakeJobManager(t, func(int) ([]testutil.FakeJob, int) {
+		return []testutil.FakeJob{{ID: "cccccccccccccccccccccccccccccccc", Name: "orders", State: "FAILED", StartMs: now.Add(-time.Hour).UnixMilli(), Latest: 4,
+			AckMs: now.Add(time.Second).UnixMilli(), Path: "s3://ckpt/\x1b]0;pwned\x07\x1b[2J/chk-4"}}, http.StatusOK
+	})
+	for _, args := range [][]string{
+		{"resolve", "--job", "orders", "--yes", "--audit-log", filepath.Join(t.TempDir(), "audit.log")},
+		{"snapshot"},
+	} {
+		code, out, errs := runArgs(t, append(args, "-b", strings.Join(bootstrap, ","), "--flink", hs.URL, "--s3-endpoint", s3.URL, "--s3-path-style")...)
+		if strings.ContainsAny(out+errs, "\x1b\x07") {
+			t.Errorf("%s: exit %d, raw escapes in\n%q\n%q", args[0], code, out, errs)
+		}
+		if args[0] == "resolve" && (code == 0 || !strings.Contains(out+errs, `\x1b`)) {
+			t.Errorf("resolve: exit %d, stderr %q: want refused, the path written out", code, errs)
+		}
+	}
+}
