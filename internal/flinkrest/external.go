@@ -1,11 +1,13 @@
 package flinkrest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,14 +25,27 @@ import (
 
 var externalChk = regexp.MustCompile(`^(.+)/chk-\d+/?$`)
 
+// maxExternal bounds the ended jobs whose checkpoints one read follows.
+const maxExternal = 20
+
 // readExternal reads, for each ended job that names the external path of
 // its latest completed checkpoint, that job's checkpoint directory, by
 // Flink job id; what could not be read says why.
 func readExternal(ctx context.Context, src Sources, jobs []model.FlinkJob, timeout time.Duration) map[string]model.RetainedDir {
-	var out map[string]model.RetainedDir
+	var ended []model.FlinkJob
 	for _, j := range jobs {
-		if !model.FlinkEnded(j.State) || j.Latest == nil || j.Latest.Path == "" {
-			continue
+		if model.FlinkEnded(j.State) && j.Latest != nil && j.Latest.Path != "" {
+			ended = append(ended, j)
+		}
+	}
+	// A History Server keeps every archived run: the newest are the ones a
+	// prefix's job is matched to (model.MatchFlink), and each read costs a
+	// listing and a few objects.
+	slices.SortFunc(ended, func(a, b model.FlinkJob) int { return cmp.Compare(b.StartMs, a.StartMs) })
+	var out map[string]model.RetainedDir
+	for i, j := range ended {
+		if i == maxExternal {
+			break
 		}
 		if out == nil {
 			out = map[string]model.RetainedDir{}

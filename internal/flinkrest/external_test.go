@@ -2,10 +2,13 @@ package flinkrest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txnscope/txnscope/internal/ckptstore"
+	"github.com/txnscope/txnscope/model"
 )
 
 // The external path a JobManager names leads to the job's directory; a
@@ -31,6 +34,27 @@ func TestExternalStore(t *testing.T) {
 			t.Errorf("%s from %s: %v", c.path, c.jm, err)
 		case c.err == "" && st.Root() != c.root:
 			t.Errorf("%s from %s: root %s, want %s", c.path, c.jm, st.Root(), c.root)
+		}
+	}
+}
+
+// A History Server lists every archived run: the checkpoints of the newest
+// ended ones only are followed, never of a running job.
+func TestReadExternalBounded(t *testing.T) {
+	var jobs []model.FlinkJob
+	for i := range 25 {
+		jobs = append(jobs, model.FlinkJob{Source: "http://127.0.0.1:8082", ID: fmt.Sprintf("%032d", i), State: "FAILED", StartMs: int64(i),
+			Latest: &model.FlinkCheckpoint{ID: 3, Status: "COMPLETED", Path: fmt.Sprintf("%s/%d/chk-3", t.TempDir(), i)}})
+	}
+	jobs = append(jobs, model.FlinkJob{Source: "http://127.0.0.1:8082", ID: "running", State: "RUNNING", StartMs: 99,
+		Latest: &model.FlinkCheckpoint{ID: 3, Path: t.TempDir() + "/r/chk-3"}})
+	got := readExternal(context.Background(), Sources{}, jobs, time.Second)
+	if len(got) != maxExternal {
+		t.Fatalf("%d read, want %d", len(got), maxExternal)
+	}
+	for i := range 25 {
+		if _, ok := got[fmt.Sprintf("%032d", i)]; ok != (i >= 25-maxExternal) {
+			t.Errorf("job %d read: %v", i, ok)
 		}
 	}
 }
