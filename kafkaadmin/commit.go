@@ -17,10 +17,10 @@ import (
 // that say the coordinator did nothing are retried, each after a re-read.
 const maxCommitAttempts = 10
 
-// commit sends EndTxn(commit) with the producer id and epoch of the
-// transaction's committable (the transaction's own, when the verdict rests
-// on Flink's statistics or the operator's word) to its coordinator: the request Flink's committer would have sent
-// had it lived. Before every request the transaction is re-read and must
+// commit sends EndTxn(commit) to the transaction's coordinator with the
+// producer id and epoch of its committable (the transaction's own, when the
+// verdict rests on Flink's statistics or the operator's word): the request
+// Flink's committer would have sent had it lived. Before every request the transaction is re-read and must
 // still be the very one confirmed (model.SameTransaction), and the checkpoint
 // evidence is read afresh and must still say checkpointed
 // (model.CheckCommitEvidence), so that no commit rests on one old answer.
