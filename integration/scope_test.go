@@ -156,6 +156,21 @@ func topicOn(ctx context.Context, t *testing.T, adm *kadm.Client) model.TopicPar
 		defer cancel()
 		_, _ = adm.DeleteTopic(ctx, topic)
 	})
+	// A loaded broker may answer a produce before it serves the new partition
+	// (UNKNOWN_TOPIC_OR_PARTITION, seen in CI): wait until it has a leader.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ts, err := adm.ListTopics(ctx, topic)
+		if err == nil {
+			if d, ok := ts[topic]; ok && d.Err == nil && len(d.Partitions) == 1 && d.Partitions[0].Err == nil && d.Partitions[0].Leader >= 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("CreateTopic(%s): no leader after 15 s (%v)", topic, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	return model.TopicPartition{Topic: topic, Partition: 0}
 }
 
