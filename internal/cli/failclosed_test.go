@@ -115,17 +115,7 @@ func TestCommitRefusedOnce(t *testing.T) {
 // what txnscope cannot know: when its producer last wrote, and that a live
 // producer's own abort will not undo it.
 func TestUnverifiedCommitOfAForeignID(t *testing.T) {
-	_, bootstrap := kafkatest.NewCluster(t)
-	defer kafkatest.OpenTxn(t, bootstrap, "payments-tx", "orders", 10*time.Minute).Close()
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	s, err := cl.Refresh(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, s := openTxns(t, "payments-tx")
 	a, err := model.Reading{Snap: s, Now: time.Now()}.PlanCommit("payments-tx", true, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -189,20 +179,8 @@ func TestResolveFailsClosed(t *testing.T) {
 		}, `"chk-4" holds a _metadata that is a directory`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, bootstrap := kafkatest.NewCluster(t)
-			p := kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute)
-			defer p.Close()
-			cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
-			s, err := cl.Refresh(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tx, _ := s.Txn("orders-0-4")
-			flags := c.stage(t, t.TempDir(), model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch})
+			bootstrap, cl, s := openTxns(t, "orders-0-4")
+			flags := c.stage(t, t.TempDir(), committableOf(s, "orders-0-4"))
 			args := append([]string{"resolve", "-b", strings.Join(bootstrap, ","), "--job", "orders", "--yes", "-o", "json", "--audit-log", filepath.Join(t.TempDir(), "audit.log")}, flags...)
 			code, out, errs := runArgs(t, args...)
 			var doc resolveJSON
@@ -228,6 +206,34 @@ func TestResolveFailsClosed(t *testing.T) {
 	}
 }
 
+// openTxns opens a transaction on a fresh kfake cluster for each id (topic
+// orders), and returns the cluster, a client of it and a snapshot taken
+// once they are open.
+func openTxns(t *testing.T, ids ...string) ([]string, *kafkaadmin.Client, *model.Snapshot) {
+	t.Helper()
+	_, bootstrap := kafkatest.NewCluster(t)
+	for _, id := range ids {
+		p := kafkatest.OpenTxn(t, bootstrap, id, "orders", 10*time.Minute)
+		t.Cleanup(p.Close)
+	}
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	s, err := cl.Refresh(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bootstrap, cl, s
+}
+
+// committableOf is the committable of id's open transaction in s.
+func committableOf(s *model.Snapshot, id string) model.Committable {
+	tx, _ := s.Txn(id)
+	return model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+}
+
 func writeMetadata(t *testing.T, dir string, n int64, cs ...model.Committable) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -241,19 +247,8 @@ func writeMetadata(t *testing.T, dir string, n int64, cs ...model.Committable) {
 // commit -o json names what the commit rested on: the verdict read just
 // before the request, the checkpoint directory and the committable in it.
 func TestCommitJSONNamesWhatItRestsOn(t *testing.T) {
-	_, bootstrap := kafkatest.NewCluster(t)
-	defer kafkatest.OpenTxn(t, bootstrap, "orders-0-4", "orders", 10*time.Minute).Close()
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	s, err := cl.Refresh(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, _ := s.Txn("orders-0-4")
-	mine := model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+	bootstrap, _, s := openTxns(t, "orders-0-4")
+	mine := committableOf(s, "orders-0-4")
 	dir := filepath.Join(t.TempDir(), "0123456789abcdef0123456789abcdef")
 	writeMetadata(t, filepath.Join(dir, "chk-4"), 4, mine)
 	code, out, errs := runArgs(t, "commit", "-b", strings.Join(bootstrap, ","), "--transactional-id", "orders-0-4", "--flink-checkpoints", "orders="+dir,
@@ -263,7 +258,7 @@ func TestCommitJSONNamesWhatItRestsOn(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errs, err)
 	}
 	if doc.Verdict != "checkpointed" || doc.CompletedIn != 4 || doc.RestsOn == nil || doc.RestsOn.CheckpointDir == nil || *doc.RestsOn.CheckpointDir != dir ||
-		doc.RestsOn.Committable == nil || doc.RestsOn.Committable.ProducerID != tx.ProducerID || doc.RestsOn.FlinkJob != nil {
+		doc.RestsOn.Committable == nil || doc.RestsOn.Committable.ProducerID != mine.ProducerID || doc.RestsOn.FlinkJob != nil {
 		t.Errorf("%s", out)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
-	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
 )
 
@@ -19,22 +18,10 @@ import (
 // and epoch, and aborts the transaction whose checkpoint never completed.
 func TestResolveFromS3(t *testing.T) {
 	const job = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	_, bootstrap := kafkatest.NewCluster(t)
-	for _, id := range []string{"orders-0-4", "orders-1-5"} {
-		defer kafkatest.OpenTxn(t, bootstrap, id, "orders", 10*time.Minute).Close()
-	}
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	s, err := cl.Refresh(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, _ := s.Txn("orders-0-4")
+	bootstrap, cl, s := openTxns(t, "orders-0-4", "orders-1-5")
+	mine := committableOf(s, "orders-0-4")
 	s3 := testutil.NewS3(t, "ckpt")
-	s3.Put("flink/"+job+"/chk-4/_metadata", testutil.FlinkMetadata(4, model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}))
+	s3.Put("flink/"+job+"/chk-4/_metadata", testutil.FlinkMetadata(4, mine))
 	s3.Put("flink/"+job+"/chk-5/", nil) // triggered, never completed
 
 	code, out, errs := runArgs(t, "resolve", "-b", strings.Join(bootstrap, ","), "--job", "orders", "--yes", "-o", "json",
@@ -48,7 +35,7 @@ func TestResolveFromS3(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: %s", code, errs, out)
 	}
 	want := map[string]struct{ action, evidence string }{
-		"orders-0-4": {"commit", "chk-4: " + (model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}).String() + ", pre-committed for checkpoint 4 (s3://ckpt/flink/" + job + "/chk-4/_metadata)"},
+		"orders-0-4": {"commit", "chk-4: " + mine.String() + ", pre-committed for checkpoint 4 (s3://ckpt/flink/" + job + "/chk-4/_metadata)"},
 		"orders-1-5": {"force-terminate", "the newest completed checkpoint in s3://ckpt/flink/" + job + " is chk-4, before its own (5)"},
 	}
 	for _, st := range doc.Steps {
@@ -75,21 +62,8 @@ func TestResolveFromS3(t *testing.T) {
 // in S3: resolve reads the committables there, with no --flink-checkpoints.
 func TestResolveFromTheHistoryServer(t *testing.T) {
 	const job = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-	_, bootstrap := kafkatest.NewCluster(t)
-	for _, id := range []string{"orders-0-4", "orders-1-5"} {
-		defer kafkatest.OpenTxn(t, bootstrap, id, "orders", 10*time.Minute).Close()
-	}
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	s, err := cl.Refresh(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, _ := s.Txn("orders-0-4")
-	mine := model.Committable{ID: tx.ID, ProducerID: tx.ProducerID, Epoch: tx.ProducerEpoch}
+	bootstrap, _, s := openTxns(t, "orders-0-4", "orders-1-5")
+	mine := committableOf(s, "orders-0-4")
 	s3 := testutil.NewS3(t, "ckpt")
 	s3.Put("flink/"+job+"/chk-4/_metadata", testutil.FlinkMetadata(4, mine, model.Committable{ID: "other-0-4", ProducerID: 1}))
 	now := time.Now()
