@@ -191,12 +191,52 @@ func (c *c3) coordinator(ctx context.Context, id string) (int32, error) {
 // scopeClient is a kafkaadmin client on all three nodes, as txnscope -b a,b,c makes it.
 func (c *c3) scopeClient(follow bool, timeout time.Duration) *kafkaadmin.Client {
 	c.t.Helper()
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: timeout, FollowLog: follow})
+	cl, _ := c.tracedClient(follow, timeout)
+	return cl
+}
+
+// tracedClient is scopeClient, and the record of every request it writes: a poll that took too
+// long names what it sent the hung node, and when.
+func (c *c3) tracedClient(follow bool, timeout time.Duration) (*kafkaadmin.Client, *sentLog) {
+	c.t.Helper()
+	sent := &sentLog{}
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: timeout, FollowLog: follow, Hooks: []kgo.Hook{sent}})
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(cl.Close)
-	return cl
+	return cl, sent
+}
+
+// sentLog records each request a client writes: when, to which node, which API.
+type sentLog struct {
+	mu   sync.Mutex
+	sent []sentReq
+}
+
+type sentReq struct {
+	at   time.Time
+	node int32
+	key  int16
+}
+
+func (l *sentLog) OnBrokerWrite(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, _ error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, sentReq{time.Now(), meta.NodeID, key})
+}
+
+// to lists what was written to node within [from, to], each as its offset from from.
+func (l *sentLog) to(node int32, from, to time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.sent {
+		if r.node == node && !r.at.Before(from) && !r.at.After(to) {
+			out = append(out, fmt.Sprintf("+%.2fs %s", r.at.Sub(from).Seconds(), kmsg.NameForKey(r.key)))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // ---- transactional producers that keep going through the outages ------------------------------

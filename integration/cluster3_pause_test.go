@@ -17,7 +17,7 @@ import (
 // TestCluster3PausedBroker: the node that coordinates an open transaction hangs (SIGSTOP: its
 // sockets accept, nothing answers) for 20 s while producers commit and txnscope polls as the TUI
 // does, with a 3 s timeout, once with the log followed and once by polls alone. Every poll
-// returns within twice the timeout (it waits the hung node out once); while the node hangs, a poll fails or says what it
+// returns within 1.5× the timeout (it waits the hung node out once); while the node hangs, a poll fails or says what it
 // could not read (the note of coordinators that did not list their ids, rows shown as last
 // known, partitions it could not read, or the node gone from the metadata once the controller
 // fenced it), never an outcome for the open transaction and never a hanging partition; after
@@ -52,8 +52,11 @@ func TestCluster3PausedBroker(t *testing.T) {
 	for _, p := range producers {
 		ids = append(ids, p.id)
 	}
-	logged := newC3Poller("log followed", c.scopeClient(true, timeout), ids...)
-	polled := newC3Poller("polls only", c.scopeClient(false, timeout), ids...)
+	loggedClient, loggedSent := c.tracedClient(true, timeout)
+	polledClient, polledSent := c.tracedClient(false, timeout)
+	logged := newC3Poller("log followed", loggedClient, ids...)
+	polled := newC3Poller("polls only", polledClient, ids...)
+	sentBy := map[*c3Poller]*sentLog{logged: loggedSent, polled: polledSent}
 	w := c.watch(ctx, timeout)
 	waitLive(ctx, t, logged)
 	polled.poll(ctx, time.Minute)
@@ -129,8 +132,9 @@ func TestCluster3PausedBroker(t *testing.T) {
 	}
 
 	// A poll waits out the hung node once (kafkaadmin silentbrokers.go), not once per step that asks it
-	// (about 3× the timeout before): above twice the timeout is a failure.
-	const bound = 2 * timeout
+	// (about 3× the timeout before): above 1.5× the timeout is a failure (a second wait is 2×: a connect to the hung node that
+	// timed out, its accept queue full, was once taken for a broker down and asked again).
+	const bound = 3 * timeout / 2
 	hung := c.env.Node(t, node)
 	for _, p := range []*c3Poller{logged, polled} {
 		var longest time.Duration
@@ -139,7 +143,8 @@ func TestCluster3PausedBroker(t *testing.T) {
 			took := r.end.Sub(r.at)
 			longest = max(longest, took)
 			if took > bound {
-				t.Errorf("%s: the poll at %s took %s (timeout %s): %s", p.name, c.since(r.at), took.Round(10*time.Millisecond), timeout, r.what())
+				t.Errorf("%s: the poll at %s took %s (timeout %s): %s; sent node %d: %s", p.name, c.since(r.at), took.Round(10*time.Millisecond),
+					timeout, r.what(), node, sentBy[p].to(node, r.at, r.end))
 			}
 			if r.err != nil && r.at.After(paused) && r.end.Before(resumed.Add(time.Second)) &&
 				!strings.Contains(r.err.Error(), fmt.Sprintf("broker %d", node)) && !strings.Contains(r.err.Error(), hung.Addr) {

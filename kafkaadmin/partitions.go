@@ -240,11 +240,13 @@ func (c *Client) offsets(ctx context.Context, leader int32, tps []tp, isolation 
 	noteSilentShards(parent, ctx, shards)
 	var moved []tp
 	for _, sh := range shards {
-		if sh.Err != nil && leader >= 0 && dialFailed(sh.Err) && parent.Err() == nil {
+		if sh.Err != nil && leader >= 0 && dialRefused(sh.Err) && ctx.Err() == nil {
 			// The leader is down (a restart): kgo finds the partitions'
 			// leaders now, and retries. Not after any other error: a
-			// connection cut because a request on it timed out is a
-			// broker that hangs, and would be waited out again.
+			// connection cut because a request on it timed out, or a
+			// connect that timed out (a hung broker's accept queue is
+			// full), is a broker that hangs, and would be waited out
+			// again (TestCluster3PausedBroker).
 			return c.offsets(parent, -1, tps, isolation, what, errs)
 		}
 		if sh.Err != nil {
@@ -290,4 +292,11 @@ func unanswered[V any](tps []tp, got map[tp]V, errs *partErrs, offsets bool, wha
 func dialFailed(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// dialRefused is dialFailed at once: nothing listens (refused, reset), not
+// a connect that ran out of time.
+func dialRefused(err error) bool {
+	var op *net.OpError
+	return dialFailed(err) && !(errors.As(err, &op) && op.Timeout()) && !errors.Is(err, context.DeadlineExceeded)
 }
