@@ -54,6 +54,12 @@ type BrokerOptions struct {
 	// OAuthBearer enables OAUTHBEARER on the SASL_SSL listener with Kafka's default, unsecured
 	// validator: it accepts any unsigned JWT ("alg":"none") and takes the principal from "sub".
 	OAuthBearer bool
+	// OAuthJWKS adds a SASL_PLAINTEXT listener (OAuthBootstrap) whose OAUTHBEARER tokens Kafka's
+	// own validator (OAuthBearerValidatorCallbackHandler) checks against this JWKS URL: signed
+	// JWTs from a real OAuth 2 server. OAuthReauth sets its connections.max.reauth.ms.
+	OAuthJWKS   string
+	OAuthIssuer string // the "iss" the listener expects (Kafka 4.4 requires one)
+	OAuthReauth time.Duration
 
 	// Authorizer turns on org.apache.kafka.metadata.authorizer.StandardAuthorizer. The
 	// PLAINTEXT and CONTROLLER listeners are anonymous, so User:ANONYMOUS is always a super
@@ -91,6 +97,8 @@ type Broker struct {
 	// NamedBootstrap is an SSL listener whose certificate names only NamedHost, not the
 	// address dialled: reachable only with the right server name (with Secure).
 	NamedBootstrap string
+	// OAuthBootstrap is the OAUTHBEARER listener validating signed tokens (with OAuthJWKS).
+	OAuthBootstrap string
 	// Certs are the CA and the server and client certificates (with Secure).
 	Certs kafkatest.Certs
 	// Named is the CA and certificate of NamedBootstrap.
@@ -101,7 +109,8 @@ type Broker struct {
 	Config string
 
 	libs, dir string
-	ctrl      *Broker // the controller's JVM, with SeparateController
+	jvmProps  []string // -D flags
+	ctrl      *Broker  // the controller's JVM, with SeparateController
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -117,7 +126,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	if _, err := exec.LookPath("java"); err != nil {
 		missing(t, "java is not on PATH: the private brokers need Java 17+")
 	}
-	b := &Broker{libs: libs, dir: t.TempDir()}
+	b := &Broker{libs: libs, dir: t.TempDir(), jvmProps: o.jvmProps()}
 	b.LogFile = filepath.Join(b.dir, "broker.log")
 	b.Config = filepath.Join(b.dir, "server.properties")
 	if o.Secure {
@@ -140,7 +149,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	start := time.Now()
 	// A port found free can be taken before the broker binds it: then start over on new ports.
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(6)
+		ports, err := freePorts(7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +180,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 			_ = os.Rename(b.LogFile, b.LogFile+fmt.Sprintf(".attempt%d", attempt))
 			continue
 		}
-		t.Fatalf("private broker at %s: %v (the end of its log follows)", b.Bootstrap, err)
+		t.Fatalf("private broker at %s: %v%s (the end of its log follows)", b.Bootstrap, err, b.firstError())
 	}
 }
 
@@ -267,11 +276,11 @@ func (b *Broker) launch() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("java", "-Xms256m", "-Xmx512m",
+	args := append([]string{"-Xms256m", "-Xmx512m",
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
 		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
-		"-Dlog4j2.configurationFile="+filepath.Join(b.dir, "log4j2.properties"),
-		"-cp", filepath.Join(b.libs, "*"), "kafka.Kafka", b.Config)
+		"-Dlog4j2.configurationFile=" + filepath.Join(b.dir, "log4j2.properties")}, b.jvmProps...)
+	cmd := exec.Command("java", append(args, "-cp", filepath.Join(b.libs, "*"), "kafka.Kafka", b.Config)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = brokerProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -417,6 +426,19 @@ func (b *Broker) logTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// firstError is the log's first ERROR line, which the shutdown after it pushes out of the tail.
+func (b *Broker) firstError() string {
+	data, _ := os.ReadFile(b.LogFile)
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "] ERROR ") {
+			// The exception's message is on the next line.
+			return ": " + strings.Join(lines[i:min(i+2, len(lines))], " ")
+		}
+	}
+	return ""
 }
 
 // freePorts picks ports below Linux's ephemeral range (32768+), as kafka-up does, so that while a

@@ -29,6 +29,12 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 		}
 		protocols += ",SASL_SSL:SASL_SSL,MTLS:SSL,TLS:SSL,NAMED:SSL"
 	}
+	if o.OAuthJWKS != "" {
+		b.OAuthBootstrap = addr(6)
+		listeners = append(listeners, "OAUTH://"+b.OAuthBootstrap)
+		advertised = append(advertised, "OAUTH://"+b.OAuthBootstrap)
+		protocols += ",OAUTH:SASL_PLAINTEXT"
+	}
 	lines := []string{
 		"# written by integration.StartBroker",
 		"process.roles=broker,controller",
@@ -64,6 +70,9 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 			"super.users="+strings.Join(supers, ";"),
 			"allow.everyone.if.no.acl.found=false")
+	}
+	if o.OAuthJWKS != "" {
+		lines = append(lines, oauthProperties(o)...)
 	}
 	lines = append(lines, o.Props...)
 	return strings.Join(lines, "\n") + "\n"
@@ -101,4 +110,33 @@ func secureProperties(c kafkatest.Certs, named NamedCert, o BrokerOptions) []str
 			"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";")
 	}
 	return append(lines, "listener.name.sasl_ssl.sasl.enabled.mechanisms="+strings.Join(mechs, ","))
+}
+
+// oauthProperties validates the OAUTH listener's tokens as a production broker does: signatures
+// against the provider's JWKS, with Kafka's own validator.
+func oauthProperties(o BrokerOptions) []string {
+	const pre = "listener.name.oauth.oauthbearer."
+	lines := []string{
+		"listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER",
+		pre + "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+		pre + "sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		pre + "sasl.oauthbearer.jwks.endpoint.url=" + o.OAuthJWKS,
+		// Kafka 4.4 wants the audience checked; the Java client has no way to ask for one (its
+		// token request sends none), so the JWTs of kafka-transactions.sh carry none either.
+		pre + "sasl.oauthbearer.allow.unverified.audience=true",
+		pre + "sasl.oauthbearer.expected.issuer=" + o.OAuthIssuer,
+	}
+	if o.OAuthReauth > 0 {
+		lines = append(lines, pre+"connections.max.reauth.ms="+strconv.FormatInt(o.OAuthReauth.Milliseconds(), 10))
+	}
+	return lines
+}
+
+// jvmProps are the -D flags the options need: Kafka 4 reads a JWKS or token URL only when
+// this system property allows it.
+func (o BrokerOptions) jvmProps() []string {
+	if o.OAuthJWKS == "" {
+		return nil
+	}
+	return []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + o.OAuthJWKS}
 }

@@ -33,9 +33,9 @@ import (
 func TestFailClosedResolve(t *testing.T) {
 	t.Parallel()
 	bootstrap := Bootstrap(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	bin := buildTxnscope(ctx, t)
+	buildCtx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := buildTxnscope(buildCtx, t)
 	const jobA, jobB = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	for _, c := range []struct {
 		name string
@@ -105,6 +105,10 @@ func TestFailClosedResolve(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			// Its own clock, from when it runs: parallel subtests queue behind the
+			// package's other parallel tests (CI ran out a shared one before they began).
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
 			d := stageDeadJob(ctx, t, bootstrap)
 			flags, fix := c.stage(t, d)
 			doc, stderr := d.resolve(ctx, t, bin, flags...)

@@ -193,6 +193,12 @@ func (c *Client) afterCommit(ctx context.Context, a model.Action, marks []mark, 
 			now = "it is no longer known to its coordinator"
 		}
 		v := judgeCommit(a, trails)
+		if err == nil && found && newerCommitting(a, fresh) {
+			// Its markers may not be written yet: the logs alone would show
+			// only the one confirmed, committed by its producer before.
+			v = commitVerdict{unknown: true, text: fmt.Sprintf("a newer transaction of %s (begun %s, same producer id and epoch) is %s at its coordinator: this request may have committed it before its producer meant to",
+				a.TransactionalID, fresh.StartTime().UTC().Format("15:04:05.000"), fresh.State)}
+		}
 		switch {
 		case v.unknown:
 			r.Unknown, r.Err = true, v.text+"; "+now
@@ -216,6 +222,15 @@ func (c *Client) afterCommit(ctx context.Context, a model.Action, marks []mark, 
 		r.Unknown, r.Err = true, "the coordinator answered without an error, but "+v.text+"; "+now
 		return r
 	}
+}
+
+// newerCommitting reports fresh, the id's transaction at its coordinator
+// after the EndTxn, being committed while it is not the one confirmed but a
+// later one of the same producer id and epoch: under transaction version 1
+// nothing tells the coordinator which of the two a commit was meant for.
+func newerCommitting(a model.Action, fresh model.Txn) bool {
+	return fresh.ProducerID == a.ProducerID && fresh.ProducerEpoch == a.ProducerEpoch && !fresh.StartTime().IsZero() && !fresh.StartTime().Equal(a.Start) &&
+		(fresh.State == model.PrepareCommit || fresh.State == model.CompleteCommit)
 }
 
 // A commitVerdict is what the logs say a commit did.

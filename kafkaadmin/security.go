@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/inputfile"
+	"github.com/txnscope/txnscope/internal/oauthtoken"
 )
 
 // securityOptions turns s into the Kafka client's options. Its errors name
@@ -247,6 +249,9 @@ func saslMechanism(s *conn.SASL) (sasl.Mechanism, error) {
 		return nil, fmt.Errorf("unknown SASL mechanism %q: want %s", s.Mechanism, strings.Join(conn.Mechanisms(), ", "))
 	}
 	pass := s.Password.Reveal()
+	if name == conn.OAuthBearer && s.OAuth != nil {
+		return oauthMechanism(*s.OAuth)
+	}
 	if name == conn.OAuthBearer {
 		if pass == "" {
 			return nil, errors.New("SASL OAUTHBEARER needs a token")
@@ -267,4 +272,20 @@ func saslMechanism(s *conn.SASL) (sasl.Mechanism, error) {
 	default:
 		return scram.Auth{User: s.Username, Pass: pass}.AsSha512Mechanism(), nil
 	}
+}
+
+// oauthMechanism is OAUTHBEARER with tokens from o's endpoint: one source
+// for every connection of the client, asked again at each authentication,
+// so that a re-authentication (KIP-368) after the token's refresh time
+// carries a new one.
+func oauthMechanism(o conn.OAuth) (sasl.Mechanism, error) {
+	src, err := oauthtoken.New(o)
+	if err != nil {
+		return nil, err
+	}
+	ext := maps.Clone(o.Extensions)
+	return oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
+		tok, err := src.Token(ctx)
+		return oauth.Auth{Token: tok, Extensions: ext}, err
+	}), nil
 }

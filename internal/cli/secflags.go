@@ -44,12 +44,12 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 	fs.StringVar(&s.tlsKey, "tls-key", "", "PEM `FILE` of --tls-cert's unencrypted private key")
 	fs.StringVar(&s.tlsServerName, "tls-server-name", "", "`NAME` expected in the brokers' certificates (default: the host dialled)")
 	fs.BoolVar(&s.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate (warned about on every run)")
-	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "SASL `MECHANISM`: "+conn.MechanismChoices+" (a static token)")
+	fs.StringVar(&s.saslMechanism, "sasl-mechanism", "", "SASL `MECHANISM`: "+conn.MechanismChoices+" (a static token; a token endpoint from --command-config)")
 	fs.StringVar(&s.saslUsername, "sasl-username", "", "SASL user `NAME` (not for OAUTHBEARER)")
 	fs.StringVar(&s.saslPasswordFile, "sasl-password-file", "", "`FILE` holding the password, or the OAUTHBEARER token (a trailing newline is dropped); "+
 		"else the environment variable "+passwordEnv+". There is no flag for the password itself: command lines are visible to all users")
 	fs.StringVar(&s.commandConfig, "command-config", "", "a Java client .properties `FILE`, as kafka-transactions.sh takes: bootstrap.servers (unless -b), "+
-		"security.protocol, sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore")
+		"security.protocol, sasl.mechanism, sasl.jaas.config, OAuth client credentials, PEM ssl.truststore/keystore")
 }
 
 // resolveSecurity merges the command config, the flags and the environment
@@ -167,6 +167,13 @@ func saslCredentials(fs *pflag.FlagSet, c *config, a *conn.SASL, getenv func(str
 	s := &c.sec
 	if fs.Changed("sasl-username") {
 		a.Username = s.saslUsername
+	}
+	if a.Mechanism != conn.OAuthBearer || fs.Changed("sasl-password-file") {
+		// A token given on the command line wins over the file's endpoint.
+		a.OAuth = nil
+	}
+	if a.OAuth != nil {
+		return nil // tokens come from the endpoint; the environment's password is not one
 	}
 	switch {
 	case fs.Changed("sasl-password-file"):

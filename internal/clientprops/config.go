@@ -121,15 +121,14 @@ const (
 // way txnscope cannot follow, under which protocols ("sasl" or "ssl"), and
 // what to do instead.
 func unsupported(key string) (applies, why string, ok bool) {
-	const noFetch = "txnscope does not fetch OAuth tokens: " + tokenHint
 	switch key {
-	case "sasl.login.callback.handler.class":
-		return "sasl", "custom login callbacks are not supported: for OAUTHBEARER " + tokenHint + "; or use PLAIN or SCRAM", true
 	case "sasl.client.callback.handler.class", "sasl.login.class":
-		return "sasl", "custom login classes and callbacks are not supported: use PLAIN, SCRAM or OAUTHBEARER with a static token", true
-	case "sasl.oauthbearer.token.endpoint.url", "sasl.oauthbearer.jwks.endpoint.url",
-		"sasl.oauthbearer.assertion.file", "sasl.oauthbearer.client.credentials.client.id":
-		return "sasl", noFetch, true
+		return "sasl", "custom login classes and callbacks are not supported: use PLAIN, SCRAM or OAUTHBEARER", true
+	case "sasl.oauthbearer.assertion.file", "sasl.oauthbearer.assertion.algorithm", "sasl.oauthbearer.assertion.private.key.file",
+		"sasl.oauthbearer.assertion.template.file", "sasl.oauthbearer.assertion.claim.iss":
+		return "sasl", "the JWT bearer grant is not supported: use the client credentials grant (clientId and clientSecret)", true
+	case "sasl.oauthbearer.jwt.retriever.class":
+		return "sasl", "custom token retrievers are not supported: leave it out (txnscope reads the token endpoint as the default retriever does)", true
 	case "ssl.engine.factory.class":
 		return "ssl", "custom SSL engines are not supported: use PEM files (ssl.truststore.type=PEM, ssl.keystore.type=PEM)", true
 	}
@@ -184,7 +183,7 @@ func FromEntries(entries []Entry) (Config, error) {
 		c.Security.TLS = t
 	}
 	if useSASL {
-		s, err := saslFrom(m, protoLine)
+		s, err := saslFrom(m, protoLine, c.Security.TLS)
 		if err != nil {
 			return Config{}, err
 		}
@@ -298,7 +297,7 @@ func keystoreFrom(m map[string]Entry, t *conn.TLS) error {
 	return nil
 }
 
-func saslFrom(m map[string]Entry, protoLine int) (*conn.SASL, error) {
+func saslFrom(m map[string]Entry, protoLine int, tls *conn.TLS) (*conn.SASL, error) {
 	s := &conn.SASL{}
 	me, ok := m["sasl.mechanism"]
 	if !ok {
@@ -314,8 +313,14 @@ func saslFrom(m map[string]Entry, protoLine int) (*conn.SASL, error) {
 		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use %s", me.Line, short(me.Value), conn.MechanismChoices)
 	}
 
+	if h, ok := m[handlerKey]; ok && s.Mechanism != conn.OAuthBearer {
+		return nil, fmt.Errorf("line %d: %s: custom login callbacks are not supported with sasl.mechanism=%s", h.Line, handlerKey, s.Mechanism)
+	}
 	je, ok := m["sasl.jaas.config"]
 	if !ok {
+		if h, ok := m[handlerKey]; ok {
+			return nil, fmt.Errorf("line %d: %s needs sasl.jaas.config=%s required clientId=\"...\" clientSecret=\"...\";", h.Line, handlerKey, oauthModule)
+		}
 		return s, nil
 	}
 	j, err := parseJAAS(je.Value)
@@ -341,8 +346,12 @@ func saslFrom(m map[string]Entry, protoLine int) (*conn.SASL, error) {
 		if !isOAuth {
 			return nil, fmt.Errorf("line %d: sasl.jaas.config uses OAuthBearerLoginModule, which does not go with sasl.mechanism=%s", je.Line, s.Mechanism)
 		}
-		// Its options describe how to obtain a token (or an unsecured
-		// development token); txnscope only sends a token it is given.
+		// Without the login callback handler its options describe an
+		// unsecured development token: the token then comes from the
+		// command line.
+		if s.OAuth, err = oauthFrom(m, j, je, tls); err != nil {
+			return nil, err
+		}
 	case strings.HasSuffix(j.module, kerberosHint):
 		return nil, fmt.Errorf("line %d: sasl.jaas.config uses Kerberos (Krb5LoginModule), which is not supported: use PLAIN, SCRAM or OAUTHBEARER", je.Line)
 	default:

@@ -13,6 +13,12 @@ import (
 
 const secret = "s3cr3t-Value-9f2"
 
+const (
+	oauthHandler  = "sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+	oauthEndpoint = "sasl.oauthbearer.token.endpoint.url=https://idp.example/realms/kafka/protocol/openid-connect/token"
+	oauthJAAS     = "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"txnscope\" clientSecret=\"" + secret + "\" scope=\"kafka\";"
+)
+
 func TestFromProperties(t *testing.T) {
 	jaasPlain := `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="KEY123" password="` + secret + `";`
 	for _, c := range []struct {
@@ -67,6 +73,34 @@ func TestFromProperties(t *testing.T) {
 		{"OAUTHBEARER login module: the token from the command line", "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\n" +
 			"sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"me\";\n",
 			Config{Security: conn.Security{TLS: &conn.TLS{}, SASL: &conn.SASL{Mechanism: "OAUTHBEARER"}}}},
+		{"OAuth client credentials (Keycloak, Strimzi)", strings.Join([]string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER",
+			"ssl.truststore.type=PEM", "ssl.truststore.location=ca.pem", oauthHandler, oauthEndpoint, oauthJAAS}, "\n"),
+			Config{Security: conn.Security{TLS: &conn.TLS{CAFile: "ca.pem"}, SASL: &conn.SASL{Mechanism: "OAUTHBEARER", OAuth: withOAuth(func(o *conn.OAuth) {
+				o.TokenURL, o.ClientID, o.ClientSecret, o.Scope = "https://idp.example/realms/kafka/protocol/openid-connect/token", "txnscope", secret, "kafka"
+				o.CAFile, o.Origin, o.SecretOrigin = "ca.pem", "sasl.oauthbearer.token.endpoint.url (line 6)", "sasl.jaas.config's clientSecret (line 7)"
+			})}}}},
+		{"OAuth: Kafka 4.1 properties over the JAAS options; timings; extensions; its own truststore", strings.Join([]string{"security.protocol=SASL_PLAINTEXT",
+			"sasl.mechanism=OAUTHBEARER", oauthHandler, "sasl.oauthbearer.token.endpoint.url=http://127.0.0.1:4444/oauth2/token",
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="old" clientSecret="old" ` +
+				`extension_logicalCluster="lkc-1" audience="kafka" ssl.truststore.type="PEM" ssl.truststore.location="/idp-ca.pem";`,
+			"sasl.oauthbearer.client.credentials.client.id=new", "sasl.oauthbearer.client.credentials.client.secret=" + secret, "sasl.oauthbearer.scope=a b",
+			"sasl.login.refresh.window.factor=0.5", "sasl.login.refresh.window.jitter=0", "sasl.login.refresh.min.period.seconds=0",
+			"sasl.login.refresh.buffer.seconds=10", "sasl.login.retry.backoff.ms=50", "sasl.login.retry.backoff.max.ms=2000",
+			"sasl.login.connect.timeout.ms=3000", "sasl.login.read.timeout.ms=4000", "sasl.oauthbearer.sub.claim.name=client_id",
+			"sasl.oauthbearer.clock.skew.seconds=5", "sasl.oauthbearer.header.urlencode=TRUE"}, "\n"),
+			Config{Security: conn.Security{SASL: &conn.SASL{Mechanism: "OAUTHBEARER", OAuth: withOAuth(func(o *conn.OAuth) {
+				o.TokenURL, o.ClientID, o.ClientSecret, o.Scope, o.Audience = "http://127.0.0.1:4444/oauth2/token", "new", secret, "a b", "kafka"
+				o.Extensions, o.CAFile, o.URLEncodeHeader = map[string]string{"logicalCluster": "lkc-1"}, "/idp-ca.pem", true
+				o.WindowFactor, o.WindowJitter, o.MinPeriod, o.Buffer = 0.5, 0, 0, 10*time.Second
+				o.Backoff, o.BackoffMax, o.ConnectTimeout, o.ReadTimeout = 50*time.Millisecond, 2*time.Second, 3*time.Second, 4*time.Second
+				o.SubClaim, o.ClockSkew = "client_id", 5*time.Second
+				o.Origin, o.SecretOrigin = "sasl.oauthbearer.token.endpoint.url (line 4)", "sasl.oauthbearer.client.credentials.client.secret (line 7)"
+			})}}}},
+		{"OAuth: a file holding the token", strings.Join([]string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthHandler,
+			"sasl.oauthbearer.token.endpoint.url=file:/var/run/secrets/token", "sasl.jaas.config=" + oauthModule + " required;"}, "\n"),
+			Config{Security: conn.Security{TLS: &conn.TLS{}, SASL: &conn.SASL{Mechanism: "OAUTHBEARER", OAuth: withOAuth(func(o *conn.OAuth) {
+				o.TokenURL, o.Origin = "file:/var/run/secrets/token", "sasl.oauthbearer.token.endpoint.url (line 4)"
+			})}}}},
 		{"last setting wins", "security.protocol=SSL\nsecurity.protocol=PLAINTEXT\n", Config{}},
 		{"callback handler ignored without SASL", "security.protocol=SSL\nsasl.login.callback.handler.class=x.Y\n",
 			Config{Security: conn.Security{TLS: &conn.TLS{}}}},
@@ -111,11 +145,35 @@ func TestFromPropertiesErrors(t *testing.T) {
 		{"AWS IAM", []string{"security.protocol=SASL_SSL", "sasl.mechanism=AWS_MSK_IAM"},
 			"line 2: sasl.mechanism=AWS_MSK_IAM is not supported"},
 		{"unknown protocol", []string{"security.protocol=TLS"}, "line 1: security.protocol=TLS is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
-		{"callback handler", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER",
-			"sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"},
-			"line 3: sasl.login.callback.handler.class: custom login callbacks are not supported: for OAUTHBEARER pass the token itself with --sasl-password-file FILE or TXNSCOPE_SASL_PASSWORD"},
-		{"token endpoint", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url=https://idp/token"},
-			"line 3: sasl.oauthbearer.token.endpoint.url: txnscope does not fetch OAuth tokens"},
+		{"callback handler without jaas", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthHandler},
+			"line 3: sasl.login.callback.handler.class needs sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\"...\" clientSecret=\"...\";"},
+		{"token endpoint without the handler", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", jaas(oauthModule),
+			"sasl.oauthbearer.token.endpoint.url=https://idp/token"},
+			"line 4: sasl.oauthbearer.token.endpoint.url needs sasl.login.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler (without it the Java client makes an unsecured token"},
+		{"handler without endpoint", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler},
+			"line 4: sasl.login.callback.handler.class needs sasl.oauthbearer.token.endpoint.url, the token endpoint's URL"},
+		{"another handler", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, "sasl.login.callback.handler.class=com.example.Mine"},
+			"line 4: sasl.login.callback.handler.class=com.example.Mine is not supported: use org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"},
+		{"handler with SCRAM", []string{"security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-256", oauthHandler},
+			"line 3: sasl.login.callback.handler.class: custom login callbacks are not supported with sasl.mechanism=SCRAM-SHA-256"},
+		{"no client secret", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", "sasl.jaas.config=" + oauthModule + ` required clientId="c";`, oauthHandler, oauthEndpoint},
+			"line 3: the client credentials grant needs clientId=\"...\" and clientSecret=\"...\" in sasl.jaas.config"},
+		{"endpoint not a URL", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler, "sasl.oauthbearer.token.endpoint.url=idp/token"},
+			"line 5: sasl.oauthbearer.token.endpoint.url=idp/token is not a URL: use https://HOST/PATH, or file:/PATH"},
+		{"endpoint with a password", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler,
+			"sasl.oauthbearer.token.endpoint.url=https://u:" + secret + "@idp/token"},
+			"line 5: sasl.oauthbearer.token.endpoint.url holds a user name or password"},
+		{"endpoint ftp", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler, "sasl.oauthbearer.token.endpoint.url=ftp://idp/token"},
+			"line 5: sasl.oauthbearer.token.endpoint.url=ftp://idp/token: the scheme must be https, http or file"},
+		{"window factor out of range", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler, oauthEndpoint,
+			"sasl.login.refresh.window.factor=0.3"}, "line 6: sasl.login.refresh.window.factor=0.3 is not a number from 0.5 to 1"},
+		{"buffer not a number", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS, oauthHandler, oauthEndpoint,
+			"sasl.login.refresh.buffer.seconds=5m"}, "line 6: sasl.login.refresh.buffer.seconds=5m is not a number from 0 to 3600"},
+		{"JKS truststore for the endpoint", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER",
+			"sasl.jaas.config=" + oauthModule + ` required clientId="c" clientSecret="` + secret + `" ssl.truststore.location="/t.jks";`, oauthHandler, oauthEndpoint},
+			"line 3: sasl.jaas.config's ssl.truststore.location for the token endpoint needs ssl.truststore.type=\"PEM\""},
+		{"JWT bearer grant", []string{"security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", "sasl.oauthbearer.assertion.file=/a.jwt"},
+			"line 3: sasl.oauthbearer.assertion.file: the JWT bearer grant is not supported: use the client credentials grant"},
 		{"custom SSL engine", []string{"security.protocol=SSL", "ssl.engine.factory.class=x.Y"}, "line 2: ssl.engine.factory.class: custom SSL engines are not supported"},
 		{"hostname algorithm", []string{"security.protocol=SSL", "ssl.endpoint.identification.algorithm=ldap"},
 			"line 2: ssl.endpoint.identification.algorithm=ldap is not supported"},
@@ -236,4 +294,10 @@ func TestParseFileOnlyRegular(t *testing.T) {
 			t.Fatalf("ParseFile(%s) still reading after 5s", tc.path)
 		}
 	}
+}
+
+func withOAuth(set func(*conn.OAuth)) *conn.OAuth {
+	o := conn.OAuthDefaults()
+	set(&o)
+	return &o
 }

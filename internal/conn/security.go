@@ -44,6 +44,8 @@ type SASL struct {
 	Username  string
 	// Password is the password, or the static token for OAUTHBEARER.
 	Password Secret
+	// OAuth fetches OAUTHBEARER tokens from a token endpoint instead.
+	OAuth *OAuth
 }
 
 // Secret is a string that never prints itself: fmt, logs and error messages
@@ -75,6 +77,9 @@ func (s Security) String() string {
 
 // String names the mechanism and user, never the password.
 func (s SASL) String() string {
+	if s.OAuth != nil && s.OAuth.ClientID != "" {
+		return "SASL " + s.Mechanism + " as client " + s.OAuth.ClientID
+	}
 	if s.Username == "" {
 		return "SASL " + s.Mechanism
 	}
@@ -90,6 +95,10 @@ func (s Security) Clone() Security {
 	}
 	if s.SASL != nil {
 		a := *s.SASL
+		if a.OAuth != nil {
+			o := *a.OAuth
+			a.OAuth = &o
+		}
 		s.SASL = &a
 	}
 	return s
