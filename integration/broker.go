@@ -60,6 +60,12 @@ type BrokerOptions struct {
 	OAuthJWKS   string
 	OAuthIssuer string // the "iss" the listener expects (Kafka 4.4 requires one)
 	OAuthReauth time.Duration
+	// Kerberos adds a SASL_PLAINTEXT listener (KerberosBootstrap) for GSSAPI, the broker logging
+	// in as kafka/localhost@Realm from this keytab, against the KDC of Krb5Conf; KerberosReauth
+	// sets its connections.max.reauth.ms.
+	KerberosKeytab string
+	Krb5Conf       string
+	KerberosReauth time.Duration
 
 	// Authorizer turns on org.apache.kafka.metadata.authorizer.StandardAuthorizer. The
 	// PLAINTEXT and CONTROLLER listeners are anonymous, so User:ANONYMOUS is always a super
@@ -99,6 +105,8 @@ type Broker struct {
 	NamedBootstrap string
 	// OAuthBootstrap is the OAUTHBEARER listener validating signed tokens (with OAuthJWKS).
 	OAuthBootstrap string
+	// KerberosBootstrap is the GSSAPI listener (with KerberosKeytab).
+	KerberosBootstrap string
 	// Certs are the CA and the server and client certificates (with Secure).
 	Certs kafkatest.Certs
 	// Named is the CA and certificate of NamedBootstrap.
@@ -149,7 +157,7 @@ func StartBroker(t *testing.T, o BrokerOptions) *Broker {
 	start := time.Now()
 	// A port found free can be taken before the broker binds it: then start over on new ports.
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(7)
+		ports, err := freePorts(8)
 		if err != nil {
 			t.Fatal(err)
 		}

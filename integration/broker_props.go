@@ -35,6 +35,12 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 		advertised = append(advertised, "OAUTH://"+b.OAuthBootstrap)
 		protocols += ",OAUTH:SASL_PLAINTEXT"
 	}
+	if o.KerberosKeytab != "" {
+		b.KerberosBootstrap = addr(7)
+		listeners = append(listeners, "GSSAPI://"+b.KerberosBootstrap)
+		advertised = append(advertised, "GSSAPI://"+b.KerberosBootstrap)
+		protocols += ",GSSAPI:SASL_PLAINTEXT"
+	}
 	lines := []string{
 		"# written by integration.StartBroker",
 		"process.roles=broker,controller",
@@ -73,6 +79,17 @@ func serverProperties(b *Broker, o BrokerOptions, ports []int, data string) stri
 	}
 	if o.OAuthJWKS != "" {
 		lines = append(lines, oauthProperties(o)...)
+	}
+	if o.KerberosKeytab != "" {
+		const pre = "listener.name.gssapi.gssapi."
+		lines = append(lines,
+			"listener.name.gssapi.sasl.enabled.mechanisms=GSSAPI",
+			pre+"sasl.kerberos.service.name=kafka",
+			pre+`sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required serviceName="kafka" useKeyTab=true storeKey=true keyTab="`+
+				o.KerberosKeytab+`" principal="kafka/localhost@`+Realm+`";`)
+		if o.KerberosReauth > 0 {
+			lines = append(lines, pre+"connections.max.reauth.ms="+strconv.FormatInt(o.KerberosReauth.Milliseconds(), 10))
+		}
 	}
 	lines = append(lines, o.Props...)
 	return strings.Join(lines, "\n") + "\n"
@@ -132,11 +149,15 @@ func oauthProperties(o BrokerOptions) []string {
 	return lines
 }
 
-// jvmProps are the -D flags the options need: Kafka 4 reads a JWKS or token URL only when
-// this system property allows it.
+// jvmProps are the -D flags the options need: Kafka 4 reads a JWKS or token URL only when a
+// system property allows it; Java finds the realm's KDC in the krb5.conf another names.
 func (o BrokerOptions) jvmProps() []string {
-	if o.OAuthJWKS == "" {
-		return nil
+	var out []string
+	if o.OAuthJWKS != "" {
+		out = append(out, "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="+o.OAuthJWKS)
 	}
-	return []string{"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + o.OAuthJWKS}
+	if o.Krb5Conf != "" {
+		out = append(out, "-Djava.security.krb5.conf="+o.Krb5Conf)
+	}
+	return out
 }

@@ -39,12 +39,19 @@ type tuiTerm struct {
 // follow the defaults (--refresh 500ms, a state directory of the test's own).
 func startTUI(ctx context.Context, t *testing.T, bootstrap string, flags ...string) *tuiTerm {
 	t.Helper()
+	return startTUIEnv(ctx, t, nil, bootstrap, flags...)
+}
+
+// startTUIEnv is startTUI with more environment (KEY=VALUE).
+func startTUIEnv(ctx context.Context, t *testing.T, env []string, bootstrap string, flags ...string) *tuiTerm {
+	t.Helper()
 	for _, b := range strings.Split(bootstrap, ",") {
 		requireLoopback(t, b)
 	}
 	bin := buildTxnscope(ctx, t)
 	argv := append([]string{bin, "-b", bootstrap, "--refresh", tuiRefresh}, flags...)
-	s := &tuiTerm{Term: uitest.StartTerm(t, 160, 40, []string{"XDG_STATE_HOME=" + filepath.Join(t.TempDir(), "state")}, argv...), t: t}
+	env = append([]string{"XDG_STATE_HOME=" + filepath.Join(t.TempDir(), "state")}, env...)
+	s := &tuiTerm{Term: uitest.StartTerm(t, 160, 40, env, argv...), t: t}
 	s.WaitText([]string{"TRANSACTIONAL ID", "● connected"})
 	return s
 }

@@ -242,11 +242,20 @@ func encryptedKey(data []byte) bool {
 // saslMechanism builds franz-go's SASL mechanism from s.
 func saslMechanism(s *conn.SASL) (sasl.Mechanism, error) {
 	name, err := conn.ParseMechanism(s.Mechanism)
-	switch {
-	case errors.Is(err, conn.ErrKerberos):
-		return nil, fmt.Errorf("SASL mechanism %w", err)
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("unknown SASL mechanism %q: want %s", s.Mechanism, strings.Join(conn.Mechanisms(), ", "))
+	}
+	if name == conn.AWSMSKIAM || name == conn.OAuthBearer && s.AWS != nil {
+		if s.AWS == nil {
+			return nil, errors.New("SASL AWS_MSK_IAM needs its login module's options (IAMLoginModule)")
+		}
+		return awsMechanism(*s.AWS)
+	}
+	if name == conn.GSSAPI {
+		if s.Kerberos == nil {
+			return nil, errors.New("SASL GSSAPI needs a Kerberos login (a keytab or a ticket cache)")
+		}
+		return kerberosMechanism(*s.Kerberos)
 	}
 	pass := s.Password.Reveal()
 	if name == conn.OAuthBearer && s.OAuth != nil {

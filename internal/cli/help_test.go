@@ -79,7 +79,7 @@ func TestUsageFacts(t *testing.T) {
 		`--audit-log PATH`, `(default "/state/txnscope/audit.log")`,
 		"-o, --output table|json", `(default "table")`,
 		"--sasl-password-file FILE", "TXNSCOPE_SASL_PASSWORD", "There is no flag for the password itself",
-		"--sasl-mechanism MECHANISM", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
+		"--sasl-mechanism MECHANISM", "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI or AWS_MSK_IAM",
 		"--max-transaction-timeout MIN", "(default 15)", "--duration-filter MS", "(-1: all)",
 		"regular files of at most 4 MiB", "DURATION is like 500ms, 2s, 1m30s.",
 		"Exit status: 0 success, 1 the cluster could not be read or an abort was refused or failed, 2 bad usage.",

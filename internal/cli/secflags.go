@@ -90,6 +90,15 @@ func readCommandConfig(c *config) (clientprops.File, error) {
 	if perm, open := inputfile.Exposed(path); open && file.Secret != "" {
 		c.warnings = append(c.warnings, fmt.Sprintf("--command-config %s holds %s and %s", path, file.Secret, exposedNote(path, perm)))
 	}
+	if sa := file.Security.SASL; sa != nil && sa.Kerberos != nil && sa.Kerberos.Keytab != "" {
+		kt := sa.Kerberos.Keytab
+		if err := inputfile.Check(kt); err != nil {
+			return clientprops.File{}, usagef("--command-config %s: %s's keyTab %s: %v", path, sa.Kerberos.Origin, kt, err)
+		}
+		if perm, open := inputfile.Exposed(kt); open {
+			c.warnings = append(c.warnings, fmt.Sprintf("the keyTab %s (%s) holds Kerberos keys and %s", kt, sa.Kerberos.Origin, exposedNote(kt, perm)))
+		}
+	}
 	return file, nil
 }
 
@@ -139,10 +148,7 @@ func saslFlags(fs *pflag.FlagSet, c *config, sec *conn.Security, getenv func(str
 	s := &c.sec
 	if fs.Changed("sasl-mechanism") {
 		mech, err := conn.ParseMechanism(s.saslMechanism)
-		switch {
-		case errors.Is(err, conn.ErrKerberos):
-			return usagef("--sasl-mechanism %v", err)
-		case err != nil:
+		if err != nil {
 			return usagef("bad --sasl-mechanism %q: want %s", clip(s.saslMechanism), conn.MechanismChoices)
 		}
 		if sec.SASL == nil {
@@ -171,6 +177,34 @@ func saslCredentials(fs *pflag.FlagSet, c *config, a *conn.SASL, getenv func(str
 	if a.Mechanism != conn.OAuthBearer || fs.Changed("sasl-password-file") {
 		// A token given on the command line wins over the file's endpoint.
 		a.OAuth = nil
+	}
+	if a.Mechanism != conn.AWSMSKIAM && (a.Mechanism != conn.OAuthBearer || fs.Changed("sasl-password-file")) {
+		a.AWS = nil
+	}
+	if a.AWS != nil || a.Mechanism == conn.AWSMSKIAM {
+		if a.AWS == nil {
+			return usagef("SASL AWS_MSK_IAM needs --command-config with sasl.jaas.config=software.amazon.msk.auth.iam.IAMLoginModule required; " +
+				"and sasl.client.callback.handler.class=software.amazon.msk.auth.iam.IAMClientCallbackHandler")
+		}
+		for _, n := range saslFlagNames[1:] {
+			if fs.Changed(n) {
+				return usagef("--%s does not go with Amazon MSK IAM: its credentials come from the AWS SDK's chain", n)
+			}
+		}
+		return nil
+	}
+	if a.Mechanism != conn.GSSAPI {
+		a.Kerberos = nil
+	} else if a.Kerberos == nil {
+		return usagef("SASL GSSAPI (Kerberos) needs --command-config with sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule " +
+			"(useKeyTab=true, keyTab and principal, or useTicketCache=true) and sasl.kerberos.service.name")
+	} else {
+		for _, n := range saslFlagNames[1:] {
+			if fs.Changed(n) {
+				return usagef("--%s does not go with GSSAPI: Kerberos logs in with the keytab or ticket cache of --command-config", n)
+			}
+		}
+		return nil
 	}
 	if a.OAuth != nil {
 		return nil // tokens come from the endpoint; the environment's password is not one

@@ -1,7 +1,6 @@
 package clientprops
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -122,8 +121,8 @@ const (
 // what to do instead.
 func unsupported(key string) (applies, why string, ok bool) {
 	switch key {
-	case "sasl.client.callback.handler.class", "sasl.login.class":
-		return "sasl", "custom login classes and callbacks are not supported: use PLAIN, SCRAM or OAUTHBEARER", true
+	case "sasl.login.class":
+		return "sasl", "custom login classes are not supported: use PLAIN, SCRAM, OAUTHBEARER, GSSAPI or AWS_MSK_IAM", true
 	case "sasl.oauthbearer.assertion.file", "sasl.oauthbearer.assertion.algorithm", "sasl.oauthbearer.assertion.private.key.file",
 		"sasl.oauthbearer.assertion.template.file", "sasl.oauthbearer.assertion.claim.iss":
 		return "sasl", "the JWT bearer grant is not supported: use the client credentials grant (clientId and clientSecret)", true
@@ -298,19 +297,34 @@ func keystoreFrom(m map[string]Entry, t *conn.TLS) error {
 }
 
 func saslFrom(m map[string]Entry, protoLine int, tls *conn.TLS) (*conn.SASL, error) {
-	s := &conn.SASL{}
-	me, ok := m["sasl.mechanism"]
-	if !ok {
-		return nil, fmt.Errorf("line %d: security.protocol is SASL without sasl.mechanism, which means GSSAPI (Kerberos) in Java; "+
-			"Kerberos is not supported: set sasl.mechanism to %s", protoLine, conn.MechanismChoices)
+	s := &conn.SASL{Mechanism: conn.GSSAPI} // Java's default
+	mechLine := protoLine
+	if me, ok := m["sasl.mechanism"]; ok {
+		var err error
+		if s.Mechanism, err = conn.ParseMechanism(me.Value); err != nil {
+			return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use %s", me.Line, short(me.Value), conn.MechanismChoices)
+		}
+		mechLine = me.Line
 	}
-	var err error
-	s.Mechanism, err = conn.ParseMechanism(me.Value)
-	switch {
-	case errors.Is(err, conn.ErrKerberos):
-		return nil, fmt.Errorf("line %d: sasl.mechanism=%v", me.Line, err)
-	case err != nil:
-		return nil, fmt.Errorf("line %d: sasl.mechanism=%s is not supported: use %s", me.Line, short(me.Value), conn.MechanismChoices)
+	loginHandler := strings.TrimSpace(m[handlerKey].Value)
+	if s.Mechanism == conn.AWSMSKIAM || s.Mechanism == conn.OAuthBearer && loginHandler == mskOAuthHandler {
+		a, err := awsFrom(m, s.Mechanism, mechLine)
+		if err != nil {
+			return nil, err
+		}
+		s.AWS = a
+		return s, nil
+	}
+	if h, ok := m[clientHandlerKey]; ok {
+		return nil, fmt.Errorf("line %d: %s=%s: custom SASL callbacks are not supported (only Amazon MSK IAM's)", h.Line, clientHandlerKey, short(h.Value))
+	}
+	if s.Mechanism == conn.GSSAPI {
+		k, err := kerberosFrom(m, mechLine)
+		if err != nil {
+			return nil, err
+		}
+		s.Kerberos = k
+		return s, nil
 	}
 
 	if h, ok := m[handlerKey]; ok && s.Mechanism != conn.OAuthBearer {
@@ -353,7 +367,7 @@ func saslFrom(m map[string]Entry, protoLine int, tls *conn.TLS) (*conn.SASL, err
 			return nil, err
 		}
 	case strings.HasSuffix(j.module, kerberosHint):
-		return nil, fmt.Errorf("line %d: sasl.jaas.config uses Kerberos (Krb5LoginModule), which is not supported: use PLAIN, SCRAM or OAUTHBEARER", je.Line)
+		return nil, fmt.Errorf("line %d: sasl.jaas.config uses Kerberos (Krb5LoginModule), which goes with sasl.mechanism=GSSAPI, not %s", je.Line, s.Mechanism)
 	default:
 		return nil, fmt.Errorf("line %d: sasl.jaas.config's login module %s is not supported: use PlainLoginModule or ScramLoginModule", je.Line, short(module))
 	}

@@ -46,6 +46,11 @@ type SASL struct {
 	Password Secret
 	// OAuth fetches OAUTHBEARER tokens from a token endpoint instead.
 	OAuth *OAuth
+	// Kerberos is GSSAPI's login.
+	Kerberos *Kerberos
+	// AWS is Amazon MSK's IAM login (AWS_MSK_IAM, or OAUTHBEARER with
+	// the MSK library's callback handler).
+	AWS *AWSIAM
 }
 
 // Secret is a string that never prints itself: fmt, logs and error messages
@@ -77,6 +82,9 @@ func (s Security) String() string {
 
 // String names the mechanism and user, never the password.
 func (s SASL) String() string {
+	if s.Kerberos != nil && s.Kerberos.Principal != "" {
+		return "SASL " + s.Mechanism + " as " + s.Kerberos.Principal
+	}
 	if s.OAuth != nil && s.OAuth.ClientID != "" {
 		return "SASL " + s.Mechanism + " as client " + s.OAuth.ClientID
 	}
@@ -98,6 +106,14 @@ func (s Security) Clone() Security {
 		if a.OAuth != nil {
 			o := *a.OAuth
 			a.OAuth = &o
+		}
+		if a.Kerberos != nil {
+			k := *a.Kerberos
+			a.Kerberos = &k
+		}
+		if a.AWS != nil {
+			w := *a.AWS
+			a.AWS = &w
 		}
 		s.SASL = &a
 	}
