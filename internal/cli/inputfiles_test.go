@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 )
 
@@ -130,6 +133,11 @@ func TestExposedSecretsWarn(t *testing.T) {
 	key := withMode("key.pem", mustRead(t, certs.ClientKeyFile), 0o644)
 	chain := withMode("client-chain.pem", mustRead(t, certs.ClientChainFile), 0o644)
 	keystore := withMode("keystore.properties", "security.protocol=SSL\nssl.keystore.type=PEM\nssl.keystore.location="+chain+"\n", 0o644)
+	krb5 := writeFile(t, "krb5.conf", "[libdefaults]\n  default_realm = EXAMPLE.COM\n[realms]\n  EXAMPLE.COM = {\n    kdc = 127.0.0.1:1\n  }\n")
+	t.Setenv("KRB5_CONFIG", krb5)
+	keytab := withMode("client.keytab", string(testKeytab(t)), 0o644)
+	kerberos := withMode("kerberos.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\nsasl.kerberos.service.name=kafka\n"+
+		`sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab="`+keytab+`" principal="txnscope@EXAMPLE.COM";`+"\n", 0o600)
 	fast := []string{"-b", "127.0.0.1:1", "--timeout", "200ms"}
 	for _, tt := range []struct {
 		args []string
@@ -146,6 +154,8 @@ func TestExposedSecretsWarn(t *testing.T) {
 		{[]string{"snapshot", "--tls-cert", certs.ClientCertFile, "--tls-key", certs.ClientKeyFile}, ""},
 		{[]string{"snapshot", "--command-config", keystore},
 			"txnscope: warning: --command-config " + keystore + ": line 3: ssl.keystore.location " + chain + " holds a private key and is readable by other users (mode 0644)"},
+		{[]string{"list", "--command-config", kerberos},
+			"txnscope: warning: the keyTab " + keytab + " (sasl.jaas.config (line 4)) holds Kerberos keys and is readable by other users (mode 0644): chmod 600 " + keytab},
 		// The UI: the warning comes first, before the UI would start (here it
 		// cannot: stdout is no terminal).
 		{[]string{"--read-only", "--sasl-mechanism", "PLAIN", "--sasl-username", "u", "--sasl-password-file", pw},
@@ -175,4 +185,18 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// testKeytab is a keytab holding one key of txnscope@EXAMPLE.COM.
+func testKeytab(t *testing.T) []byte {
+	t.Helper()
+	kt := keytab.New()
+	if err := kt.AddEntry("txnscope", "EXAMPLE.COM", testPassword, time.Now(), 1, etypeID.AES256_CTS_HMAC_SHA1_96); err != nil {
+		t.Fatal(err)
+	}
+	b, err := kt.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
