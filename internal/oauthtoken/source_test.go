@@ -1,6 +1,7 @@
 package oauthtoken
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -155,6 +156,11 @@ func TestEndpointFailures(t *testing.T) {
 		{"a redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "https://elsewhere.example/token?code=x", http.StatusFound)
 		}, "", []string{"answered 302 Found, a redirect, which is not followed", "(https://elsewhere.example/token)"}, 1},
+		{"an answer over 1 MiB", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"access_token":"`))
+			w.Write(bytes.Repeat([]byte("a"), maxBody))
+			w.Write([]byte(`"}`))
+		}, "", []string{"the answer is over 1 MiB"}, 1},
 		{"not a JWT", tokenHandler("opaque-token-abc"), "", []string{"the token is not a JWT: 1 parts separated by dots, not 3"}, 1},
 		{"no sub", tokenHandler(jwt(map[string]any{"exp": t0.Add(time.Hour).Unix()})), "", []string{`the token has no "sub" claim naming its subject: set sasl.oauthbearer.sub.claim.name`}, 1},
 		{"no exp", tokenHandler(jwt(map[string]any{"sub": "x"})), "", []string{`the token has no numeric "exp" (expiry) claim`}, 1},
@@ -287,5 +293,30 @@ func TestFileToken(t *testing.T) {
 	cfg = cfgFor("file:" + filepath.Join(t.TempDir(), "missing"))
 	if _, err := newSource(t, cfg, clk).Token(context.Background()); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestSlowEndpoint: sasl.login.read.timeout.ms bounds a token request to an
+// endpoint that accepts and never answers; the error says so.
+func TestSlowEndpoint(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	cfg := cfgFor(srv.URL)
+	cfg.ReadTimeout, cfg.BackoffMax = 200*time.Millisecond, 0
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = s.Token(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %s: %v", time.Since(start), err)
 	}
 }
