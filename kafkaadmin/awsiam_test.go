@@ -158,3 +158,30 @@ func TestMSKIAMFailures(t *testing.T) {
 		t.Errorf("a missing profile: %v", err)
 	}
 }
+
+// TestMSKCredsHint: why no credentials came, in one line naming what to do.
+func TestMSKCredsHint(t *testing.T) {
+	for _, c := range []struct {
+		a    conn.AWSIAM
+		err  string
+		want string
+	}{
+		{conn.AWSIAM{}, "operation error STS: GetCallerIdentity, https response error StatusCode: 403, api error ExpiredToken: The security token included in the request is expired",
+			"the AWS credentials have expired: refresh them (aws sso login, a new session token)"},
+		{conn.AWSIAM{RoleARN: "arn:aws:iam::1:role/r"}, "operation error STS: AssumeRole, https response error StatusCode: 403, api error AccessDenied: not authorized",
+			"assuming arn:aws:iam::1:role/r (awsRoleArn) failed: "},
+		{conn.AWSIAM{Profile: "ops"}, "failed to refresh cached credentials, no EC2 IMDS role found",
+			"no usable AWS credentials from the profile ops (awsProfileName) of ~/.aws/config and ~/.aws/credentials: "},
+		{conn.AWSIAM{}, "failed to refresh cached credentials,\nno EC2 IMDS role found",
+			"no usable AWS credentials from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), ~/.aws/credentials"},
+	} {
+		got := awsCredsHint(c.a, errString(c.err))
+		if !strings.HasPrefix(got, c.want) || strings.Contains(got, "\n") {
+			t.Errorf("%q:\n%s\nwant it to start %q, on one line", c.err, got, c.want)
+		}
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
