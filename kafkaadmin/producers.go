@@ -3,6 +3,8 @@ package kafkaadmin
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -127,4 +129,54 @@ func fromActiveProducer(ap kmsg.DescribeProducersResponseTopicPartitionActivePro
 		pr.LastWriteMs = ap.LastTimestamp
 	}
 	return pr
+}
+
+// producersOf is producers with each leader in meta asked directly: kgo
+// would first ask for metadata, perhaps of a broker that hangs, and wait it
+// out a second time in a refresh that already has (TestCluster3PausedBroker
+// saw that Metadata request); kgo finds the leaders meta does not know.
+func (c *Client) producersOf(ctx context.Context, tps []tp, meta metaMap, errs *partErrs) map[tp][]model.Producer {
+	out := make(map[tp][]model.Producer, len(tps))
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for leader, ps := range byLeader(tps, meta) {
+		wg.Go(func() {
+			var got map[tp][]model.Producer
+			if leader < 0 {
+				got = c.producers(ctx, ps, errs)
+			} else {
+				got = c.producersAt(ctx, leader, ps, errs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			maps.Copy(out, got)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// producersAt asks leader for the producers of tps; a leader that refuses
+// the connection at once (a restart) is left to kgo to find again.
+func (c *Client) producersAt(ctx context.Context, leader int32, tps []tp, errs *partErrs) map[tp][]model.Producer {
+	parent := ctx
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	out := make(map[tp][]model.Producer, len(tps))
+	resp, err := c.kgo.Broker(int(leader)).Request(ctx, producersRequest(tps))
+	noteSilent(parent, ctx, leader, err)
+	if err != nil {
+		if dialRefused(err) && ctx.Err() == nil && parent.Err() == nil {
+			return c.producers(parent, tps, errs)
+		}
+		for _, p := range tps {
+			errs.record(p, false, "producers", err)
+		}
+		return out
+	}
+	readProducers(resp.(*kmsg.DescribeProducersResponse), "producers", out, errs)
+	unanswered(tps, out, errs, false, "producers")
+	return out
 }

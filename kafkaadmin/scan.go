@@ -113,7 +113,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 			ends <- logEndsOf(meta, hwm, &errs)
 		}
 	})
-	wg.Go(func() { producers = c.producers(ctx, askWatch, &errs) })
+	wg.Go(func() { producers = c.producersOf(ctx, askWatch, meta, &errs) })
 	go func() {
 		defer close(groupsListed)
 		groups, groupsErr = c.listGroups(ctx, brokers)
@@ -122,7 +122,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 
 	pinned, extra := pinnedOf(all, watch, hwm, lso)
 	if len(extra) > 0 {
-		extraWG.Go(func() { extraProds = c.producers(ctx, extra, &errs) })
+		extraWG.Go(func() { extraProds = c.producersOf(ctx, extra, meta, &errs) })
 	}
 	<-groupsListed
 	var commits []model.GroupCommit
