@@ -10,10 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/txnscope/txnscope/internal/clientprops"
-	"github.com/txnscope/txnscope/kafkaadmin"
 )
 
 // TestKerberos: a broker with a GSSAPI listener, its principal kafka/localhost in a real MIT KDC
@@ -123,35 +120,16 @@ func TestKerberos(t *testing.T) {
 			t.Fatal(err)
 		}
 		file.Security.SASL.Kerberos.Krb5Conf = kdc.Krb5Conf // what KRB5_CONFIG says to the binary
-		conns := &connCounter{}
-		cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: file.Bootstrap, Security: file.Security, Timeout: 10 * time.Second,
-			Hooks: []kgo.Hook{conns}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
 		logins := kdc.Logins(t, "txnscope")
-		start := time.Now()
-		polls := 0
-		for time.Since(start) < 50*time.Second {
-			snap, err := cl.Refresh(ctx, nil)
-			if err != nil {
-				t.Fatalf("poll at %s: %v", time.Since(start).Round(time.Second), err)
-			}
-			if _, ok := snap.Txn(id); !ok {
-				t.Fatalf("poll at %s: %s not in the snapshot", time.Since(start).Round(time.Second), id)
-			}
-			polls++
-			time.Sleep(time.Second)
-		}
+		polls, took, conns := pollAuthenticated(ctx, t, file.Bootstrap, file.Security, id, 50*time.Second)
 		logins = kdc.Logins(t, "txnscope") - logins
 		t.Logf("%d polls over %s with tickets that live %s (re-authentication every 5 s): %d connections opened, %d logins at the KDC",
-			polls, time.Since(start).Round(time.Second), life, conns.n.Load(), logins)
+			polls, took.Round(time.Second), life, conns, logins)
 		if logins < 2 {
 			t.Errorf("%d logins at the KDC in 50 s of tickets that live %s: the login was not renewed", logins, life)
 		}
-		if n := conns.n.Load(); n > 4 {
-			t.Errorf("%d connections opened in 50 s: the broker closed them rather than re-authenticate", n)
+		if conns > 4 {
+			t.Errorf("%d connections opened in 50 s: the broker closed them rather than re-authenticate", conns)
 		}
 	})
 }
