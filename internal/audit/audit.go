@@ -25,8 +25,9 @@ import (
 // Log appends lines to one file; it is safe for concurrent use, and several
 // processes may append to the same file.
 type Log struct {
-	path string
-	mu   sync.Mutex
+	path    string
+	context string
+	mu      sync.Mutex
 	f    *os.File
 }
 
@@ -123,12 +124,19 @@ func (l *Log) Close() error {
 	return err
 }
 
+// InContext makes every line name the config file's context the requests
+// are sent in ("" for none); it returns l.
+func (l *Log) InContext(name string) *Log {
+	l.context = name
+	return l
+}
+
 // Begin starts the record of one attempt at a; nothing is written until
 // Sending or Done.
 func (l *Log) Begin(bootstrap string, a model.Action) *Attempt {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &Attempt{log: l, id: hex.EncodeToString(b[:]), bootstrap: bootstrap, action: a}
+	return &Attempt{log: l, id: hex.EncodeToString(b[:]), bootstrap: bootstrap, context: l.context, action: a}
 }
 
 // Attempt is the record of one abort attempt.
@@ -136,6 +144,7 @@ type Attempt struct {
 	log       *Log
 	id        string
 	bootstrap string
+	context   string
 	action    model.Action
 	// evidenceAt is when the evidence the action now carries was read
 	// again (zero: it is the plan's).

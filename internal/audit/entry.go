@@ -22,6 +22,8 @@ type Entry struct {
 	User      string `json:"user"`
 	PID       int    `json:"pid"`
 	Bootstrap string `json:"bootstrap"`
+	// Context is the config file's context the request was sent in.
+	Context string `json:"context,omitempty"`
 	Action    string `json:"action"`
 	Target    string `json:"target"`
 	// TargetBase64 and TransactionalIDBase64 are the exact bytes of an id
@@ -67,7 +69,7 @@ type Entry struct {
 func (at *Attempt) entry(phase string, t time.Time) Entry {
 	a := at.action
 	e := Entry{
-		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap,
+		Time: t.UTC(), Attempt: at.id, Phase: phase, User: osUser(), PID: os.Getpid(), Bootstrap: at.bootstrap, Context: at.context,
 		Action: string(a.Kind), Target: a.Target(), TargetBase64: jsonout.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
 	}
 	if a.Kind == model.ForceTerminate || a.Kind == model.Commit {

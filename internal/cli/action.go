@@ -71,7 +71,7 @@ type planner func(ctx context.Context, cl *kafkaadmin.Client, c config) (model.A
 // the cluster says now, asks for confirmation unless --yes, then lets the
 // executor re-check, record and send it, exactly as the TUI does.
 func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio, plan planner) error {
-	log := audit.New(c.auditLog)
+	log := audit.New(c.auditLog).InContext(c.ctx.name)
 	if err := log.Open(); err != nil {
 		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused, nothing sent: %w", c.cmd, err))
 	}
@@ -82,7 +82,7 @@ func runAction(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std 
 		return refused(o, c, nil, log.Path(), fmt.Errorf("%s refused: %s", c.cmd, trimRefusedText(err.Error())))
 	}
 	if !c.one.yes {
-		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, log.Path())
+		ok, err := confirm(ctx, std.In, std.Err, cl.Recheck, a, c.confirmPhrase(a.ConfirmWord()), log.Path())
 		if err != nil {
 			return refused(o, c, &a, log.Path(), err)
 		}
@@ -172,8 +172,8 @@ func readsTerminal(r io.Reader) bool {
 // word. While they read and type, the target is re-read every recheckEvery and
 // a warning printed as soon as it is no longer the transaction shown. A
 // signal while waiting cancels.
-func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(context.Context, model.Action) error, a model.Action, auditPath string) (bool, error) {
-	if _, err := io.WriteString(w, promptText(a, time.Now(), auditPath)); err != nil {
+func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(context.Context, model.Action) error, a model.Action, word, auditPath string) (bool, error) {
+	if _, err := io.WriteString(w, promptText(a, word, time.Now(), auditPath)); err != nil {
 		return false, err
 	}
 	answer := make(chan string, 1)
@@ -187,7 +187,7 @@ func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(contex
 	for {
 		select {
 		case line := <-answer:
-			return strings.TrimSpace(line) == a.ConfirmWord(), nil
+			return strings.TrimSpace(line) == word, nil
 		case <-ctx.Done():
 			fmt.Fprintln(w)
 			return false, errNotConfirmed
@@ -198,7 +198,7 @@ func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(contex
 			}
 			warned = err.Error()
 			fmt.Fprintf(w, "\n! %s\n! Typing %s now will be refused; press enter to cancel and look again.\n%s",
-				escape.Text(warned), a.ConfirmWord(), typeLine(a))
+				escape.Text(warned), word, typeLine(word))
 		}
 	}
 }
@@ -206,7 +206,7 @@ func confirm(ctx context.Context, in io.Reader, w io.Writer, recheck func(contex
 // promptText is the one-shot confirmation: the same facts, request and
 // consequences as the TUI's dialog. Each line is escaped on its own, so an id
 // holding a line break or an escape sequence stays on its line, visibly.
-func promptText(a model.Action, now time.Time, auditPath string) string {
+func promptText(a model.Action, word string, now time.Time, auditPath string) string {
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, escape.Text(fmt.Sprintf(format, args...))) }
 	switch a.Kind {
@@ -232,9 +232,9 @@ func promptText(a model.Action, now time.Time, auditPath string) string {
 	} else {
 		add("Just before sending, it is re-read and refused unless it is this very transaction; each request is written to %s before it goes out.", auditPath)
 	}
-	return strings.Join(lines, "\n") + "\n" + typeLine(a)
+	return strings.Join(lines, "\n") + "\n" + typeLine(word)
 }
 
-func typeLine(a model.Action) string {
-	return fmt.Sprintf("Type %s and press enter to send it (anything else cancels): ", a.ConfirmWord())
+func typeLine(word string) string {
+	return fmt.Sprintf("Type %s and press enter to send it (anything else cancels): ", word)
 }

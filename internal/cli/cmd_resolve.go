@@ -70,7 +70,7 @@ type resolveStep struct {
 }
 
 func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
-	log := audit.New(c.auditLog)
+	log := audit.New(c.auditLog).InContext(c.ctx.name)
 	doc := resolveJSON{Job: c.one.job, Steps: []resolveStep{}, AuditLog: log.Path()}
 	fail := func(err error) error {
 		if o.json {
@@ -88,7 +88,7 @@ func runResolve(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std
 		return fail(fmt.Errorf("resolve refused: %s", trimRefusedText(err.Error())))
 	}
 	if !c.one.yes {
-		ok, err := confirmResolve(ctx, std.In, std.Err, c.one.job, steps, log.Path())
+		ok, err := confirmResolve(ctx, std.In, std.Err, c.one.job, steps, c.confirmPhrase("resolve"), log.Path())
 		switch {
 		case err != nil:
 			return fail(err)
@@ -210,7 +210,7 @@ func stepLine(st resolveStep) string {
 // confirmResolve shows the plan on w and reports whether the operator typed
 // resolve. Each transaction is re-checked when its turn comes, so a plan
 // gone stale while they read is refused one transaction at a time.
-func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, steps []model.ResolveStep, auditPath string) (bool, error) {
+func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, steps []model.ResolveStep, word, auditPath string) (bool, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Resolve the open transactions of Flink job %s:\n", escape.Text(job))
 	var bases []string
@@ -233,7 +233,7 @@ func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, 
 	b.WriteString("  - force-terminate: its records are discarded; a restored job replays them from its last completed checkpoint.\n")
 	fmt.Fprintf(&b, "Each is re-read just before its request and refused unless it is the very transaction listed (a commit's checkpoint evidence is read again too); each request is written to %s before it goes out.\n",
 		escape.Text(auditPath))
-	b.WriteString("Type resolve and press enter to send them (anything else cancels): ")
+	b.WriteString("Type " + word + " and press enter to send them (anything else cancels): ")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return false, err
 	}
@@ -244,7 +244,7 @@ func confirmResolve(ctx context.Context, in io.Reader, w io.Writer, job string, 
 	}()
 	select {
 	case line := <-answer:
-		return strings.TrimSpace(line) == "resolve", nil
+		return strings.TrimSpace(line) == word, nil
 	case <-ctx.Done():
 		fmt.Fprintln(w)
 		return false, errNotConfirmed

@@ -102,7 +102,7 @@ func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
 		o.Warning = "TLS cert NOT verified"
 	}
 	if !c.readOnly {
-		o.Audit = audit.New(c.auditLog)
+		o.Audit = audit.New(c.auditLog).InContext(c.ctx.name)
 	}
 	return o
 }

@@ -25,8 +25,10 @@ type spec struct {
 	acts bool
 	// oneShot: one of kafka-transactions.sh's commands, listed together.
 	oneShot bool
-	// arg, when set, is the one argument it takes after its name.
-	arg string
+	// arg, when set, is the one argument it takes after its name; args is
+	// how many it may take (0: one, when arg is set).
+	arg  string
+	args int
 	// why, when set, tells in a refusal why the command does not take one
 	// of the flags whyFor (nil: any flag).
 	why    string
@@ -40,7 +42,7 @@ type spec struct {
 // Flags shared by several commands.
 var (
 	// clusterFlags: where the cluster is and how to reach it.
-	clusterFlags = slices.Concat([]string{"bootstrap-server", "timeout", "command-config"}, tlsFlagNames, saslFlagNames)
+	clusterFlags = slices.Concat(contextFlags, []string{"bootstrap-server", "timeout", "command-config"}, tlsFlagNames, saslFlagNames)
 	// uiFlags: the UI, and the audit log behind its abort dialogs.
 	// flinkFlags say where Flink's jobs and checkpoints are.
 	flinkFlagNames = []string{"flink", "flink-prefix", "flink-checkpoints", "s3-endpoint", "s3-path-style", "s3-region"}
@@ -96,6 +98,9 @@ func init() {
 		{cmd: cmdResolve, synopsis: "end a stopped Flink job's open transactions: commit the checkpointed ones, abort the rest (changes the cluster)", acts: true,
 			shape: "--job PREFIX (--flink URL | --flink-checkpoints PREFIX=LOCATION) [--yes]",
 			flags: slices.Concat(actFlags, []string{"job"}, flinkFlagNames), check: checkResolve, run: withClient(runResolve)},
+		{cmd: cmdConfig, synopsis: "the config file's contexts: list, show [NAME], use NAME, add NAME [flags], delete NAME, validate [NAME]",
+			arg: "list|show|use|add|delete|validate [NAME]", args: 2, shape: "[--label TEXT] [--color COLOR] [--protected]",
+			flags: configFlagNames(), why: "it is about the config file, not a cluster", check: checkConfig, run: runConfig},
 		{cmd: cmdCompletion, synopsis: "print a shell completion script, for bash, zsh or fish", arg: "bash|zsh|fish",
 			check: checkCompletion, run: runCompletion},
 	}
@@ -194,11 +199,16 @@ func takers(flag string, refuser command) string {
 	others := true
 	for _, s := range commands {
 		switch {
+		case s.cmd == cmdConfig && refuser != cmdConfig:
+			// config add writes most flags into a context: not where they go.
 		case slices.Contains(s.flags, flag):
 			with = append(with, s.cmd.title())
 		case s.cmd.kind() != refuser.kind() && !s.aside():
 			others = false
 		}
+	}
+	if len(with) == 0 && refuser != cmdConfig && slices.Contains(specOf(config{cmd: cmdConfig}).flags, flag) {
+		return "config add"
 	}
 	if others && len(with) > 0 {
 		return "every other command"

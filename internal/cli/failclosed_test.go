@@ -123,7 +123,7 @@ func TestUnverifiedCommitOfAForeignID(t *testing.T) {
 	if a.LastWrite.IsZero() {
 		t.Fatal("the producer's last write was not found")
 	}
-	text := promptText(a, time.Now(), "/audit.log")
+	text := promptText(a, a.ConfirmWord(), time.Now(), "/audit.log")
 	for _, want := range []string{"is not a Flink sink's id", "Its producer last wrote at", "its own abort later fails", "last write   "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, text)

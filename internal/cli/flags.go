@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/txnscope/txnscope/internal/audit"
 	"github.com/txnscope/txnscope/internal/ckptstore"
 	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/internal/ctxfile"
 	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
@@ -25,8 +25,12 @@ import (
 // config is the parsed command line.
 type config struct {
 	cmd command
-	// arg is the argument after the command, for a command that takes one.
-	arg       string
+	// arg is the argument after the command, for a command that takes one;
+	// arg2 the second (config's NAME).
+	arg, arg2 string
+	// configFile is config's file; added the context config add writes.
+	configFile string
+	added      []ctxfile.Value
 	bootstrap []string
 	refresh   time.Duration
 	timeout   time.Duration
@@ -56,6 +60,8 @@ type config struct {
 	// --command-config file resolve to (secflags.go).
 	sec      secFlags
 	security conn.Security
+	// ctx is the config file's context the command runs in (contexts.go).
+	ctx ctxInfo
 	// warnings are printed on stderr before the command runs.
 	warnings []string
 }
@@ -68,6 +74,9 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("txnscope", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
+	fs.String("context", "", "the `NAME` of a context of the config file (default: "+ctxfile.EnvContext+", else the file's current-context): "+
+		"its settings apply where no flag is given; flags win over the context, the context over the defaults")
+	fs.String("config", "", "the config file's `PATH` (default: "+ctxfile.EnvConfig+", else $XDG_CONFIG_HOME/txnscope/config.yaml or ~/.config/txnscope/config.yaml)")
 	fs.StringP("bootstrap-server", "b", "localhost:9092", "brokers to start from, `HOST:PORT,...`")
 	fs.DurationVar(&c.refresh, "refresh", 2*time.Second, fmt.Sprintf("how often the UI polls the cluster (exporter: %s unless given), a `DURATION` of %s to %s: every refresh scans the whole cluster",
 		short(defaultExporterRefresh), minRefresh, short(maxRefresh)))
@@ -99,6 +108,9 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.IntVar(&c.maxIDSeries, "max-id-series", exporter.DefaultMaxIDSeries, fmt.Sprintf("exporter: give series of their own (the id as a label) to the `N` open transactions nearest their timeout only, 0 to %d; "+
 		"0: none. Per-job series carry the alerts; a series per id would grow Prometheus without end, as Flink's ids change every checkpoint", maxIDSeries))
 	fs.BoolVar(&c.headless, "headless", false, "demo: run the cluster without the UI")
+	fs.StringVar(&c.ctx.label, "label", "", "config add: the `TEXT` the header shows for the context (default its name)")
+	fs.StringVar(&c.ctx.color, "color", "", "config add: the header's `COLOR` for the context: "+strings.Join(ctxfile.Colors, ", ")+" or #RRGGBB")
+	fs.BoolVar(&c.ctx.protected, "protected", false, "config add: acting on the context needs its name typed after the command's word, and --yes is refused")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&c.help, "help", "h", false, "print this help and exit")
 	secFlagSet(fs, &c.sec)
@@ -129,7 +141,10 @@ func short(d time.Duration) string {
 
 // parse reads the arguments after the program name. On --help or --version it
 // returns the config with that set and does not validate the rest.
-func parse(args []string) (config, error) {
+func parse(args []string) (config, error) { return parseIn(args, osContextEnv()) }
+
+// parseIn is parse with the config file read in env.
+func parseIn(args []string, env contextEnv) (config, error) {
 	var c config
 	fs := flagSet(&c)
 	if err := fs.Parse(args); err != nil {
@@ -157,14 +172,38 @@ func parse(args []string) (config, error) {
 	if s.arg != "" && len(fs.Args()) > 1 {
 		c.arg = fs.Args()[1]
 	}
+	if s.args > 1 && len(fs.Args()) > 2 {
+		c.arg2 = fs.Args()[2]
+	}
 	if err := notApplying(fs, c); err != nil {
 		return c, err
 	}
-	if c.bootstrap, err = bootstrapFlag(fs); err != nil {
+	if err := applyContext(fs, &c, s, env); err != nil {
 		return c, err
 	}
-	if err := checkDurations(fs, c); err != nil {
-		return c, err
+	if err := settle(fs, &c, s, env); err != nil {
+		return c, c.placed(err)
+	}
+	if c.cmd == cmdConfig {
+		if c.configFile, _, err = configPath(fs, env); err != nil {
+			return c, err
+		}
+		if c.arg == "add" {
+			c.added = addedValues(fs, &c)
+		}
+	}
+	return c, nil
+}
+
+// settle checks the flags, the context's among them, and reads the files
+// they name.
+func settle(fs *pflag.FlagSet, c *config, s spec, env contextEnv) error {
+	var err error
+	if c.bootstrap, err = bootstrapFlag(fs); err != nil {
+		return err
+	}
+	if err := checkDurations(fs, *c); err != nil {
+		return err
 	}
 	if c.cmd == cmdExporter && !fs.Changed("refresh") {
 		c.refresh = defaultExporterRefresh
@@ -172,31 +211,31 @@ func parse(args []string) (config, error) {
 	// Without HOME or XDG_STATE_HOME there is no default: the commands that
 	// abort say so when they open it (audit.Log.Open); the others need none.
 	if fs.Changed("audit-log") && c.auditLog == "" {
-		return c, usagef("--audit-log is empty")
+		return usagef("--audit-log is empty")
 	}
 	if c.history != "auto" && c.history != "polls" {
-		return c, usagef("bad --history %q: want auto or polls", clip(c.history))
+		return usagef("bad --history %q: want auto or polls", clip(c.history))
 	}
 	if c.output != "table" && c.output != "json" {
-		return c, usagef("bad --output %q: want table or json", clip(c.output))
+		return usagef("bad --output %q: want table or json", clip(c.output))
 	}
-	if err := flinkFlags(fs, &c); err != nil {
-		return c, err
+	if err := flinkFlags(fs, c); err != nil {
+		return err
 	}
 	if slices.Contains(s.flags, "bootstrap-server") { // it connects to a cluster of the user's
-		boot, err := resolveSecurity(fs, &c, os.Getenv)
+		boot, err := resolveSecurity(fs, c, env.getenv)
 		if err != nil {
-			return c, err
+			return err
 		}
 		// -b wins over the file's bootstrap.servers, which wins over the default.
 		if !fs.Changed("bootstrap-server") && len(boot) > 0 {
 			c.bootstrap = boot
 		}
 	}
-	if err := checkCommand(fs, &c); err != nil {
-		return c, err
+	if err := checkCommand(fs, c); err != nil {
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 // commandOf is the row of the command rest names (the arguments left after
@@ -211,8 +250,8 @@ func commandOf(rest []string) (spec, error) {
 		return s, usagef("unknown command %q (want %s)", clip(rest[0]), strings.Join(named(), ", "))
 	case s.arg == "" && len(rest) > 1:
 		return s, usagef("unexpected argument %q after %s", clip(rest[1]), rest[0])
-	case s.arg != "" && len(rest) > 2:
-		return s, usagef("unexpected argument %q after %s %s", clip(rest[2]), rest[0], clip(rest[1]))
+	case s.arg != "" && len(rest) > 1+max(s.args, 1):
+		return s, usagef("unexpected argument %q after %s", clip(rest[len(rest)-1]), strings.Join(rest[:len(rest)-1], " "))
 	}
 	return s, nil
 }

@@ -104,6 +104,14 @@ func commandNotes(s spec) string {
 		b.WriteString("\nkafka-transactions.sh's " + name + ", with its flags, columns and semantics; -o json prints JSON.\n")
 	}
 	switch s.cmd {
+	case cmdConfig:
+		b.WriteString("\n")
+		for _, v := range configVerbs {
+			fmt.Fprintf(&b, "  %-9s %s\n", v.verb, v.what)
+		}
+		b.WriteString("The file is YAML: current-context, and contexts by name, each holding flags by their names\n" +
+			"(bootstrap-server, command-config or properties, flink, ...), label, color, read-only, protected.\n" +
+			"${VARIABLE} is read from the environment. docs/contexts.md.\n")
 	case cmdCommit:
 		b.WriteString("It sends EndTxn(commit) with the transaction's own producer id and epoch, as Flink's committer\n" +
 			"would have, only when its checkpoint completed (--flink, --flink-checkpoints) and Flink does not\n" +

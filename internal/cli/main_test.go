@@ -112,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--headless"}, "--headless does not apply to the UI (it goes with demo, demo --headless)"},
 		{[]string{"snapshot", "--headless"}, "--headless does not apply to snapshot"},
 		{[]string{"demo", "-b", "k:9092"}, "--bootstrap-server does not apply to demo: it runs its own plaintext cluster (it goes with every other command)"},
-		{[]string{"status"}, `unknown command "status" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate, commit, resolve)`},
+		{[]string{"status"}, `unknown command "status" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate, commit, resolve, config)`},
 		{[]string{"exporter", "--listen", "10309"}, `bad --listen "10309": want HOST:PORT (e.g. 127.0.0.1:10309)`},
 		{[]string{"exporter", "--listen", "localhost:http"}, `bad --listen "localhost:http": the port must be a number from 0 to 65535`},
 		{[]string{"exporter", "--max-id-series", "-1"}, `bad --max-id-series -1: want 0 to 1000`},

@@ -21,11 +21,17 @@ func withClient(run func(context.Context, *kafkaadmin.Client, config, out, Stdio
 		// script reads from every abort, sent or not.
 		if specOf(c).acts {
 			switch {
+			case c.ctx.readOnly:
+				return refused(o, c, nil, c.auditLog, usagef("%s changes the cluster, and context %q is read-only (%s)", c.cmd, c.ctx.name, c.ctx.readOnlyAt))
 			case c.readOnly:
 				return refused(o, c, nil, c.auditLog, usagef("%s changes the cluster, and --read-only forbids it", c.cmd))
+			case c.ctx.protected && !c.one.yes && !readsTerminal(std.In):
+				return refused(o, c, nil, c.auditLog, usagef("context %q is protected: %s asks you to type %s on a terminal, and stdin is not one", c.ctx.name, c.cmd, c.confirmPhrase(confirmWordOf(c.cmd))))
+			case c.ctx.protected && c.one.yes:
+				return refused(o, c, nil, c.auditLog, usagef("context %q is protected: --yes is refused; on a terminal, type %s to confirm", c.ctx.name, c.confirmPhrase(confirmWordOf(c.cmd))))
 			case !c.one.yes && !readsTerminal(std.In): // nobody is there to confirm
 				return refused(o, c, nil, c.auditLog,
-					usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type %s)", c.cmd, confirmWordOf(c.cmd)))
+					usagef("%s needs --yes when stdin is not a terminal (on a terminal it asks you to type %s)", c.cmd, c.confirmPhrase(confirmWordOf(c.cmd))))
 			}
 		}
 		cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security})

@@ -57,7 +57,7 @@ func TestConfirm(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var w bytes.Buffer
-			ok, err := confirm(context.Background(), strings.NewReader(tt.typed), &w, nil, tt.a, "/var/log/txnscope/audit.log")
+			ok, err := confirm(context.Background(), strings.NewReader(tt.typed), &w, nil, tt.a, tt.a.ConfirmWord(), "/var/log/txnscope/audit.log")
 			if err != nil || ok != tt.want {
 				t.Errorf("confirm = %v, %v; want %v", ok, err, tt.want)
 			}
@@ -82,7 +82,7 @@ func TestConfirmCancelledBySignal(t *testing.T) {
 	cancel()
 	pr, pw := io.Pipe() // nobody types
 	defer pw.Close()
-	ok, err := confirm(ctx, pr, io.Discard, nil, model.Action{Kind: model.ForceTerminate, TransactionalID: "x"}, "a.log")
+	ok, err := confirm(ctx, pr, io.Discard, nil, model.Action{Kind: model.ForceTerminate, TransactionalID: "x"}, "abort", "a.log")
 	if ok || err != errNotConfirmed {
 		t.Errorf("confirm after a signal = %v, %v", ok, err)
 	}
@@ -105,7 +105,7 @@ func TestConfirmWarnsLive(t *testing.T) {
 	var w syncBuffer
 	done := make(chan bool)
 	go func() {
-		ok, _ := confirm(context.Background(), pr, &w, recheck, a, "a.log")
+		ok, _ := confirm(context.Background(), pr, &w, recheck, a, a.ConfirmWord(), "a.log")
 		done <- ok
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -124,7 +124,7 @@ func TestConfirmWarnsLive(t *testing.T) {
 // Ids are anyone's to choose: the prompt shows them escaped.
 func TestPromptEscapes(t *testing.T) {
 	a := model.Action{Kind: model.ForceTerminate, TransactionalID: "evil\x1b]0;pwned\x07\x1b[2J\r\nforged", State: model.Ongoing, Start: time.Now()}
-	out := promptText(a, time.Now(), "a.log")
+	out := promptText(a, a.ConfirmWord(), time.Now(), "a.log")
 	if strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `evil\x1b]0;pwned\x07\x1b[2J\r\nforged`) {
 		t.Errorf("prompt = %q", out)
 	}

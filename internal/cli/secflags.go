@@ -58,11 +58,15 @@ func secFlagSet(fs *pflag.FlagSet, s *secFlags) {
 // before anything connects. No message holds a secret.
 func resolveSecurity(fs *pflag.FlagSet, c *config, getenv func(string) string) ([]string, error) {
 	var file clientprops.File
-	if fs.Changed("command-config") {
-		var err error
-		if file, err = readCommandConfig(c); err != nil {
-			return nil, err
-		}
+	var err error
+	switch {
+	case fs.Changed("command-config"):
+		file, err = readCommandConfig(c)
+	case c.ctx.props != nil:
+		file, err = inlineProperties(c)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// A copy: the flags below must not write into the file's values.
 	sec := file.Security.Clone()
@@ -90,16 +94,46 @@ func readCommandConfig(c *config) (clientprops.File, error) {
 	if perm, open := inputfile.Exposed(path); open && file.Secret != "" {
 		c.warnings = append(c.warnings, fmt.Sprintf("--command-config %s holds %s and %s", path, file.Secret, exposedNote(path, perm)))
 	}
+	if err := checkKeytab(c, file, "--command-config "+path); err != nil {
+		return clientprops.File{}, err
+	}
+	return file, nil
+}
+
+// checkKeytab refuses a keytab the properties name that cannot be read,
+// and warns about one others can read.
+func checkKeytab(c *config, file clientprops.File, where string) error {
 	if sa := file.Security.SASL; sa != nil && sa.Kerberos != nil && sa.Kerberos.Keytab != "" {
 		kt := sa.Kerberos.Keytab
 		if err := inputfile.Check(kt); err != nil {
-			return clientprops.File{}, usagef("--command-config %s: %s's keyTab %s: %v", path, sa.Kerberos.Origin, kt, err)
+			return usagef("%s: %s's keyTab %s: %v", where, sa.Kerberos.Origin, kt, err)
 		}
 		if perm, open := inputfile.Exposed(kt); open {
 			c.warnings = append(c.warnings, fmt.Sprintf("the keyTab %s (%s) holds Kerberos keys and %s", kt, sa.Kerberos.Origin, exposedNote(kt, perm)))
 		}
 	}
+	return nil
+}
+
+// inlineProperties reads the client properties a context gives inline, as
+// a --command-config file's.
+func inlineProperties(c *config) (clientprops.File, error) {
+	file, err := clientprops.FromEntriesFile(c.ctx.props)
+	if err != nil {
+		return clientprops.File{}, usagef("%s: %v", c.ctx.propsFrom, err)
+	}
+	if err := checkKeytab(c, file, c.ctx.propsFrom); err != nil {
+		return clientprops.File{}, err
+	}
 	return file, nil
+}
+
+// propsWhere names the properties in messages: the file, or the context.
+func (c *config) propsWhere() string {
+	if c.sec.commandConfig == "" && c.ctx.propsFrom != "" {
+		return c.ctx.propsFrom
+	}
+	return "--command-config " + c.sec.commandConfig
 }
 
 // tlsFlags lays the TLS flags over sec: any of them turns TLS on.
@@ -282,7 +316,7 @@ func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *conn.
 		}
 		for _, n := range file.Named {
 			if n.Key == key {
-				return fmt.Sprintf("--command-config %s: line %d: %s", c.sec.commandConfig, n.Line, n.Key)
+				return fmt.Sprintf("%s: line %d: %s", c.propsWhere(), n.Line, n.Key)
 			}
 		}
 		return "--" + flag // not reached: a file path comes from a flag or a setting
@@ -319,7 +353,7 @@ func checkTLSFiles(fs *pflag.FlagSet, c *config, file clientprops.File, t *conn.
 	}
 	// What is left is PEM text inline in the properties file.
 	if err := kafkaadmin.CheckTLS(t); err != nil {
-		return usagef("--command-config %s: %v", c.sec.commandConfig, err)
+		return usagef("%s: %v", c.propsWhere(), err)
 	}
 	return nil
 }

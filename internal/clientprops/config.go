@@ -47,12 +47,22 @@ func ParseFile(path string) (File, error) {
 	}
 	entries, err := Parse(string(data))
 	if err == nil {
-		var c Config
-		if c, err = FromEntries(entries); err == nil {
-			return File{Config: c, Named: named(entries, c), Secret: secretIn(entries)}, nil
+		var f File
+		if f, err = FromEntriesFile(entries); err == nil {
+			return f, nil
 		}
 	}
 	return File{}, fmt.Errorf("%s: %w", path, err)
+}
+
+// FromEntriesFile maps entries read from elsewhere (a config file's
+// context) as ParseFile maps a file's.
+func FromEntriesFile(entries []Entry) (File, error) {
+	c, err := FromEntries(entries)
+	if err != nil {
+		return File{}, err
+	}
+	return File{Config: c, Named: named(entries, c), Secret: secretIn(entries)}, nil
 }
 
 // named finds the settings c's file paths came from (the last of a key

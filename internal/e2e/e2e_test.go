@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 		cli.Main()
 		return
 	}
+	testutil.NoConfigFile()
 	goleak.VerifyTestMain(m)
 }
 

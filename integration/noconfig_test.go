@@ -1,0 +1,5 @@
+package integration
+
+import "github.com/txnscope/txnscope/internal/testutil"
+
+func init() { testutil.NoConfigFile() }
