@@ -26,6 +26,9 @@ type Batch struct {
 	// Resolve: a job's resolution (commits and force-terminates), confirmed
 	// with its own word.
 	Resolve bool
+	// Protected is the name of the protected context it is sent in ("" for
+	// none): the confirmation is the word, then the name.
+	Protected string
 }
 
 // PlanBatch plans the force-terminate of each of ids as s shows it. An id
@@ -58,13 +61,17 @@ func BatchConfirmWord(n int) string { return "abort " + strconv.Itoa(n) }
 // ConfirmWord is what the operator types to send b: a single action's own
 // word, else BatchConfirmWord (or "resolve N").
 func (b Batch) ConfirmWord() string {
+	word := BatchConfirmWord(len(b.Actions))
 	switch {
 	case b.One && len(b.Actions) == 1:
-		return b.Actions[0].ConfirmWord()
+		word = b.Actions[0].ConfirmWord()
 	case b.Resolve:
-		return "resolve " + strconv.Itoa(len(b.Actions))
+		word = "resolve " + strconv.Itoa(len(b.Actions))
 	}
-	return BatchConfirmWord(len(b.Actions))
+	if b.Protected != "" {
+		word += " " + b.Protected
+	}
+	return word
 }
 
 // ResolveBatch is the batch of steps that send something, commits first

@@ -135,7 +135,10 @@ func (m *Model) openDialog(of string, b model.Batch, skipped []string, notice st
 		return
 	}
 	m.dialogs++
-	in := input{prompt: "> ", placeholder: "type " + b.ConfirmWord(), limit: 32, focused: true}
+	if m.o.Profile.Protected {
+		b.Protected = m.o.Profile.Name
+	}
+	in := input{prompt: "> ", placeholder: "type " + b.ConfirmWord(), limit: 32 + len(b.Protected), focused: true}
 	m.dialog = &actionDialog{id: m.dialogs, of: of, batch: b, skipped: skipped, notice: notice, input: in}
 	m.dialog.recheck(m)
 }

@@ -12,6 +12,9 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "txnscope · " + m.o.Bootstrap
+	if m.o.Profile.Name != "" {
+		v.WindowTitle = "txnscope · " + escape.Text(m.label()) + " · " + m.o.Bootstrap
+	}
 	return v
 }
 
@@ -21,10 +24,11 @@ func (m *Model) fits() bool { return m.w >= minWidth && m.h >= minHeight }
 
 func (m *Model) restyle() {
 	m.st = newStyles(m.isDark, m.profile)
+	m.st.Context = contextInk(m.o.Profile.Color, m.profile)
 }
 
 func (m *Model) headerData() views.HeaderData {
-	return views.HeaderData{Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.data.sum, Conn: m.conn(), Now: m.now,
+	return views.HeaderData{Context: m.label(), Protected: m.o.Profile.Protected, Bootstrap: m.o.Bootstrap, ReadOnly: m.o.ReadOnly, Sum: m.data.sum, Conn: m.conn(), Now: m.now,
 		Pins: m.data.pinSum, Warning: m.o.Warning, Flink: views.FlinkNote(m.data.flink)}
 }
 
@@ -67,5 +71,17 @@ func (m *Model) render() string {
 	default:
 		status = st.Text.Render(status)
 	}
-	return views.Stack(views.Header(m.headerData(), w, st), body, views.Footer(status, keys, w, st))
+	footer := views.Footer(status, keys, w, st)
+	if m.cmd != nil {
+		footer = m.cmdlineView(w, st)
+	}
+	return views.Stack(views.Header(m.headerData(), w, st), body, footer)
+}
+
+// label is the context's name in the header ("" without one).
+func (m *Model) label() string {
+	if m.o.Profile.Label != "" {
+		return m.o.Profile.Label
+	}
+	return m.o.Profile.Name
 }

@@ -67,6 +67,20 @@ var screens = []struct {
 		h.press("enter", "j")
 		return h
 	}},
+	{"context-cmdline", func(t *testing.T) *harness {
+		h := started(t, inProfile(Profile{Name: "staging", Label: "staging eu", Color: "green"}, "staging", "prod-eu"))
+		h.press(":")
+		h.typeText("ctx pr")
+		return h
+	}},
+	{"dialog-protected", func(t *testing.T) *harness {
+		h := started(t, inProfile(Profile{Name: "prod-eu", Label: "PROD eu-west-1", Color: "red", Protected: true}, "staging", "prod-eu"))
+		h.selectID("orders-enricher-v1-2-41")
+		h.press("a")
+		h.typeText("abort")
+		h.press("enter")
+		return h
+	}},
 	{"dialog-force-terminate", func(t *testing.T) *harness {
 		h := started(t)
 		h.selectID("orders-enricher-v1-2-41")

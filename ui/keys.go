@@ -19,6 +19,7 @@ type keyMap struct {
 	// The top-level views.
 	NextView, Txns, Jobs, Partitions, Groups key.Binding
 	Quit, ForceQuit                          key.Binding
+	Command                                  key.Binding // the command line: :ctx NAME
 	Apply, Clear                             key.Binding // while typing a filter
 	Confirm, Cancel                          key.Binding // in the abort dialog
 
@@ -57,6 +58,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Groups:      b([]string{"c"}, "c", "consumer groups stuck behind a pin"),
 		Refresh:     b([]string{"r"}, "r", "refresh now"),
 		Help:        b([]string{"?"}, "?", "help"),
+		Command:     b([]string{":"}, ":", "command line: :ctx NAME switches context (tab completes), :q quits"),
 		Quit:        b([]string{"q"}, "q", "quit"),
 		ForceQuit:   b([]string{"ctrl+c"}, "ctrl+c", "quit"),
 		Apply:       b([]string{"enter"}, "enter", "apply filter"),
@@ -111,7 +113,7 @@ func (k keyMap) groups() []views.HelpGroup {
 	return []views.HelpGroup{
 		{Title: "move", Keys: []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}},
 		{Title: "list", Keys: []key.Binding{k.Open, k.Filter, k.StateFilter, k.Sort}},
-		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.EventsOlder, k.EventsNewer, k.Refresh, k.Help, k.Quit}},
+		{Title: "view", Keys: []key.Binding{k.Back, k.Events, k.Replay, k.EventsOlder, k.EventsNewer, k.Refresh, k.Command, k.Help, k.Quit}},
 		{Title: "views", Keys: []key.Binding{k.NextView, k.Txns, k.Jobs, k.Partitions, k.Groups}},
 		{Title: "abort, commit (asks to type the word)", Keys: []key.Binding{k.Abort, k.AbortPartition, k.Commit}},
 	}

@@ -29,6 +29,15 @@ type Options struct {
 	// ReadFlink reads the same sources afresh (nil: none given): a commit
 	// asks it again just before every request.
 	ReadFlink func(ctx context.Context) *model.FlinkView
+	// Profile is the config file's context it runs in; Profiles are the
+	// file's contexts, for :ctx. Switch gets the context name ready to run
+	// (its files read, its flags checked); on nil the UI quits, and
+	// SwitchedTo says where to. nil: no switching (the demo).
+	Profile  Profile
+	Profiles []string
+	Switch   func(name string) error
+	// Status is shown in the status line at the start (a context's warning).
+	Status string
 }
 
 // The layout needs this much room; below it a message says so.

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"image/color"
+	"strconv"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
@@ -85,4 +87,48 @@ func newStyles(isDark bool, p colorprofile.Profile) views.Styles {
 			FullSeparator: s.Foreground(rest),
 		},
 	}
+}
+
+// contextColors are the colours a context may name (ctxfile.Colors), as a
+// badge's background and the text on it.
+var contextColors = map[string][2]string{
+	"red": {"#d70000", "#ffffff"}, "orange": {"#ff8700", "#000000"}, "yellow": {"#ffd700", "#000000"},
+	"green": {"#00af00", "#000000"}, "cyan": {"#00afaf", "#000000"}, "blue": {"#0060df", "#ffffff"},
+	"magenta": {"#d700d7", "#ffffff"}, "purple": {"#8700ff", "#ffffff"}, "grey": {"#808080", "#000000"},
+	"gray": {"#808080", "#000000"}, "white": {"#eeeeee", "#000000"},
+}
+
+// contextInk is the context badge in col (a name or #RRGGBB; "" a neutral
+// one); without colour, reversed.
+func contextInk(col string, p colorprofile.Profile) views.Ink {
+	s := lipgloss.NewStyle().Bold(true)
+	if p <= colorprofile.ASCII {
+		return views.NewInk(s.Reverse(true))
+	}
+	pair, ok := contextColors[col]
+	switch {
+	case ok:
+	case strings.HasPrefix(col, "#"):
+		pair = [2]string{col, "#000000"}
+		if dark(col) {
+			pair[1] = "#ffffff"
+		}
+	default:
+		pair = [2]string{"#585858", "#ffffff"}
+	}
+	return views.NewInk(s.Background(lipgloss.Color(pair[0])).Foreground(lipgloss.Color(pair[1])))
+}
+
+// dark: white text reads better on col (#RGB or #RRGGBB) than black.
+func dark(col string) bool {
+	hex := strings.TrimPrefix(col, "#")
+	if len(hex) == 3 {
+		hex = string([]byte{hex[0], hex[0], hex[1], hex[1], hex[2], hex[2]})
+	}
+	v, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil || len(hex) != 6 {
+		return true
+	}
+	r, g, b := float64(v>>16&0xff), float64(v>>8&0xff), float64(v&0xff)
+	return 0.299*r+0.587*g+0.114*b < 140
 }

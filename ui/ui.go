@@ -42,6 +42,10 @@ type Model struct {
 
 	status         string
 	statusKind     statusKind
+	// cmd is the command line (:) while it is open; switchedTo the
+	// context :ctx left for.
+	cmd        *cmdline
+	switchedTo string
 	quitAfterAbort bool
 	// running counts the aborts whose result is not in the audit log yet.
 	running sync.WaitGroup
@@ -73,6 +77,9 @@ func New(o Options) *Model {
 		screenGroups:     &groupsScreen{e: e, partitions: partitions},
 	}
 	m.restyle()
+	if o.Status != "" {
+		m.setStatus(statusError, o.Status)
+	}
 	return m
 }
 
@@ -119,6 +126,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		case !m.fits():
 		case m.dialog != nil:
 			return m.updateDialog(msg)
+		case m.cmd != nil:
+			return m.updateCmdline(msg)
 		case m.screens[m.cur].grabs():
 			return m.screens[m.cur].update(msg)
 		}
@@ -140,6 +149,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case m.dialog != nil:
 		return m.updateDialog(msg)
+	case m.cmd != nil:
+		return m.updateCmdline(msg)
 	case s.grabs():
 		return s.update(msg)
 	case m.showHelp:
@@ -148,6 +159,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
+	case key.Matches(msg, k.Command):
+		m.openCmdline()
 	case key.Matches(msg, k.Refresh):
 		return tea.Batch(m.refresh(), m.rereplay())
 	case key.Matches(msg, k.Replay):

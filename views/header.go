@@ -106,6 +106,10 @@ type PinSummary struct {
 
 // HeaderData is everything the header shows.
 type HeaderData struct {
+	// Context is the config file's context's label ("" for none), in
+	// the context's colour (Styles.Context); Protected marks it.
+	Context   string
+	Protected bool
 	Bootstrap string
 	ReadOnly  bool
 	Sum       Summary
@@ -131,6 +135,13 @@ func HeaderHeight(d HeaderData) int {
 // Header draws the header in exactly w×HeaderHeight(d).
 func Header(d HeaderData, w int, st Styles) string {
 	left := st.Title.Render("txnscope") + "  "
+	if d.Context != "" {
+		badge := " " + escape.Text(d.Context) + " "
+		if d.Protected {
+			badge += "⚑ protected "
+		}
+		left += st.Context.Render(badge) + "  "
+	}
 	if d.ReadOnly {
 		left += st.ReadOnly.Render(" read-only ") + "  "
 	}

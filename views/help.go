@@ -115,5 +115,11 @@ func Footer(status string, keys []key.Binding, w int, st Styles) string {
 		return Fit(" "+hm.ShortHelpView(keys), w)
 	}
 	hm.SetWidth(room)
-	return Spread(status, hm.ShortHelpView(keys), w)
+	right := hm.ShortHelpView(keys)
+	if lipgloss.Width(right) > room {
+		// Not even the first key fits beside the status: the help model
+		// then gives them all, and the status would be pushed off.
+		return Fit(status, w)
+	}
+	return Spread(status, right, w)
 }

@@ -24,6 +24,7 @@ type Styles struct {
 	Stale     Ink // the STALE badge
 	Alarm     Ink // the HANGING badge
 	ReadOnly  Ink // the read-only badge
+	Context   Ink // the context's badge, in its colour
 	GaugeOK   Ink
 	GaugeWarn Ink
 	GaugeBad  Ink
@@ -46,7 +47,7 @@ func PlainStyles() Styles {
 	h := lipgloss.NewStyle()
 	return Styles{
 		Title: p, Text: p, Dim: p, Bold: p, Section: p, Selected: p, Key: p, Warn: p, Danger: p,
-		Error: p, Good: p, Stale: p, Alarm: p, ReadOnly: p, GaugeOK: p, GaugeWarn: p, GaugeBad: p, GaugeRest: p,
+		Error: p, Good: p, Stale: p, Alarm: p, ReadOnly: p, Context: p, GaugeOK: p, GaugeWarn: p, GaugeBad: p, GaugeRest: p,
 		StateOpen: p, StateCommit: p, StateAbort: p, StateIdle: p, Border: p, DialogTitle: p,
 		Help: help.Styles{Ellipsis: h, ShortKey: h, ShortDesc: h, ShortSeparator: h, FullKey: h, FullDesc: h, FullSeparator: h},
 	}

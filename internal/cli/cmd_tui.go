@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/txnscope/txnscope/internal/audit"
+	"github.com/txnscope/txnscope/internal/ctxfile"
 	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/internal/memlimit"
 	"github.com/txnscope/txnscope/kafkaadmin"
@@ -28,7 +29,26 @@ func runTUICommand(ctx context.Context, c config, std Stdio) error {
 	if err := needTerminal(std.Out); err != nil {
 		return err
 	}
-	return runTUI(ctx, c, c.bootstrap, std.Out)
+	for {
+		next, err := runTUIIn(ctx, c, c.bootstrap, std.Out)
+		if next == nil || err != nil {
+			return err
+		}
+		// :ctx NAME: the next context on a program of its own, nothing of
+		// this one's cluster carried over.
+		c = *next
+	}
+}
+
+// switchArgs are the arguments :ctx NAME is read with: the context as
+// `txnscope --context NAME` would take it from the same file, keeping only
+// a --read-only given on the command line (it can only add safety).
+func (c config) switchArgs(name string) []string {
+	args := []string{"--context", name, "--config", c.configFile}
+	if c.readOnlyGiven {
+		args = append(args, "--read-only")
+	}
+	return args
 }
 
 // needTerminal refuses to start the UI where it cannot be seen.
@@ -48,13 +68,33 @@ func isTerminal(w io.Writer) bool {
 // runTUI opens the UI on the cluster at bootstrap until the user quits or a
 // signal arrives.
 func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer) error {
+	_, err := runTUIIn(ctx, c, bootstrap, stdout)
+	return err
+}
+
+// runTUIIn is runTUI; next is the context the operator switched to (:ctx),
+// read and checked, nil when the UI ended otherwise.
+func runTUIIn(ctx context.Context, c config, bootstrap []string, stdout io.Writer) (next *config, err error) {
 	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: bootstrap, Timeout: c.timeout, Security: c.security, FollowLog: c.history == "auto"})
 	if err != nil {
-		return usageError{err.Error()}
+		return nil, usageError{err.Error()}
 	}
 	defer cl.Close()
 	o := tuiOptions(c, cl, strings.Join(bootstrap, ","))
 	o.Context = ctx
+	if c.configFile != "" {
+		if f, err := ctxfile.Load(c.configFile); err == nil {
+			o.Profiles = f.Names()
+		}
+		o.Switch = func(name string) error {
+			nc, err := parse(c.switchArgs(name))
+			if err != nil {
+				return err
+			}
+			next = &nc
+			return nil
+		}
+	}
 	if len(c.flink.Clients) > 0 || len(c.flink.Retained) > 0 {
 		// Read on their own clock, each within --timeout: a JobManager that
 		// hangs never holds a refresh of the cluster.
@@ -79,15 +119,18 @@ func runTUI(ctx context.Context, c config, bootstrap []string, stdout io.Writer)
 		o.Audit.Close()
 	}
 	if !recorded {
-		return fmt.Errorf("an abort was still in flight when txnscope ended: its attempt line in %s has no result line; re-check the cluster",
+		return nil, fmt.Errorf("an abort was still in flight when txnscope ended: its attempt line in %s has no result line; re-check the cluster",
 			o.Audit.Path())
 	}
 	// SIGINT, SIGTERM and SIGHUP end the UI as quitting does: they are how an operator
 	// (or a supervisor) asks for a clean exit.
 	if errors.Is(err, tea.ErrInterrupted) || (errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) {
-		return nil
+		return nil, nil
 	}
-	return err
+	if err != nil || m.SwitchedTo() == "" || ctx.Err() != nil {
+		return nil, err
+	}
+	return next, nil
 }
 
 func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
@@ -97,6 +140,10 @@ func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
 		Refresh:            c.refresh,
 		ReadOnly:           c.readOnly,
 		CheckpointInterval: c.checkpointInterval,
+		Profile:            ui.Profile{Name: c.ctx.name, Label: c.ctx.label, Color: c.ctx.color, Protected: c.ctx.protected},
+	}
+	if len(c.warnings) > 0 {
+		o.Status = "warning: " + c.warnings[0]
 	}
 	if c.insecure() {
 		o.Warning = "TLS cert NOT verified"

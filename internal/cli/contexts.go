@@ -111,6 +111,9 @@ func applyContext(fs *pflag.FlagSet, c *config, s spec, env contextEnv) error {
 	if err != nil {
 		return err
 	}
+	if f != nil {
+		c.configFile = path
+	}
 	if f != nil && f.Secret != "" {
 		if perm, open := inputfile.Exposed(path); open {
 			c.warnings = append(c.warnings, fmt.Sprintf("config file %s holds %s and %s", path, f.Secret, exposedNote(path, perm)))

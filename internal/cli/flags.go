@@ -35,6 +35,8 @@ type config struct {
 	refresh   time.Duration
 	timeout   time.Duration
 	readOnly  bool
+	// readOnlyGiven: --read-only on the command line, not from a context.
+	readOnlyGiven bool
 	auditLog  string
 	output    string // snapshot: "table" or "json"
 	// checkpointInterval is zero when not given.
@@ -178,6 +180,7 @@ func parseIn(args []string, env contextEnv) (config, error) {
 	if err := notApplying(fs, c); err != nil {
 		return c, err
 	}
+	c.readOnlyGiven = fs.Changed("read-only") && c.readOnly
 	if err := applyContext(fs, &c, s, env); err != nil {
 		return c, err
 	}

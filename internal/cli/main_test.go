@@ -44,14 +44,14 @@ func TestParse(t *testing.T) {
 		{[]string{"-b", "a:1", "-b", "b:2"}, with(defaults(cmdTUI), func(c *config) { c.bootstrap = []string{"b:2"} })},
 		{[]string{"--refresh", "500ms"}, with(defaults(cmdTUI), func(c *config) { c.refresh = 500 * time.Millisecond })},
 		{[]string{"--timeout=3s"}, with(defaults(cmdTUI), func(c *config) { c.timeout = 3 * time.Second })},
-		{[]string{"--read-only"}, with(defaults(cmdTUI), func(c *config) { c.readOnly = true })},
+		{[]string{"--read-only"}, with(defaults(cmdTUI), func(c *config) { c.readOnly, c.readOnlyGiven = true, true })},
 		{[]string{"--audit-log", "/tmp/a.log"}, with(defaults(cmdTUI), func(c *config) { c.auditLog = "/tmp/a.log" })},
 		{[]string{"--checkpoint-interval", "1m"}, with(defaults(cmdTUI), func(c *config) { c.checkpointInterval = time.Minute })},
 		{[]string{"snapshot", "-o", "json"}, with(defaults(cmdSnapshot), func(c *config) { c.output = "json" })},
 		{[]string{"snapshot", "--output=table"}, defaults(cmdSnapshot)},
 		{[]string{"-o", "json", "snapshot"}, with(defaults(cmdSnapshot), func(c *config) { c.output = "json" })}, // flags before the command
 		{[]string{"demo", "--headless"}, with(defaults(cmdDemo), func(c *config) { c.headless = true })},
-		{[]string{"demo", "--read-only", "--refresh", "1s"}, with(defaults(cmdDemo), func(c *config) { c.readOnly = true; c.refresh = time.Second })},
+		{[]string{"demo", "--read-only", "--refresh", "1s"}, with(defaults(cmdDemo), func(c *config) { c.readOnly, c.readOnlyGiven = true, true; c.refresh = time.Second })},
 		{[]string{"--", "snapshot"}, defaults(cmdSnapshot)},
 		// The exporter refreshes every 15 s unless told: a scrape interval.
 		{[]string{"exporter"}, with(defaults(cmdExporter), func(c *config) { c.refresh = 15 * time.Second })},

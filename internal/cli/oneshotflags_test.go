@@ -41,7 +41,7 @@ func TestParseOneShot(t *testing.T) {
 		{[]string{"forceTerminateTransaction", "--transactionalId", "orders-0-7"},
 			with(cmdForceTerminate, func(c *config) { c.one.transactionalID = "orders-0-7" })},
 		// Reading commands under --read-only are fine.
-		{[]string{"--read-only", "list"}, with(cmdList, func(c *config) { c.readOnly = true })},
+		{[]string{"--read-only", "list"}, with(cmdList, func(c *config) { c.readOnly, c.readOnlyGiven = true, true })},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
