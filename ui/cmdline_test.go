@@ -117,7 +117,7 @@ func TestProtectedContextWantsItsName(t *testing.T) {
 	h := started(t, inProfile(Profile{Name: "prod-eu", Protected: true}, "prod-eu"), func(o *Options) {
 		o.Audit = audit.New(log).InContext("prod-eu")
 	})
-	mustContain(t, h.screen(), "prod-eu ⚑ protected")
+	mustContain(t, h.screen(), "prod-eu · protected")
 	h.selectID("crashed-job-0-7")
 	h.press("a")
 	for _, typed := range []string{"abort", "abort prod", "abort staging", "prod-eu", "abort prod-eu now"} {

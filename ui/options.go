@@ -36,8 +36,10 @@ type Options struct {
 	Profile  Profile
 	Profiles []string
 	Switch   func(name string) error
-	// Status is shown in the status line at the start (a context's warning).
-	Status string
+	// Status is shown in the status line at the start (a context switched
+	// to, a warning about its files), as an error with StatusError.
+	Status      string
+	StatusError bool
 }
 
 // The layout needs this much room; below it a message says so.

@@ -78,7 +78,7 @@ func New(o Options) *Model {
 	}
 	m.restyle()
 	if o.Status != "" {
-		m.setStatus(statusError, o.Status)
+		m.setStatus(map[bool]statusKind{true: statusError, false: statusInfo}[o.StatusError], o.Status)
 	}
 	return m
 }

@@ -138,7 +138,7 @@ func Header(d HeaderData, w int, st Styles) string {
 	if d.Context != "" {
 		badge := " " + escape.Text(d.Context) + " "
 		if d.Protected {
-			badge += "⚑ protected "
+			badge += "· protected "
 		}
 		left += st.Context.Render(badge) + "  "
 	}

@@ -142,8 +142,11 @@ func tuiOptions(c config, admin ui.Admin, bootstrap string) ui.Options {
 		CheckpointInterval: c.checkpointInterval,
 		Profile:            ui.Profile{Name: c.ctx.name, Label: c.ctx.label, Color: c.ctx.color, Protected: c.ctx.protected},
 	}
+	if c.ctx.name != "" {
+		o.Status = "context " + c.ctx.name
+	}
 	if len(c.warnings) > 0 {
-		o.Status = "warning: " + c.warnings[0]
+		o.Status, o.StatusError = "warning: "+c.warnings[0], true
 	}
 	if c.insecure() {
 		o.Warning = "TLS cert NOT verified"

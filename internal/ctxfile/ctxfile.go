@@ -7,7 +7,9 @@
 package ctxfile
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"fmt"
 	"io/fs"
 	"os"
@@ -176,11 +178,19 @@ func Load(path string) (*File, error) {
 func Parse(path string, data []byte) (*File, error) {
 	f := &File{Path: path}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, syntaxError(path, data, err)
 	}
 	if doc.Kind == 0 { // empty file
 		return f, nil
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, syntaxError(path, data, err)
+		}
+		return nil, f.Errorf(Pos{Line: more.Line}, "a second YAML document (---): the file holds one")
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {

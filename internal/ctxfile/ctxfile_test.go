@@ -117,6 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{"merge key in context", "contexts:\n  prod:\n    <<: {refresh: 2s}\n", `c.yaml:3:5: merge keys (<<) are not supported`},
 		{"syntax", "contexts:\n  prod:\n    refresh: 2s\n   timeout: 1s\n", `c.yaml:4: `},
 		{"no line from the parser", "contexts:\n  prod:\n    label: a: b\n", `c.yaml:3: mapping values are not allowed in this context`},
+		{"two documents", "contexts: {}\n---\ncontexts: {}\n", `c.yaml:2: a second YAML document (---)`},
 		{"tab", "contexts:\n\tprod: {}\n", `c.yaml:2: found character that cannot start any token`},
 		{"empty context", "contexts:\n  prod:\n", `c.yaml:2:8: context "prod" is empty`},
 	} {

@@ -254,7 +254,7 @@ func TestE2EBadUsage(t *testing.T) {
 		{[]string{"--timeout", "3h"}, "txnscope: --timeout 3h0m0s is longer than the most allowed, 10m0s\nsee txnscope --help\n"},
 		{[]string{"-b", ",", "snapshot"}, "txnscope: --bootstrap-server is empty: give at least one host:port\nsee txnscope snapshot --help\n"},
 		{[]string{"snapshot", "-o", "xml"}, "txnscope: bad --output \"xml\": want table or json\nsee txnscope snapshot --help\n"},
-		{[]string{"frobnicate"}, "txnscope: unknown command \"frobnicate\" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate, commit, resolve)\nsee txnscope --help\n"},
+		{[]string{"frobnicate"}, "txnscope: unknown command \"frobnicate\" (want demo, snapshot, exporter, list, describe, describe-producers, find-hanging, abort, force-terminate, commit, resolve, config)\nsee txnscope --help\n"},
 	} {
 		r := runProgram(t, tc.args...)
 		if r.code != 2 || r.stdout != "" || r.stderr != tc.stderr {
