@@ -25,8 +25,6 @@ type ctxInfo struct {
 	// readOnly: the context forbids acting; readOnlyAt is where it says so.
 	readOnly   bool
 	readOnlyAt string
-	// file is the config file's path.
-	file string
 	// origins are where the context set a flag: "PATH:LINE:COL: context
 	// "NAME"", for the flag's messages.
 	origins map[string]string
@@ -148,7 +146,7 @@ func cmpOr(a, b string) string {
 // command line left alone.
 func (c *config) takeContext(fs *pflag.FlagSet, s spec, f *ctxfile.File, x ctxfile.Context) error {
 	in := fmt.Sprintf("context %q", x.Name)
-	c.ctx = ctxInfo{name: x.Name, label: x.Label, color: x.Color, protected: x.Protected, file: f.Path, origins: map[string]string{}}
+	c.ctx = ctxInfo{name: x.Name, label: x.Label, color: x.Color, protected: x.Protected, origins: map[string]string{}}
 	for _, st := range x.Settings {
 		if !slices.Contains(s.flags, st.Flag) || fs.Changed(st.Flag) {
 			continue

@@ -183,6 +183,33 @@ func TestContextErrors(t *testing.T) {
 	}
 }
 
+// TestContextFileExposed: a config file holding a password in the open,
+// readable by others, is warned about as a properties file would be.
+func TestContextFileExposed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	text := "contexts:\n  p:\n    bootstrap-server: a:1\n    properties:\n      security.protocol: SASL_PLAINTEXT\n      sasl.mechanism: PLAIN\n" +
+		"      sasl.jaas.config: org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"hunter2\";\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseIn([]string{"--context", "p"}, envOf("TXNSCOPE_CONFIG", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "config file " + path + ` holds context "p" properties sasl.jaas.config (line 7) and is readable by other users (mode 0644): chmod 600 ` + path
+	if !slices.Contains(c.warnings, want) {
+		t.Errorf("warnings %q, want %q", c.warnings, want)
+	}
+	for _, w := range c.warnings {
+		if strings.Contains(w, "hunter2") {
+			t.Errorf("a warning shows the password: %q", w)
+		}
+	}
+}
+
 // TestContextProtected: on a protected context the one-shots that act want
 // the context's name typed after their word, and refuse --yes.
 func TestContextProtected(t *testing.T) {

@@ -109,6 +109,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", "contexts:\n  prod:\n    refresh: 2s\n    refresh: 3s\n", `c.yaml:4:5: "refresh" is given twice in context "prod" (first at line 3)`},
 		{"unknown current", "current-context: prd\ncontexts:\n  prod:\n    refresh: 2s\n", `c.yaml:1:18: current-context "prd" is not a context of this file (it has prod)`},
 		{"bad name", "contexts:\n  prod eu:\n    refresh: 2s\n", `c.yaml:2:3: context "prod eu": a context's name holds only letters, digits, '-', '_' and '.'`},
+		{"escape in a label", "contexts:\n  prod:\n    label: \"\\e[2Jprod\"\n", `c.yaml:3:12: context "prod": label: control characters are not allowed`},
 		{"bad colour", "contexts:\n  prod:\n    color: rouge\n", `c.yaml:3:12: context "prod": color: want one of red,`},
 		{"both properties", "contexts:\n  prod:\n    command-config: a\n    properties: {a: b}\n", `c.yaml:2:3: context "prod" has both command-config and properties`},
 		{"contexts a list", "contexts:\n  - name: prod\n", `c.yaml:2:3: contexts must be a mapping (key: value lines), not a list`},
