@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 type listedGroup struct {
 	id    string
 	state string
+	typ   string // model.GroupClassic, ...
 }
 
 // maxFetchPairs bounds groups × pinned partitions named in one OffsetFetch;
@@ -24,9 +26,9 @@ type listedGroup struct {
 // costs the brokers more but keeps the request small.
 const maxFetchPairs = 50000
 
-// listGroups asks every broker for its groups (one request each). Share
-// groups are left out: they commit no offsets. A broker of known that kgo
-// did not ask is a failure like any other.
+// listGroups asks every broker for its groups (one request each), with
+// their types (ListGroups v5+; an older broker's groups are classic). A
+// broker of known that kgo did not ask is a failure like any other.
 func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, string) {
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
@@ -53,10 +55,14 @@ func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, 
 			continue
 		}
 		for _, g := range resp.Groups {
-			if g.GroupType == "share" || g.ProtocolType == "share" {
-				continue
+			typ := strings.ToLower(g.GroupType)
+			switch {
+			case g.ProtocolType == "share":
+				typ = model.GroupShare
+			case typ == "":
+				typ = model.GroupClassic
 			}
-			out = append(out, listedGroup{id: g.Group, state: g.GroupState})
+			out = append(out, listedGroup{id: g.Group, state: g.GroupState, typ: typ})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
@@ -71,15 +77,44 @@ func (c *Client) listGroups(ctx context.Context, known []int32) ([]listedGroup, 
 
 // groupCommits reads the committed offsets of every group on the pinned
 // partitions: one OffsetFetch per group coordinator (v8+ batches groups).
-func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned []tp, meta metaMap) ([]model.GroupCommit, string) {
+func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned []tp, meta metaMap, hwm map[tp]int64) ([]model.GroupCommit, string) {
 	if len(groups) == 0 || len(pinned) == 0 {
+		return nil, ""
+	}
+	var shares []listedGroup
+	groups = slices.DeleteFunc(slices.Clone(groups), func(g listedGroup) bool {
+		if g.typ == model.GroupShare {
+			shares = append(shares, g)
+			return true
+		}
+		return false
+	})
+	var (
+		shareCommits []model.GroupCommit
+		shareErr     string
+		done         = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		shareCommits, shareErr = c.shareStarts(ctx, shares, pinned, hwm)
+	}()
+	commits, err := c.offsetCommits(ctx, groups, pinned, meta)
+	<-done
+	commits = append(commits, shareCommits...)
+	model.SortGroupCommits(commits)
+	return commits, strings.Join(slices.DeleteFunc([]string{err, shareErr}, func(s string) bool { return s == "" }), "; ")
+}
+
+// offsetCommits reads the committed offsets of the groups that commit them.
+func (c *Client) offsetCommits(ctx context.Context, groups []listedGroup, pinned []tp, meta metaMap) ([]model.GroupCommit, string) {
+	if len(groups) == 0 {
 		return nil, ""
 	}
 	rctx, cancel := c.deadline(ctx)
 	defer cancel()
-	state := make(map[string]string, len(groups))
+	byID := make(map[string]listedGroup, len(groups))
 	for _, g := range groups {
-		state[g.id] = g.state
+		byID[g.id] = g
 	}
 	want := make(map[tp]bool, len(pinned))
 	for _, p := range pinned {
@@ -107,14 +142,13 @@ func (c *Client) groupCommits(ctx context.Context, groups []listedGroup, pinned 
 		}
 		for _, g := range sh.Resp.(*kmsg.OffsetFetchResponse).Groups {
 			answered[g.Group] = true
-			out = append(out, commitsOf(g, state[g.Group], want, failed)...)
+			out = append(out, commitsOf(g, byID[g.Group], want, failed)...)
 		}
 	}
 	// A group the answers left out has offsets we did not read, not none.
 	if left := len(groups) - len(answered); left > 0 {
 		failed.add(errors.New("the coordinator's answer left them out"), left)
 	}
-	model.SortGroupCommits(out)
 	return out, failed.text()
 }
 
@@ -143,7 +177,7 @@ func offsetFetchRequest(groups []listedGroup, pinned []tp, meta metaMap) *kmsg.O
 
 // commitsOf is what group g (in state) committed on the wanted partitions;
 // what it could not be read for goes to failed.
-func commitsOf(g kmsg.OffsetFetchResponseGroup, state string, want map[tp]bool, failed groupFailures) []model.GroupCommit {
+func commitsOf(g kmsg.OffsetFetchResponseGroup, lg listedGroup, want map[tp]bool, failed groupFailures) []model.GroupCommit {
 	switch e := kerr.ErrorForCode(g.ErrorCode); {
 	case e == kerr.GroupIDNotFound:
 		return nil // deleted since it was listed
@@ -164,7 +198,7 @@ func commitsOf(g kmsg.OffsetFetchResponseGroup, state string, want map[tp]bool, 
 			if !want[x] || p.Offset < 0 || p.ErrorCode != 0 {
 				continue
 			}
-			out = append(out, model.GroupCommit{Group: g.Group, State: state, TopicPartition: x, Offset: p.Offset})
+			out = append(out, model.GroupCommit{Group: g.Group, State: lg.state, Type: lg.typ, TopicPartition: x, Offset: p.Offset})
 		}
 	}
 	if topicDenied != nil {

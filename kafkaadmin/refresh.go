@@ -102,6 +102,9 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int) 
 	applyOutcomes(snap, ends, outcomes)
 	applyHidden(snap, settings)
 	markUnlisted(snap, failed)
+	if logged {
+		c.confirmLogOwners(ctx, snap)
+	}
 	if !settings.idsHidden && len(failed) == 0 {
 		c.vouchForOwners(ctx, snap)
 	}
@@ -516,4 +519,84 @@ func ownerless(snap *model.Snapshot) []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// maxConfirm bounds the ids confirmLogOwners describes in one refresh.
+const maxConfirm = 1000
+
+// confirmLogOwners: the coordinators' log is read a little behind the
+// coordinators, and a coordinator that has just moved is read again from
+// its new leader, so a row of the log's can be older than what the
+// coordinator holds (seen in a rolling restart: an id Empty in the log's
+// view while its coordinator had it Ongoing on the partition). Judged on
+// that row, the partition its producer pins would be called hanging, and an
+// abort offered on a live transaction. So an id whose row leaves a pinning
+// producer without its transaction (the id not open, or its transaction not
+// listing the partition) is described afresh at its coordinator first, and
+// the coordinator's answer replaces the row; an id that cannot be described
+// holds judgement on the partitions its producer pins (H?, never H!).
+func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
+	byPID := make(map[int64]int, len(snap.Txns))
+	for i := range snap.Txns {
+		byPID[snap.Txns[i].ProducerID] = i
+	}
+	doubt := map[string][]int{} // id → the partitions (indexes) it leaves pinned
+	for pi, p := range snap.Partitions {
+		if !p.Pinned() {
+			continue
+		}
+		for _, pr := range p.Producers {
+			if pr.CurrentTxnStartOffset < 0 {
+				continue
+			}
+			i, ok := byPID[pr.ProducerID]
+			if !ok {
+				continue // owned by no id in the log: vouchForOwners asks the coordinators
+			}
+			if t := &snap.Txns[i]; !t.State.Open() || !slices.Contains(t.Partitions, p.TopicPartition) {
+				doubt[t.ID] = append(doubt[t.ID], pi)
+			}
+		}
+	}
+	if len(doubt) == 0 {
+		return
+	}
+	refs := make([]txnRef, 0, len(doubt))
+	for id := range doubt {
+		refs = append(refs, txnRef{id: id, coord: -1})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].id < refs[j].id })
+	held := func(id, why string) {
+		for _, pi := range doubt[id] {
+			snap.Partitions[pi].OwnersHidden = true
+		}
+		// An owner not described, with its error, is never judged on (model.OwnersOf).
+		if i := sort.Search(len(snap.Txns), func(i int) bool { return snap.Txns[i].ID >= id }); i < len(snap.Txns) && snap.Txns[i].ID == id {
+			snap.Txns[i].Described = false
+			snap.Txns[i].Err = "the coordinators' log and the coordinator disagree on it: " + why
+		}
+	}
+	if len(refs) > maxConfirm {
+		for _, r := range refs[maxConfirm:] {
+			held(r.id, "not described again this refresh")
+		}
+		refs = refs[:maxConfirm]
+	}
+	for id, d := range c.describeTxns(ctx, refs) {
+		i := sort.Search(len(snap.Txns), func(i int) bool { return snap.Txns[i].ID >= id })
+		switch {
+		case d.gone:
+			held(id, "its coordinator no longer knows it")
+			continue
+		case d.err != "" || !d.txn.Described:
+			held(id, strings.TrimPrefix(d.err, "describe: "))
+			continue
+		case i == len(snap.Txns) || snap.Txns[i].ID != id:
+			continue
+		}
+		t := &snap.Txns[i]
+		f := d.txn
+		t.State, t.Partitions, t.ProducerID, t.ProducerEpoch = f.State, f.Partitions, f.ProducerID, f.ProducerEpoch
+		t.StartUnixMs, t.TimeoutMs, t.Coordinator, t.Described, t.Pending = f.StartUnixMs, f.TimeoutMs, f.Coordinator, true, false
+	}
 }

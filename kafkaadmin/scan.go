@@ -128,7 +128,7 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 	var commits []model.GroupCommit
 	if len(pinned) > 0 && len(groups) > 0 {
 		var readErr string
-		commits, readErr = c.groupCommits(ctx, groups, pinned, meta)
+		commits, readErr = c.groupCommits(ctx, groups, pinned, meta, hwm)
 		groupsErr = strings.Join(slices.DeleteFunc([]string{groupsErr, readErr}, func(s string) bool { return s == "" }), "; ")
 	}
 	extraWG.Wait()

@@ -130,8 +130,8 @@ func TestRefreshReadsEveryPartitionCheaply(t *testing.T) {
 		t.Errorf("partitions %v, want only the pinned one", s2.Partitions)
 	}
 	want := []model.GroupCommit{
-		{Group: "billing", State: "Empty", TopicPartition: part.TopicPartition, Offset: 21},
-		{Group: "lagging", State: "Empty", TopicPartition: part.TopicPartition, Offset: 4},
+		{Group: "billing", State: "Empty", Type: model.GroupClassic, TopicPartition: part.TopicPartition, Offset: 21},
+		{Group: "lagging", State: "Empty", Type: model.GroupClassic, TopicPartition: part.TopicPartition, Offset: 4},
 	}
 	if fmt.Sprint(s2.GroupCommits) != fmt.Sprint(want) || s2.GroupsErr != "" {
 		t.Fatalf("group commits %+v (%q), want %+v", s2.GroupCommits, s2.GroupsErr, want)

@@ -14,11 +14,24 @@ import (
 // offsets short of the LSO; a Java consumer commits the LSO itself.
 const StuckSlack = 10
 
-// GroupCommit is a consumer group's committed offset on one partition.
+// Group types, as ListGroups v5+ names them (KIP-848, KIP-932, KIP-1071).
+const (
+	GroupClassic  = "classic"
+	GroupConsumer = "consumer"
+	GroupShare    = "share"
+	GroupStreams  = "streams"
+)
+
+// GroupCommit is a consumer group's committed offset on one partition; for
+// a share group (Type GroupShare), the share-partition's start offset, the
+// first record it has not acknowledged.
 type GroupCommit struct {
 	Group string
 	// State is the group's state as ListGroups reports it (Stable, Empty, ...).
 	State string
+	// Type is the group's protocol (GroupClassic, ...; "" when the broker
+	// does not say: a classic group).
+	Type string
 	TopicPartition
 	Offset int64
 }
@@ -28,6 +41,7 @@ type GroupCommit struct {
 type StuckGroup struct {
 	Group     string
 	State     string
+	Type      string // as GroupCommit.Type
 	Committed int64
 	// LagLSO is LSO − committed (0 when it waits right at the LSO); LagHWM is
 	// HWM − committed, what it will read once the pin is released.
@@ -208,6 +222,11 @@ func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout ti
 		case pin.HasPinner && !pin.HasOwner && pin.OwnersHidden:
 			pin.Maybe = append(pin.Maybe, fmt.Sprintf("LSO pinned for %s, longer than the %s max transaction timeout, by producer %d, which no visible transaction owns: %s",
 				pinned.Round(time.Second), maxTimeout, pin.Pinner.ProducerID, OwnerMaybeHidden))
+		case pin.HasPinner && pin.OwnersHidden && pin.Owner.Err != "":
+			// Its owner's row is in doubt (the coordinators' log and the
+			// coordinator disagreed on it): what it holds is not known.
+			pin.Maybe = append(pin.Maybe, fmt.Sprintf("LSO pinned for %s, longer than the %s max transaction timeout, by producer %d of %s: %s",
+				pinned.Round(time.Second), maxTimeout, pin.Pinner.ProducerID, pin.Owner.ID, pin.Owner.Err))
 		default:
 			who := "an unknown producer (DescribeProducers shows none starting at the LSO)"
 			if pin.HasPinner {
@@ -231,10 +250,16 @@ func stuckOn(p Partition, commits []GroupCommit) []StuckGroup {
 	var out []StuckGroup
 	for ; i < len(commits) && commits[i].TopicPartition == p.TopicPartition; i++ {
 		c := commits[i]
-		if c.Offset < 0 || c.Offset > p.LastStableOffset || p.LastStableOffset-c.Offset > StuckSlack {
+		slack := int64(StuckSlack)
+		if c.Type == GroupShare {
+			// A share group's start offset is exact: below the LSO it still has
+			// committed records to be given, it is behind, not stuck.
+			slack = 0
+		}
+		if c.Offset < 0 || c.Offset > p.LastStableOffset || p.LastStableOffset-c.Offset > slack {
 			continue
 		}
-		out = append(out, StuckGroup{Group: c.Group, State: c.State, Committed: c.Offset,
+		out = append(out, StuckGroup{Group: c.Group, State: c.State, Type: c.Type, Committed: c.Offset,
 			LagLSO: p.LastStableOffset - c.Offset, LagHWM: p.HighWatermark - c.Offset})
 	}
 	return out
@@ -255,6 +280,7 @@ func SortGroupCommits(cs []GroupCommit) {
 type BlockedGroup struct {
 	Group string
 	State string
+	Type  string // as GroupCommit.Type
 	// Partitions are the pinned partitions it waits on, longest pinned first.
 	Partitions []TopicPartition
 	// LagLSO and LagHWM are summed over those partitions.
@@ -278,7 +304,7 @@ func BlockedGroups(pins []Pin) []BlockedGroup {
 			if !ok {
 				i = len(out)
 				idx[g.Group] = i
-				out = append(out, BlockedGroup{Group: g.Group, State: g.State, Since: p.Since})
+				out = append(out, BlockedGroup{Group: g.Group, State: g.State, Type: g.Type, Since: p.Since})
 			}
 			b := &out[i]
 			b.Partitions = append(b.Partitions, p.TopicPartition)

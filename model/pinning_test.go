@@ -184,6 +184,8 @@ func TestPinsStuckGroups(t *testing.T) {
 		GroupCommits: []GroupCommit{
 			{Group: "at-lso", State: "Stable", TopicPartition: tp, Offset: 100},
 			{Group: "behind-markers", State: "Stable", TopicPartition: tp, Offset: 100 - StuckSlack},
+			{Group: "share-at-lso", State: "Stable", Type: GroupShare, TopicPartition: tp, Offset: 100},
+			{Group: "share-behind", State: "Stable", Type: GroupShare, TopicPartition: tp, Offset: 99},
 			{Group: "lagging", State: "Stable", TopicPartition: tp, Offset: 100 - StuckSlack - 1},
 			{Group: "read-uncommitted", State: "Stable", TopicPartition: tp, Offset: 115},
 			{Group: "never-committed", State: "Empty", TopicPartition: tp, Offset: -1},
@@ -196,9 +198,15 @@ func TestPinsStuckGroups(t *testing.T) {
 	want := []StuckGroup{
 		{Group: "at-lso", State: "Stable", Committed: 100, LagLSO: 0, LagHWM: 20},
 		{Group: "behind-markers", State: "Stable", Committed: 90, LagLSO: 10, LagHWM: 30},
+		{Group: "share-at-lso", State: "Stable", Type: GroupShare, Committed: 100, LagLSO: 0, LagHWM: 20},
 	}
 	if len(pins) != 1 || !slices.Equal(pins[0].Stuck, want) {
 		t.Fatalf("stuck %+v, want %+v", pins, want)
+	}
+	// A share group's start offset stands for its commit; its type goes with it.
+	blocked := BlockedGroups(pins)
+	if i := slices.IndexFunc(blocked, func(b BlockedGroup) bool { return b.Group == "share-at-lso" }); i < 0 || blocked[i].Type != GroupShare {
+		t.Errorf("blocked %+v: want share-at-lso typed share", blocked)
 	}
 }
 

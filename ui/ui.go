@@ -40,12 +40,12 @@ type Model struct {
 	dialog     *actionDialog // an action to confirm, on its way or answered (action.go)
 	dialogs    int           // dialogs opened so far, to match replies
 
-	status         string
-	statusKind     statusKind
+	status     string
+	statusKind statusKind
 	// cmd is the command line (:) while it is open; switchedTo the
 	// context :ctx left for.
-	cmd        *cmdline
-	switchedTo string
+	cmd            *cmdline
+	switchedTo     string
 	quitAfterAbort bool
 	// running counts the aborts whose result is not in the audit log yet.
 	running sync.WaitGroup

@@ -30,14 +30,15 @@ type GroupRow struct {
 func GroupColumns() []Column[GroupRow] {
 	return []Column[GroupRow]{
 		{Name: "CONSUMER GROUP", Width: 18, Flex: true, Max: 40, Clip: ClipMiddle, Text: func(r GroupRow) string { return name(r.G.Group) }},
-		{Name: "STATE", Width: 11, Drop: 2, Text: func(r GroupRow) string {
+		{Name: "TYPE", Width: 8, Drop: 1, Text: func(r GroupRow) string { return groupType(r.G.Type) }},
+		{Name: "STATE", Width: 11, Drop: 3, Text: func(r GroupRow) string {
 			if r.G.State == "" {
 				return "–"
 			}
 			return name(r.G.State)
 		}},
 		{Name: "PARTS", Width: 5, Right: true, Text: func(r GroupRow) string { return strconv.Itoa(len(r.G.Partitions)) }},
-		{Name: "LAG TO LSO", Width: 10, Right: true, Drop: 1, Text: func(r GroupRow) string { return Count(int(r.G.LagLSO)) }},
+		{Name: "LAG TO LSO", Width: 10, Right: true, Drop: 2, Text: func(r GroupRow) string { return Count(int(r.G.LagLSO)) }},
 		{Name: "LAG TO HWM", Width: 10, Right: true, Text: func(r GroupRow) string { return Count(int(r.G.LagHWM)) },
 			Style: func(_ GroupRow, st *Styles) Ink { return st.Warn }},
 		{Name: "BLOCKED", Width: 7, Right: true, Text: func(r GroupRow) string {
@@ -53,6 +54,15 @@ func GroupColumns() []Column[GroupRow] {
 			return st.Text
 		}},
 	}
+}
+
+// groupType names a group's protocol: classic, consumer (KIP-848), share
+// (KIP-932), streams (KIP-1071).
+func groupType(t string) string {
+	if t == "" {
+		return model.GroupClassic
+	}
+	return name(t)
 }
 
 func blockedBy(r GroupRow) string {

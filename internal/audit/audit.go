@@ -28,7 +28,7 @@ type Log struct {
 	path    string
 	context string
 	mu      sync.Mutex
-	f    *os.File
+	f       *os.File
 }
 
 // DefaultPath is $XDG_STATE_HOME/txnscope/audit.log, or

@@ -24,8 +24,8 @@ type Entry struct {
 	Bootstrap string `json:"bootstrap"`
 	// Context is the config file's context the request was sent in.
 	Context string `json:"context,omitempty"`
-	Action    string `json:"action"`
-	Target    string `json:"target"`
+	Action  string `json:"action"`
+	Target  string `json:"target"`
 	// TargetBase64 and TransactionalIDBase64 are the exact bytes of an id
 	// that is not UTF-8 (jsonout.Base64): encoding/json writes its bad bytes
 	// as U+FFFD, and two ids could read the same.

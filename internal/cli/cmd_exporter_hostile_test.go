@@ -24,7 +24,7 @@ func TestExporterHostileIDOnKfake(t *testing.T) {
 	commitAt(t, boot, group, "payments", 0, 0)
 	base, stop, stderr := startExporter(t, "-b", strings.Join(boot, ","), "--refresh", "500ms", "--timeout", "5s")
 	body := waitFor(t, base+"/metrics", func(_ int, body string) bool {
-		return strings.Contains(body, `txnscope_group_stuck_seconds{group="grp\\xff\\r\\nforged"}`)
+		return strings.Contains(body, `txnscope_group_stuck_seconds{group="grp\\xff\\r\\nforged",group_type="classic"}`)
 	})
 	for _, want := range []string{"txnscope_up 1", "txnscope_scrape_errors_total 0",
 		`txnscope_transaction_open_age_seconds{transactional_id="evil\\xff\\x1b[2J-0-3",txn_job="evil\\xff\\x1b[2J"}`} {

@@ -31,14 +31,14 @@ type config struct {
 	// configFile is config's file; added the context config add writes.
 	configFile string
 	added      []ctxfile.Value
-	bootstrap []string
-	refresh   time.Duration
-	timeout   time.Duration
-	readOnly  bool
+	bootstrap  []string
+	refresh    time.Duration
+	timeout    time.Duration
+	readOnly   bool
 	// readOnlyGiven: --read-only on the command line, not from a context.
 	readOnlyGiven bool
-	auditLog  string
-	output    string // snapshot: "table" or "json"
+	auditLog      string
+	output        string // snapshot: "table" or "json"
 	// checkpointInterval is zero when not given.
 	checkpointInterval time.Duration
 	// since: snapshot replays the coordinators' log over it (zero: not).

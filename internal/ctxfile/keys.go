@@ -18,15 +18,15 @@ import (
 type Kind int
 
 const (
-	Text     Kind = iota
-	Path          // a file: relative to the config file's directory, ~/ the home
-	Bool          // true or false
-	Duration      // 2s, 1m30s
-	Int           // a whole number
-	Servers       // HOST:PORT text, or a list of them
-	List          // a list (one text is a list of one)
-	Pairs         // a mapping KEY: VALUE, the flag's KEY=VALUE
-	Locations     // Pairs whose values are checkpoint locations (a relative path is a Path)
+	Text      Kind = iota
+	Path           // a file: relative to the config file's directory, ~/ the home
+	Bool           // true or false
+	Duration       // 2s, 1m30s
+	Int            // a whole number
+	Servers        // HOST:PORT text, or a list of them
+	List           // a list (one text is a list of one)
+	Pairs          // a mapping KEY: VALUE, the flag's KEY=VALUE
+	Locations      // Pairs whose values are checkpoint locations (a relative path is a Path)
 )
 
 // Flags are the flags a context may set, by the flag's name (the key in the

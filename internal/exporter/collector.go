@@ -41,7 +41,7 @@ var (
 	heldDesc        = desc("partition_records_held_back", "Records between a pinned partition's LSO and its high watermark.", "topic", "partition")
 	pinnedDesc      = desc("partitions_pinned", "Partitions whose LSO an open transaction holds below the high watermark.")
 	hangingDesc     = desc("partitions_hanging", "Pinned partitions no coordinator will ever release.")
-	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only).", "group")
+	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only); group_type classic, consumer, share or streams.", "group", "group_type")
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
 	problemDesc     = desc("job_problem", "1 while the jobs view shows this problem for the job (its kind as in snapshot -o json).", "txn_job", "family", "kind")
 	unknownDesc     = desc("unknown", "1 while txnscope cannot know this of the cluster (ACLs, or an API the brokers lack), else 0: the other series say nothing of it.", "what")
@@ -202,7 +202,7 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 	gauge(pinnedDesc, float64(v.Pinned))
 	gauge(hangingDesc, float64(v.Hanging))
 	for _, g := range v.Groups {
-		gauge(stuckDesc, g.StuckFor.Seconds(), g.Group)
+		gauge(stuckDesc, g.StuckFor.Seconds(), g.Group, g.Type)
 	}
 	for _, what := range Unknowable {
 		gauge(unknownDesc, b2f(v.Unknown[what]), what)

@@ -105,6 +105,7 @@ type PinValues struct {
 // GroupValues is one stuck group.
 type GroupValues struct {
 	Group    string
+	Type     string // model.GroupClassic, ...
 	StuckFor time.Duration
 }
 
@@ -141,7 +142,11 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 		v.Pins = append(v.Pins, pv)
 	}
 	for _, g := range model.BlockedGroups(pins) {
-		v.Groups = append(v.Groups, GroupValues{Group: g.Group, StuckFor: max(now.Sub(g.Since), 0)})
+		typ := g.Type
+		if typ == "" {
+			typ = model.GroupClassic
+		}
+		v.Groups = append(v.Groups, GroupValues{Group: g.Group, Type: typ, StuckFor: max(now.Sub(g.Since), 0)})
 	}
 	v.Jobs = jobValues(s, model.Group(s, pins).Jobs(h, now), v.Open, now)
 	v.Unknown = unknownOf(s)

@@ -90,8 +90,8 @@ func TestFixtureSeries(t *testing.T) {
 		{"txnscope_partitions_hanging", map[string]float64{"txnscope_partitions_hanging": 2}},
 		// dashboard waits below orders-0's LSO by more than StuckSlack: not stuck.
 		{"txnscope_group_stuck_seconds", map[string]float64{
-			`txnscope_group_stuck_seconds{group="billing-etl"}`:      30,
-			`txnscope_group_stuck_seconds{group="orders-analytics"}`: 30,
+			`txnscope_group_stuck_seconds{group="billing-etl",group_type="classic"}`:      30,
+			`txnscope_group_stuck_seconds{group="orders-analytics",group_type="classic"}`: 30,
 		}},
 		{"txnscope_prefix_shared", map[string]float64{}},
 	}

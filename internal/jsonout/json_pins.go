@@ -44,8 +44,10 @@ type (
 		Group string `json:"group"`
 		// GroupBase64 and BlockersBase64 are the exact forms of the group
 		// and the ids that are not UTF-8 (Base64, Base64List).
-		GroupBase64    string                 `json:"group_base64,omitempty"`
-		State          string                 `json:"state"`
+		GroupBase64 string `json:"group_base64,omitempty"`
+		State       string `json:"state"`
+		// Type is the group's protocol: classic, consumer, share or streams.
+		Type           string                 `json:"type"`
 		Partitions     []model.TopicPartition `json:"partitions"`
 		LagLSO         int64                  `json:"lag_lso"`
 		LagHWM         int64                  `json:"lag_hwm"`
@@ -97,8 +99,15 @@ func ExportPins(s *model.Snapshot, now time.Time) (pinned []PinnedPartitionJSON,
 		}
 	}
 	for _, g := range model.BlockedGroups(pins) {
-		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Partitions: append([]model.TopicPartition{}, g.Partitions...),
+		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Type: cmpOr(g.Type, model.GroupClassic), Partitions: append([]model.TopicPartition{}, g.Partitions...),
 			LagLSO: g.LagLSO, LagHWM: g.LagHWM, Since: timeOrNil(g.Since), Hanging: g.Hanging, Blockers: orEmpty(g.Blockers), BlockersBase64: Base64List(g.Blockers)})
 	}
 	return pinned, stuck, hanging
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

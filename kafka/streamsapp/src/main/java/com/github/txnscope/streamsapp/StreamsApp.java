@@ -71,6 +71,8 @@ public final class StreamsApp {
             "                              for most of the commit interval)",
             "  --session-timeout-ms N      the consumers' session.timeout.ms (default 6000: a killed instance's",
             "                              tasks move after this long, not after the client default of 45 s)",
+            "  --group-protocol P          group.protocol: classic (default) or streams (KIP-1071, Kafka 4.2+: the",
+            "                              group's session timeout is then the broker's, not --session-timeout-ms)",
             "  --exit-on-stdin-eof         halt when stdin closes (the test that started us is gone)");
 
     private static final PrintStream OUT = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -101,10 +103,15 @@ public final class StreamsApp {
         if (opts.containsKey("--cache-max-bytes")) {
             props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, opts.get("--cache-max-bytes"));
         }
-        String session = opts.getOrDefault("--session-timeout-ms", "6000");
-        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), session);
-        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
-                String.valueOf(Math.max(Integer.parseInt(session) / 4, 500)));
+        String protocol = opts.getOrDefault("--group-protocol", "classic");
+        props.put("group.protocol", protocol);
+        if (protocol.equals("classic")) {
+            // Under the streams protocol the broker owns the session: the consumer refuses these.
+            String session = opts.getOrDefault("--session-timeout-ms", "6000");
+            props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), session);
+            props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
+                    String.valueOf(Math.max(Integer.parseInt(session) / 4, 500)));
+        }
         if (opts.containsKey("--transaction-timeout-ms")) {
             props.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), opts.get("--transaction-timeout-ms"));
         }
@@ -258,7 +265,8 @@ public final class StreamsApp {
         Map<String, String> opts = new TreeMap<>();
         List<String> flags = List.of("--exit-on-stdin-eof");
         List<String> valued = new ArrayList<>(List.of("--bootstrap", "--application-id", "--input", "--output", "--threads",
-                "--commit-interval-ms", "--state-dir", "--transaction-timeout-ms", "--session-timeout-ms", "--cache-max-bytes"));
+                "--commit-interval-ms", "--state-dir", "--transaction-timeout-ms", "--session-timeout-ms", "--cache-max-bytes",
+                "--group-protocol"));
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--help") || a.equals("-h")) {
