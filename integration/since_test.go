@@ -61,6 +61,29 @@ func TestBinarySnapshotSince(t *testing.T) {
 		t.Errorf("row %+v: want 1 commit and 2 aborts seen, 3 recent transactions", tx)
 	}
 
+	// Without --since, the same history from the log's last hour, the events not printed; with
+	// --history polls, one read of the cluster, and the JSON says which.
+	var plain jsonout.SnapshotJSON
+	if err := json.Unmarshal(mustRun(ctx, t, bin, "snapshot", "-o", "json", "-b", bootstrap), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain.History.Source != "coordinator log" || plain.History.WindowSince == nil || time.Since(*plain.History.WindowSince) < 59*time.Minute || plain.Replay != nil {
+		t.Errorf("snapshot without --since: history %+v, replay %v: want the log's last hour, no replay printed", plain.History, plain.Replay != nil)
+	}
+	if tx := sinceRow(plain, id); tx == nil || tx.CommitsSeen != 1 || tx.AbortsSeen != 2 || tx.Commits60m != 1 {
+		t.Errorf("row without --since %+v: want the hour's 1 commit and 2 aborts", tx)
+	}
+	var polls jsonout.SnapshotJSON
+	if err := json.Unmarshal(mustRun(ctx, t, bin, "snapshot", "-o", "json", "--history", "polls", "-b", bootstrap), &polls); err != nil {
+		t.Fatal(err)
+	}
+	if polls.History.Source != "polls" || polls.History.WindowSince != nil || !strings.Contains(polls.History.Why, "--history polls") {
+		t.Errorf("snapshot --history polls: history %+v", polls.History)
+	}
+	if tx := sinceRow(polls, id); tx == nil || tx.Commits60m != 0 {
+		t.Errorf("row on one read %+v: want no counts of the last hour", tx)
+	}
+
 	table := string(mustRun(ctx, t, bin, "snapshot", "--since", "10m", "-b", bootstrap))
 	for _, want := range []string{"# the coordinators' log since ", "committed", "aborted-at-timeout"} {
 		if !strings.Contains(table, want) {

@@ -566,12 +566,21 @@ func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
 		refs = append(refs, txnRef{id: id, coord: -1})
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].id < refs[j].id })
+	// The log's snapshot shares its rows with the follower, which goes on
+	// reading into them: rows are changed on a copy of their own.
+	owned := false
+	own := func() {
+		if !owned {
+			snap.Txns, owned = slices.Clone(snap.Txns), true
+		}
+	}
 	held := func(id, why string) {
 		for _, pi := range doubt[id] {
 			snap.Partitions[pi].OwnersHidden = true
 		}
 		// An owner not described, with its error, is never judged on (model.OwnersOf).
 		if i := sort.Search(len(snap.Txns), func(i int) bool { return snap.Txns[i].ID >= id }); i < len(snap.Txns) && snap.Txns[i].ID == id {
+			own()
 			snap.Txns[i].Described = false
 			snap.Txns[i].Err = "the coordinators' log and the coordinator disagree on it: " + why
 		}
@@ -594,6 +603,7 @@ func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
 		case i == len(snap.Txns) || snap.Txns[i].ID != id:
 			continue
 		}
+		own()
 		t := &snap.Txns[i]
 		f := d.txn
 		t.State, t.Partitions, t.ProducerID, t.ProducerEpoch = f.State, f.Partitions, f.ProducerID, f.ProducerEpoch

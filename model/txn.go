@@ -390,6 +390,10 @@ type Source struct {
 	// Since is the time of the oldest record the log still holds (the zero
 	// time when unknown): how far back a replay reaches.
 	Since time.Time
+	// Window is the start of the stretch of the log a one-shot replayed for
+	// its history (snapshot: the last hour, or --since); zero when the
+	// history was followed (the UI, the exporter) or is one read's.
+	Window time.Time
 	// Unread says in one line which records of the log could not be read
 	// (model.UnreadLine; "" when none). While one of them leaves an id's
 	// state unknown the log is not the source, and Why says so too.

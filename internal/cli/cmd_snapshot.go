@@ -49,22 +49,27 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	}
 	h := model.NewHistory(1)
 	var rp *replay
-	if c.since > 0 {
+	switch {
+	case c.since > 0:
 		// The log tells every outcome of the window, and who ended it.
 		if rp, err = replayLog(ctx, cl, now.Add(-c.since)); err != nil {
 			return err
 		}
-		s.Source = model.Source{Log: true, Since: rp.Oldest, Unread: model.UnreadLine(rp.Unread)}
+		s.Source = model.Source{Log: true, Since: rp.Oldest, Unread: model.UnreadLine(rp.Unread), Window: rp.since}
 		h.Add(rp.Events)
 		if s.Source.Unread != "" {
 			// Exit status 0: what could be read is printed, and says from
 			// when it is complete; -o json lists the records (unreadable).
 			fmt.Fprintf(stderr, "txnscope: note: %s; the replay is complete only after them\n", escape.Line(s.Source.Unread))
 		}
-	} else {
+	case c.history == "auto" && replayDefault(ctx, cl, s, h, now, stderr, c.output):
+	default:
 		// One poll sees no events; the baseline counts each id's latest
 		// outcome, the only one the coordinator keeps.
 		s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
+		if c.history == "polls" {
+			s.Source.Why = "one read of the cluster (--history polls)"
+		}
 		h.Baseline(s)
 	}
 	q := model.Query{CheckpointInterval: c.checkpointInterval, Flink: <-flink}
@@ -98,9 +103,45 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	return nil
 }
 
+// checkSnapshot refuses --since with --history polls: one replays the
+// log, the other reads none of it.
+func checkSnapshot(c *config, given func(string) bool) error {
+	if given("since") && c.history == "polls" {
+		return usagef("--since replays the coordinators' log and --history polls reads none of it: give one")
+	}
+	return nil
+}
+
 // replayLimit bounds the events a snapshot lists: an hour of 500,000 Flink
 // ids is millions.
 const replayLimit = 100000
+
+// defaultWindow is how much of the coordinators' log a snapshot replays
+// without --since, when it may read it: what the UI, following the log, knows
+// of the jobs' recent commits (a restart's lingering ids, a job not
+// committing) rests on such a history, and one read of the cluster has none.
+const defaultWindow = time.Hour
+
+// replayDefault gives h the last defaultWindow of the coordinators' log, as
+// the UI's history would hold it, and reports whether it could; when it
+// cannot (no READ on the log, a log not there), the snapshot rests on one
+// read, and says why. The events are history, not output: only --since
+// prints them.
+func replayDefault(ctx context.Context, cl *kafkaadmin.Client, s *model.Snapshot, h *model.History, now time.Time, stderr io.Writer, output string) bool {
+	r, err := cl.Replay(ctx, now.Add(-defaultWindow), replayLimit)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Source.Why = "one read of the cluster: the coordinators' log could not be read (" + oneLine(err.Error()) + ")"
+		}
+		return false
+	}
+	s.Source = model.Source{Log: true, Since: r.Oldest, Unread: model.UnreadLine(r.Unread), Window: now.Add(-defaultWindow)}
+	h.Add(r.Events)
+	if s.Source.Unread != "" && output != "json" {
+		fmt.Fprintf(stderr, "txnscope: note: %s; the history is complete only after them\n", escape.Line(s.Source.Unread))
+	}
+	return true
+}
 
 // replay is what the coordinators' log holds of a window.
 type replay struct {

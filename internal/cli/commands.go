@@ -69,7 +69,7 @@ func init() {
 		{cmd: cmdDemoHeadless, synopsis: `the demo cluster without the UI, until SIGINT/SIGTERM; stdout starts "bootstrap: HOST:PORT,..."`,
 			flags: []string{"headless"}, why: "it runs the cluster without the UI", run: runHeadless},
 		{cmd: cmdSnapshot, synopsis: "print every transaction once and exit",
-			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since"}, flinkFlagNames), run: runSnapshot},
+			flags: slices.Concat(clusterFlags, []string{"output", "read-only", "checkpoint-interval", "since", "history"}, flinkFlagNames), check: checkSnapshot, run: runSnapshot},
 		{cmd: cmdExporter, synopsis: "serve the UI's refresh as Prometheus metrics on /metrics, and /healthz, until SIGINT/SIGTERM",
 			shape: "[--listen HOST:PORT]",
 			flags: slices.Concat(clusterFlags, []string{"listen", "refresh", "history", "max-id-series"}), check: checkListen, run: runExporter},

@@ -94,7 +94,8 @@ func flagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.since, "since", 0,
 		"snapshot: also replay what the coordinators' log (__transaction_state, needs READ) still holds of the last `DURATION` (e.g. 1h, at most a year): every commit and abort, and who ended it")
 	fs.StringVar(&c.history, "history", "auto",
-		"where the UI's history comes from: `auto|polls`; auto follows the coordinators' log (__transaction_state) when READ on it is allowed, polls never reads it")
+		"where the history comes from: `auto|polls`; auto follows the coordinators' log (__transaction_state) when READ on it is allowed "+
+			"(snapshot: replays its last hour, as the UI would know it), polls never reads it")
 	fs.StringArray("flink", nil, "a Flink JobManager's REST `URL` (http://HOST:PORT), repeatable: its jobs' state and checkpoints beside the jobs they write "+
 		"(read only; one that does not answer is said in the header)")
 	fs.StringArray("flink-prefix", nil, "`JOB=PREFIX`, repeatable: the Flink job (its name or id) whose KafkaSink uses transactional-id PREFIX, "+

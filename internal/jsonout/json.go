@@ -72,6 +72,11 @@ type (
 		Why string `json:"why"`
 		// LogSince is the oldest record the log still holds, null when unknown.
 		LogSince *time.Time `json:"log_since"`
+		// WindowSince is where the replayed history starts (snapshot: an hour
+		// ago, or --since), null when it is not a replay: every judgement
+		// that rests on history (lingering, not committing, cadences) rests
+		// on this stretch of the log.
+		WindowSince *time.Time `json:"window_since"`
 	}
 	// FinishedTxnJSON is one finished transaction (FinishedTxn); begin,
 	// duration_ms and partitions are null when the source did not tell.
@@ -160,6 +165,10 @@ func ExportFrame(s *model.Snapshot, h *model.History, q model.Query, now time.Ti
 	if !s.Source.Since.IsZero() {
 		t := s.Source.Since.UTC()
 		out.History.LogSince = &t
+	}
+	if !s.Source.Window.IsZero() {
+		t := s.Source.Window.UTC()
+		out.History.WindowSince = &t
 	}
 	return out
 }

@@ -155,7 +155,7 @@ func TestExportEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"schema":2,"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
-		`"history":{"source":"polls","why":"","log_since":null},"jobs":[],"pinned_partitions":[],"stuck_groups":[],"hanging":[],` +
+		`"history":{"source":"polls","why":"","log_since":null,"window_since":null},"jobs":[],"pinned_partitions":[],"stuck_groups":[],"hanging":[],` +
 		`"transactions":[],"partitions":[]}`
 	if string(b) != want {
 		t.Errorf("empty export =\n%s\nwant\n%s", b, want)
