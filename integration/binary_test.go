@@ -122,9 +122,11 @@ func TestBinarySnapshotJSON(t *testing.T) {
 		t.Errorf("timeout_ratio %f, want between 0 and 1", *tx.TimeoutRatio)
 	case len(tx.Partitions) != 1 || tx.Partitions[0] != tp:
 		t.Errorf("partitions %v, want [%v]", tx.Partitions, tp)
-	case tx.CommitsSeen != 0 || tx.AbortsSeen != 0:
-		// One poll sees no events, and an open transaction's id shows no previous outcome.
-		t.Errorf("commits_seen %d aborts_seen %d, want 0 and 0", tx.CommitsSeen, tx.AbortsSeen)
+	case tx.CommitsSeen != 1 || tx.AbortsSeen != 0:
+		// The log's last hour holds the commit before the open transaction.
+		t.Errorf("commits_seen %d aborts_seen %d, want the commit before it, from the log's last hour", tx.CommitsSeen, tx.AbortsSeen)
+	case snap.History.Source != "coordinator log" || snap.History.WindowSince == nil:
+		t.Errorf("history %+v, want the coordinators' log's last hour", snap.History)
 	}
 	var part *jsonout.PartitionJSON
 	for i := range snap.Partitions {

@@ -66,9 +66,11 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	default:
 		// One poll sees no events; the baseline counts each id's latest
 		// outcome, the only one the coordinator keeps.
-		s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
-		if c.history == "polls" {
+		switch {
+		case c.history == "polls":
 			s.Source.Why = "one read of the cluster (--history polls)"
+		case s.Source.Why == "": // replayDefault says why it could not
+			s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
 		}
 		h.Baseline(s)
 	}

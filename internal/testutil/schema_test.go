@@ -9,7 +9,7 @@ import (
 // out.
 func TestSnapshotSchemaRefusesWhatTheDocsRuleOut(t *testing.T) {
 	const ok = `{"schema":2,"taken_at":"2026-03-01T12:00:00Z","bootstrap":"x:1","broker_max_timeout_ms":null,` +
-		`"history":{"source":"polls","why":"","log_since":null},"jobs":[],"pinned_partitions":[],"stuck_groups":[],"hanging":[],"transactions":[` +
+		`"history":{"source":"polls","why":"","log_since":null,"window_since":null},"jobs":[],"pinned_partitions":[],"stuck_groups":[],"hanging":[],"transactions":[` +
 		`{"transactional_id":"a-0-1","state":"Ongoing","producer_id":1,"producer_epoch":0,"coordinator":1,"timeout_ms":60000,` +
 		`"start_time":"2026-03-01T11:59:00Z","age_ms":60000,"timeout_ratio":1,"partitions":[{"topic":"t","partition":0}],` +
 		`"commits_seen":0,"aborts_seen":0,"commits_5m":0,"aborts_5m":0,"commits_60m":0,"aborts_60m":0,"recent_transactions":[],"problems":[]}` +
