@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/txnscope/txnscope/internal/clientprops"
 	"github.com/txnscope/txnscope/internal/ctxfile"
 	"github.com/txnscope/txnscope/internal/escape"
 )
@@ -257,7 +258,7 @@ var jaasSecret = regexp.MustCompile(`(?i)((?:password|secret|clientSecret)\s*=\s
 
 // maskProperty hides the credentials in a property's value.
 func maskProperty(key, value string) string {
-	if !ctxfile.SecretKey(key) {
+	if !clientprops.SecretKey(key) {
 		return value
 	}
 	if key != "sasl.jaas.config" {

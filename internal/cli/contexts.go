@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -122,7 +123,7 @@ func applyContext(fs *pflag.FlagSet, c *config, s spec, env contextEnv) error {
 		return nil
 	}
 	if f == nil {
-		return usagef("%s %q: there is no config file (%s); txnscope config add %s -b HOST:PORT creates it", from, clip(name), cmpOr(path, "no HOME"), clip(name))
+		return usagef("%s %q: there is no config file (%s); txnscope config add %s -b HOST:PORT creates it", from, clip(name), cmp.Or(path, "no HOME"), clip(name))
 	}
 	cx, ok := f.Find(name)
 	if !ok {
@@ -133,13 +134,6 @@ func applyContext(fs *pflag.FlagSet, c *config, s spec, env contextEnv) error {
 		return usageError{err.Error()}
 	}
 	return c.takeContext(fs, s, f, x)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // takeContext sets the flags x holds that the command takes and the

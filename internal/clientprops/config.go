@@ -90,13 +90,21 @@ func named(entries []Entry, c Config) []Named {
 // password is left out: it guards public certificates.
 func secretIn(entries []Entry) string {
 	for _, e := range entries {
-		switch k := e.Key; {
-		case k == "sasl.jaas.config", k == "ssl.keystore.key", k == "ssl.key.password", k == "ssl.keystore.password",
-			strings.Contains(k, "secret"):
-			return fmt.Sprintf("%s (line %d)", k, e.Line)
+		if SecretKey(e.Key) {
+			return fmt.Sprintf("%s (line %d)", e.Key, e.Line)
 		}
 	}
 	return ""
+}
+
+// SecretKey reports whether the setting k holds a credential.
+func SecretKey(k string) bool {
+	switch {
+	case k == "sasl.jaas.config", k == "ssl.keystore.key", k == "ssl.key.password", k == "ssl.keystore.password",
+		strings.Contains(k, "secret"):
+		return true
+	}
+	return false
 }
 
 // ParseText parses properties text and maps it.

@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/txnscope/txnscope/internal/clientprops"
 	"github.com/txnscope/txnscope/internal/inputfile"
 )
 
@@ -514,22 +515,11 @@ func (r *reader) properties(n *yaml.Node, where string) ([]Property, error) {
 // properties value that holds one, not all of it from the environment.
 func (r *reader) secretIn(c Context) string {
 	for _, p := range c.Properties {
-		if SecretKey(p.Key) && !fromEnvOnly(p.Value) {
+		if clientprops.SecretKey(p.Key) && !fromEnvOnly(p.Value) {
 			return fmt.Sprintf("context %q properties %s (line %d)", c.Name, p.Key, p.Pos.Line)
 		}
 	}
 	return ""
-}
-
-// SecretKey: a client property that holds a credential (as the properties
-// file's own check has it).
-func SecretKey(k string) bool {
-	switch {
-	case k == "sasl.jaas.config", k == "ssl.keystore.key", k == "ssl.key.password", k == "ssl.keystore.password",
-		strings.Contains(k, "secret"):
-		return true
-	}
-	return false
 }
 
 // fromEnvOnly: a JAAS line whose password and secrets all come from ${...}

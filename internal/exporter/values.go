@@ -142,11 +142,7 @@ func Compute(s *model.Snapshot, h *model.History, tr *model.PinTracker, now time
 		v.Pins = append(v.Pins, pv)
 	}
 	for _, g := range model.BlockedGroups(pins) {
-		typ := g.Type
-		if typ == "" {
-			typ = model.GroupClassic
-		}
-		v.Groups = append(v.Groups, GroupValues{Group: g.Group, Type: typ, StuckFor: max(now.Sub(g.Since), 0)})
+		v.Groups = append(v.Groups, GroupValues{Group: g.Group, Type: cmp.Or(g.Type, model.GroupClassic), StuckFor: max(now.Sub(g.Since), 0)})
 	}
 	v.Jobs = jobValues(s, model.Group(s, pins).Jobs(h, now), v.Open, now)
 	v.Unknown = unknownOf(s)

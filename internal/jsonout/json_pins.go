@@ -1,6 +1,7 @@
 package jsonout
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/txnscope/txnscope/model"
@@ -99,15 +100,8 @@ func ExportPins(s *model.Snapshot, now time.Time) (pinned []PinnedPartitionJSON,
 		}
 	}
 	for _, g := range model.BlockedGroups(pins) {
-		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Type: cmpOr(g.Type, model.GroupClassic), Partitions: append([]model.TopicPartition{}, g.Partitions...),
+		stuck = append(stuck, StuckGroupJSON{Group: g.Group, GroupBase64: Base64(g.Group), State: g.State, Type: cmp.Or(g.Type, model.GroupClassic), Partitions: append([]model.TopicPartition{}, g.Partitions...),
 			LagLSO: g.LagLSO, LagHWM: g.LagHWM, Since: timeOrNil(g.Since), Hanging: g.Hanging, Blockers: orEmpty(g.Blockers), BlockersBase64: Base64List(g.Blockers)})
 	}
 	return pinned, stuck, hanging
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
