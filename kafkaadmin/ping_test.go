@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 )
@@ -15,7 +16,7 @@ import (
 // once, so a refused connection must fail in far less than the 10 s timeout:
 // neither Ping nor Refresh may spend it on retries.
 func TestARefusedConnectionFailsFast(t *testing.T) {
-	a := newAdminTimeout(t, []string{closedPort(t)}, 10*time.Second)
+	a := newAdminTimeout(t, []string{testutil.ClosedAddr(t)}, 10*time.Second)
 	start := time.Now()
 	err := a.Ping(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the cluster") || !strings.Contains(err.Error(), "refused") {
@@ -54,7 +55,7 @@ func TestPingFollowsTheCluster(t *testing.T) {
 }
 
 func TestPingStopsWithItsContextAndWithClose(t *testing.T) {
-	a := newAdminTimeout(t, []string{closedPort(t)}, 10*time.Second)
+	a := newAdminTimeout(t, []string{testutil.ClosedAddr(t)}, 10*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := a.Ping(ctx); !errors.Is(err, context.Canceled) {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/txnscope/txnscope/internal/testutil"
 	"github.com/txnscope/txnscope/internal/testutil/kafkatest"
 	"github.com/txnscope/txnscope/kafkaadmin"
 	"github.com/txnscope/txnscope/model"
@@ -98,18 +99,6 @@ func TestPerItemErrors(t *testing.T) {
 	}
 }
 
-// closedPort returns a 127.0.0.1 address nobody listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // silentBroker accepts connections and never answers.
 func silentBroker(t *testing.T) string {
 	t.Helper()
@@ -147,7 +136,7 @@ func TestUnreachableCluster(t *testing.T) {
 		name string
 		addr string
 	}{
-		{"closed port", closedPort(t)},
+		{"closed port", testutil.ClosedAddr(t)},
 		{"silent broker", silentBroker(t)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -192,12 +192,7 @@ func TestE2ESnapshot(t *testing.T) {
 func TestE2ESnapshotUnreachable(t *testing.T) {
 	// A closed port fails at once; a port that accepts but never answers must
 	// fail within the timeout too.
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	closedAddr := testutil.ClosedAddr(t)
 
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

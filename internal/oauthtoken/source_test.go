@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/txnscope/txnscope/internal/conn"
+	"github.com/txnscope/txnscope/internal/testutil"
 )
 
 const secret = "s3cr3t+/=ü"
@@ -122,15 +122,7 @@ func TestRefreshTime(t *testing.T) {
 // what to fix, with the provider's own words; never the secret, never the token;
 // what may pass is retried with backoff, what cannot is not.
 func TestEndpointFailures(t *testing.T) {
-	closed := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
-		return "http://" + addr + "/token"
-	}()
+	closed := "http://" + testutil.ClosedAddr(t) + "/token"
 	for _, c := range []struct {
 		name    string
 		handler http.HandlerFunc
