@@ -205,8 +205,13 @@ func committableFits(id string, pid int64, epoch int16, cm *Committable) error {
 	switch {
 	case cm.ID != id:
 		which = "it is another id's"
+	case RotatedAway(cm, pid):
+		return fmt.Errorf("refused: the checkpoint's committable is %s, but the coordinator has since rotated %s to producer id %d (pid %d's epochs ran out at %d under transaction version 2, FLINK-40689), "+
+			"and its open transaction is pid %d epoch %d: the checkpoint's transaction ended with the old producer id, and an EndTxn for it now could only fail or end another transaction; "+
+			"nothing of it is left to commit: leave the open one to the job, or abort it once the job is known gone for good",
+			cm, id, pid, cm.ProducerID, EpochRotatesAt, pid, epoch)
 	case cm.ProducerID != pid:
-		which = "another producer id: the coordinator gave the id a new one (its epoch ran out under transaction version 2), or another producer took it"
+		which = "another producer id: the id expired and came back, or the coordinator gave it a new one when its epochs ran out"
 	case epoch > cm.Epoch:
 		which = "a higher epoch: the id was initialised again after the checkpoint (a restored job, a fence, or the slot's next transaction)"
 	default:

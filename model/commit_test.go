@@ -279,7 +279,8 @@ func TestCommitSendsTheCommittable(t *testing.T) {
 		ev     CommitEvidence
 		refuse string
 	}{
-		{"the producer id rotated", held(7000, 32766), "another producer id"},
+		{"the producer id rotated", held(7000, 32766), "rotated orders-sink-1-15 to producer id 9001"},
+		{"another producer id far from the end of the epochs", held(7000, 12), "another producer id"},
 		{"re-initialised since", held(9001, 2), "a higher epoch"},
 		{"older than the checkpoint's", held(9001, 4), "a lower epoch"},
 	} {

@@ -46,6 +46,10 @@ const (
 	Initialized EventKind = "initialized"
 	// Expired: the coordinator forgot the id (transactional.id.expiration.ms).
 	Expired EventKind = "expired"
+	// Rotated: the coordinator gave the id a new producer id at epoch 0,
+	// its epochs having run out (epoch.go); the transaction that ended there
+	// is its own event. Not a takeover: the same producer goes on.
+	Rotated EventKind = "pid rotated"
 )
 
 // IsAbort reports whether the event is one of the ways a transaction gets aborted.
@@ -150,6 +154,15 @@ func appendNew(out []Event, at time.Time, n Txn) []Event {
 }
 
 func appendChange(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
+	out = appendStep(out, prevAt, at, p, n, tv2)
+	if rotated(p, n, tv2) {
+		// After the end that rotated it, told of n's producer id.
+		out = append(out, rotatedEvent(at, p, n))
+	}
+	return out
+}
+
+func appendStep(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 	if p.Pending || n.Pending {
 		return appendListed(out, prevAt, at, p, n, tv2) // pending.go
 	}
@@ -343,7 +356,7 @@ func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 	// A new producer id, an explicit PrepareEpochFence, or an abort already
 	// decided and then an InitProducerId on top (initAfter) is a fence whatever
 	// the version.
-	if p.State == PrepareEpochFence || p.ProducerID != n.ProducerID ||
+	if p.State == PrepareEpochFence || p.ProducerID != n.ProducerID && !rotated(p, n, tv2) ||
 		(p.State == PrepareAbort && initAfter(p, n, tv2)) {
 		return true
 	}

@@ -256,7 +256,7 @@ func TestDiff(t *testing.T) {
 			[]string{"a:fenced", "a:began"}},
 		{"transaction version 2: a new producer id after a COMMIT marker (epochs exhausted) is a commit",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 32766, start))), tv2(snap(p2, withPrev(tx("a", Ongoing, 2, 0, start2), CompleteCommit)))},
-			[]string{"a:committed", "a:began"}},
+			[]string{"a:committed", "a:began", "a:pid rotated"}},
 		{"transaction version 2: timeout past the deadline",
 			[]*Snapshot{tv2(snap(p1, tx("a", Ongoing, 1, 0, start))), tv2(snap(late, tx("a", CompleteAbort, 1, 1, time.Time{})))},
 			[]string{"a:aborted at timeout"}},

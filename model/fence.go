@@ -23,7 +23,7 @@ import (
 // that is rare next to restarts and zombies, and shows as a fence.
 func initAfter(p, n Txn, tv2 bool) bool {
 	if n.ProducerID != p.ProducerID {
-		return true
+		return !rotated(p, n, tv2)
 	}
 	ends := 0
 	if tv2 {

@@ -182,6 +182,9 @@ type Job struct {
 	Flink        *FlinkMatch
 	FlinkNote    string
 	OpenVerdicts []Verdict
+	// Epoch is the job's id whose producer id rotates first (epoch.go),
+	// of each unit's id at the highest epoch (zero: none known).
+	Epoch EpochOutlook
 	// Pinned are the partitions whose LSO one of the job's open
 	// transactions holds (Pin.Blocking), by partition; StuckGroups the
 	// read_committed groups waiting at them, by name.
@@ -254,6 +257,8 @@ type Unit struct {
 	// committedStart is the latest start of its committed transactions, as
 	// the coordinator reports it (0: none known).
 	committedStart int64
+	// topEpoch is its id at the highest producer epoch (ID "": none).
+	topEpoch Txn
 }
 
 // openTxn is an open transaction of a unit, for the lingering rule.

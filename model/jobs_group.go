@@ -115,6 +115,9 @@ func (a *jobAcc) add(t *Txn, open, committed bool) {
 
 func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 	u.IDs++
+	if t.Described && (u.topEpoch.ID == "" || t.ProducerEpoch > u.topEpoch.ProducerEpoch) {
+		u.topEpoch = Txn{ID: t.ID, ProducerID: t.ProducerID, ProducerEpoch: t.ProducerEpoch}
+	}
 	switch {
 	case checkpoint > u.NewestCheckpoint:
 		u.nextNewest, u.NewestCheckpoint = u.NewestCheckpoint, checkpoint
@@ -307,6 +310,11 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		}
 		if u.Cadence > 0 {
 			cadences = append(cadences, u.Cadence)
+		}
+		if u.topEpoch.ID != "" {
+			if o := OutlookOf(u.topEpoch, h.Stats(u.topEpoch.ID).Finished()); o.Sooner(j.Epoch) {
+				j.Epoch = o
+			}
 		}
 		if !u.LastCommit.IsZero() && (j.SlowestUnit == "" || u.LastCommit.Before(j.SlowestCommit)) {
 			j.SlowestUnit, j.SlowestCommit = u.Name, u.LastCommit

@@ -21,6 +21,7 @@ const (
 	ProblemTimeoutLong   ProblemKind = "timeout_above_max"
 	ProblemCrashed       ProblemKind = "crashed_not_restarted"
 	ProblemCrashLoop     ProblemKind = "crash_loop"
+	ProblemEpochRotation ProblemKind = "epoch_exhaustion"
 )
 
 // crashLoopMinutes is how many of the last 5 minutes with a fence or a
@@ -142,6 +143,9 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				"at its timeout before the checkpoint completes, and its records are lost to read_committed consumers",
 			WayOut: "raise the sink's transaction.timeout.ms well above the checkpoint interval (and the longest checkpoint), " +
 				"within the brokers' transaction.max.timeout.ms"})
+	}
+	if j.ID.Family == FlinkSink && j.Epoch.Warn(now) {
+		out = append(out, j.epochProblem(now))
 	}
 	if s != nil && s.BrokerMaxTimeoutMs > 0 && int64(j.MaxTimeoutMs) > s.BrokerMaxTimeoutMs {
 		out = append(out, Problem{Kind: ProblemTimeoutLong,
@@ -430,4 +434,17 @@ func verdictsSaid(vs []Verdict) string {
 		parts = append(parts, fmt.Sprintf("for %d txnscope cannot tell (see their verdicts)", len(unknown)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// epochProblem: a Flink job whose id nears the end of its epochs. Kafka
+// Streams gets none: its producer takes the new producer id from the EndTxn
+// and keeps nothing of the old one.
+func (j Job) epochProblem(now time.Time) Problem {
+	return Problem{Kind: ProblemEpochRotation,
+		What: "producer epoch nearly exhausted: " + j.Epoch.String(now),
+		Why: "under transaction version 2 every commit bumps the epoch, and the end of the transaction at epoch " + strconv.Itoa(EpochRotatesAt) +
+			" gives the id a new producer id; Flink's checkpoints name the old one, and a restore from a checkpoint taken before the rotation " +
+			"commits with it and fails (FLINK-40689, open in the connector)",
+		WayOut: "nothing to end here: the job's producers are live. Around the rotation, restore only from a checkpoint completed after it " +
+			"(not an older checkpoint or savepoint); txnscope refuses to commit a committable of a rotated producer id"}
 }

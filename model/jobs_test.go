@@ -175,6 +175,20 @@ func TestJobProblems(t *testing.T) {
 				"timeout_above_max: timeout 1h above the brokers' transaction.max.timeout.ms 15m"}},
 		{"timeout at 2× the interval is fine", flink(func(j *Job) { j.MinTimeoutMs = 20000 }), interval, 0, nil},
 		{"no timeout described", flink(func(j *Job) { j.MinTimeoutMs, j.MaxTimeoutMs = 0, 0 }), interval, 900000, nil},
+		{"epoch rotates within a day", flink(func(j *Job) {
+			j.Epoch = EpochOutlook{ID: "orders-1-0", ProducerID: 4, Epoch: 25000, PerHour: 360, Rotates: now.Add(21*time.Hour + 33*time.Minute)}
+		}), Query{}, 0,
+			[]string{"epoch_exhaustion: producer epoch nearly exhausted: orders-1-0 at epoch 25000 of 32766, 7767 transactions left, ~360/h: the producer id rotates in ~21h33m"}},
+		{"epoch rotates in two days: not yet", flink(func(j *Job) {
+			j.Epoch = EpochOutlook{ID: "orders-1-0", ProducerID: 4, Epoch: 20000, PerHour: 260, Rotates: now.Add(49 * time.Hour)}
+		}), Query{}, 0, nil},
+		{"epoch past 30000 with no rate known", flink(func(j *Job) { j.Epoch = EpochOutlook{ID: "orders-0-1", ProducerID: 4, Epoch: 30001} }), Query{}, 0,
+			[]string{"epoch_exhaustion: producer epoch nearly exhausted: orders-0-1 at epoch 30001 of 32766, 2766 transactions left (rate not known yet)"}},
+		{"a Streams app's rotation is no problem: its producer takes the new id", func() Job {
+			j := Job{ID: JobID{StreamsApp, "counts"}}
+			j.Epoch = EpochOutlook{ID: "counts-1b2c-0", ProducerID: 4, Epoch: 32000, PerHour: 36000, Rotates: now.Add(time.Minute)}
+			return j
+		}(), Query{}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

@@ -20,6 +20,9 @@ func SameTransaction(a Action, fresh Txn, found bool) error {
 	switch {
 	case !found:
 		return fmt.Errorf("refused: %s is no longer known to its coordinator (expired or deleted)", a.TransactionalID)
+	case fresh.ProducerID != a.ProducerID && a.ProducerEpoch >= EpochWarnAt:
+		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: the coordinator rotated it, its epochs having run out at epoch %d; "+
+			"the transaction shown ended then", a.ProducerID, fresh.ProducerID, EpochRotatesAt)
 	case fresh.ProducerID != a.ProducerID:
 		return fmt.Errorf("refused: producer id changed %d→%d since it was shown: another producer took the id", a.ProducerID, fresh.ProducerID)
 	case fresh.State != a.State && (sameStart || fresh.State == Empty):

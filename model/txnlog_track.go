@@ -314,6 +314,7 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 		}
 		e.Kind = Committed
 		l.out = append(l.out, ending(e, p, exists, r))
+		l.rotation(p, exists, r, at)
 	case CompleteAbort:
 		h, hinted := l.aborting[r.ID]
 		delete(l.aborting, r.ID)
@@ -321,6 +322,7 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 			return
 		}
 		e = ending(e, p, exists, r)
+		l.rotation(p, exists, r, at)
 		openEpoch := r.ProducerEpoch
 		if hinted && !h.unknown {
 			openEpoch = h.openEpoch
@@ -345,6 +347,18 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 		e.Kind = Expired
 		l.out = append(l.out, e)
 	}
+}
+
+// rotation adds the Rotated event when r, the end of p's transaction, is
+// written with the next producer id the coordinator gave the id when its
+// epochs ran out (it names p's as the previous one).
+func (l *TxnLog) rotation(p Txn, exists bool, r TxnLogRecord, at time.Time) {
+	if !exists || r.ProducerID == p.ProducerID || p.ProducerID < 0 ||
+		r.PrevProducerID != p.ProducerID && p.ProducerEpoch < EpochWarnAt {
+		return
+	}
+	l.out = append(l.out, Event{At: at, ID: r.ID, Kind: Rotated, ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, Logged: true,
+		Detail: fmt.Sprintf("producer id %d→%d: epoch %d ran out", p.ProducerID, r.ProducerID, EpochRotatesAt)})
 }
 
 // settle decides how a held abort came about, now that the id's next record

@@ -586,11 +586,14 @@ func (j Job) held(o openTxn, dir string, n int64, cm Committable) judged {
 // from o, the open transaction of that id, and whether that makes the
 // directory's word on o worthless (veto).
 func differs(cm Committable, o openTxn) (why string, veto bool) {
+	const left = "The checkpointed transaction is no longer open, so nothing of it is left to commit; the open one is not in the checkpoint: " +
+		"leave it to the job, or abort it once the job is known gone for good"
 	switch {
+	case RotatedAway(&cm, o.pid):
+		return fmt.Sprintf("the coordinator has since rotated %s to producer id %d: pid %d's epochs ran out at %d under transaction version 2 "+
+			"(FLINK-40689: a restore from this checkpoint fails to commit it). %s", cm.ID, o.pid, cm.ProducerID, EpochRotatesAt, left), true
 	case cm.ProducerID != o.pid:
-		return "another producer id: the coordinator gives the id a new one when its epoch runs out under transaction version 2 (FLINK-40689), " +
-			"or another producer took the id. The checkpointed transaction is no longer open, so nothing of it is left to commit; the open one is not in the checkpoint: " +
-			"leave it to the job, or abort it once the job is known gone for good", true
+		return "another producer id: the id expired and came back, or the coordinator gave it a new one when its epochs ran out. " + left, true
 	case cm.Epoch > o.epoch:
 		return "the checkpoint holds a later transaction of the id than the open one, which is not in it: the directory is not of the run that began it", true
 	}

@@ -192,6 +192,8 @@ func EventStyle(k model.EventKind, st *Styles) Ink {
 		return st.StateAbort
 	case model.Began:
 		return st.StateOpen
+	case model.Rotated:
+		return st.Warn
 	}
 	return st.Dim
 }

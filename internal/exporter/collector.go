@@ -42,6 +42,8 @@ var (
 	pinnedDesc      = desc("partitions_pinned", "Partitions whose LSO an open transaction holds below the high watermark.")
 	hangingDesc     = desc("partitions_hanging", "Pinned partitions no coordinator will ever release.")
 	stuckDesc       = desc("group_stuck_seconds", "How long a read_committed consumer group has waited at a pinned LSO (stuck groups only); group_type classic, consumer, share or streams.", "group", "group_type")
+	epochDesc       = desc("job_producer_epoch_max", "The highest producer epoch of a job's ids: under transaction version 2 every end bumps it, and the end at 32766 rotates the producer id.", "txn_job", "family")
+	rotationDesc    = desc("job_epoch_rotation_seconds", "Seconds until the first of a job's ids runs out of epochs and its producer id rotates, at the epoch's recent rate (jobs whose epoch rises only).", "txn_job", "family")
 	sharedDesc      = desc("prefix_shared", "1 while two jobs take over one transactional id prefix.", "txn_job")
 	problemDesc     = desc("job_problem", "1 while the jobs view shows this problem for the job (its kind as in snapshot -o json).", "txn_job", "family", "kind")
 	unknownDesc     = desc("unknown", "1 while txnscope cannot know this of the cluster (ACLs, or an API the brokers lack), else 0: the other series say nothing of it.", "what")
@@ -84,7 +86,7 @@ func newCollector(build buildinfo.Info, now func() time.Time, grace time.Duratio
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, durationDesc, errorsDesc, lastDesc, buildDesc, statesDesc,
 		ageDesc, ratioDesc, jobOpenDesc, jobOldestDesc, oldestDesc, lingerDesc, jobRatioDesc, sinceCommitDesc, fencesDesc, timeoutsDesc, abortsDesc,
-		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, sharedDesc, problemDesc, unknownDesc, silentDesc, droppedDesc} {
+		pinnedForDesc, heldDesc, pinnedDesc, hangingDesc, stuckDesc, epochDesc, rotationDesc, sharedDesc, problemDesc, unknownDesc, silentDesc, droppedDesc} {
 		ch <- d
 	}
 }
@@ -185,6 +187,12 @@ func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...strin
 		}
 		if j.HasCommit {
 			gauge(sinceCommitDesc, j.SinceCommit.Seconds(), j.Job, j.Family)
+		}
+		if j.HasEpoch {
+			gauge(epochDesc, float64(j.Epoch), j.Job, j.Family)
+		}
+		if j.HasRotation {
+			gauge(rotationDesc, j.ToRotation.Seconds(), j.Job, j.Family)
 		}
 		for _, k := range j.Problems {
 			gauge(problemDesc, 1, j.Job, j.Family, string(k))

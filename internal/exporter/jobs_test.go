@@ -127,3 +127,30 @@ func TestCountersOnlyGrow(t *testing.T) {
 		}
 	}
 }
+
+// TestEpochSeries: a POOLING slot committing every 10 s near the end of its
+// epochs: its highest epoch, the seconds until its producer id rotates at
+// that rate, and the epoch_exhaustion problem.
+func TestEpochSeries(t *testing.T) {
+	e, a, c := newTest()
+	at := func(sec int, epoch int16) *model.Snapshot {
+		c.t = uitest.T0.Add(time.Duration(sec) * time.Second)
+		tx := flinkTxn("pool-0-0", model.CompleteCommit, 9, 0, c.t)
+		tx.ProducerEpoch = epoch
+		s := &model.Snapshot{TakenAt: c.t, Brokers: 1, Txns: []model.Txn{tx}, EpochBumpsOnEnd: true}
+		return s
+	}
+	refresh(t, e, a, at(0, 32000))
+	refresh(t, e, a, at(10, 32001))
+	refresh(t, e, a, at(20, 32002))
+	got := series(t, e)
+	for name, want := range map[string]map[string]float64{
+		"txnscope_job_producer_epoch_max":     {`txnscope_job_producer_epoch_max{family="flink",txn_job="pool"}`: 32002},
+		"txnscope_job_epoch_rotation_seconds": {`txnscope_job_epoch_rotation_seconds{family="flink",txn_job="pool"}`: 765 * 10},
+		"txnscope_job_problem":                {`txnscope_job_problem{family="flink",kind="epoch_exhaustion",txn_job="pool"}`: 1},
+	} {
+		if g := named(got, name); !maps.Equal(g, want) {
+			t.Errorf("%s: got %v, want %v", name, g, want)
+		}
+	}
+}

@@ -90,6 +90,13 @@ type JobValues struct {
 	SinceCommit time.Duration
 	HasCommit   bool
 	Shared      bool // its prefix is taken over by two jobs (Collision)
+	// Epoch is its highest producer epoch (HasEpoch: one described);
+	// ToRotation the time until its first id's producer id rotates at the
+	// epoch's recent rate (HasRotation: a rate is known).
+	Epoch       int16
+	HasEpoch    bool
+	ToRotation  time.Duration
+	HasRotation bool
 	// Problems are the kinds of the jobs view's problems for it, as the
 	// TUI sees them without --checkpoint-interval (the cadence stands in).
 	Problems []model.ProblemKind
@@ -193,6 +200,12 @@ func jobValues(s *model.Snapshot, jobs []model.Job, open []OpenTxn, now time.Tim
 		jv.MaxRatio, jv.HasRatio = maxOf[k], has[k]
 		if !j.LastCommit.IsZero() {
 			jv.SinceCommit, jv.HasCommit = max(now.Sub(j.LastCommit), 0), true
+		}
+		if e := j.Epoch; e.ID != "" {
+			jv.Epoch, jv.HasEpoch = e.Epoch, true
+			if !e.Rotates.IsZero() {
+				jv.ToRotation, jv.HasRotation = max(e.Rotates.Sub(now), 0), true
+			}
 		}
 		for _, p := range j.Problems(s, model.Query{}, now) {
 			if !slices.Contains(jv.Problems, p.Kind) {

@@ -61,6 +61,9 @@ type (
 		StuckGroupsBase64 []*string     `json:"stuck_groups_base64,omitempty"`
 		Subtasks          []SubtaskJSON `json:"subtasks"`
 		Problems          []ProblemJSON `json:"problems"`
+		// Epoch is the job's id whose producer id rotates first (null:
+		// none described).
+		Epoch *EpochJSON `json:"epoch"`
 		// Flink is the Flink job the prefix matched (null: no --flink, or
 		// none matched).
 		Flink *FlinkJSON `json:"flink"`
@@ -94,6 +97,21 @@ type (
 		TransactionalIDBase64 string    `json:"transactional_id_base64,omitempty"`
 		StuckGroups           []string  `json:"stuck_groups"`
 		StuckGroupsBase64     []*string `json:"stuck_groups_base64,omitempty"`
+	}
+	// EpochJSON is Job.Epoch: the producer epoch against the rotation at
+	// 32766 under transaction version 2 (model.EpochOutlook).
+	EpochJSON struct {
+		TransactionalID       string `json:"transactional_id"`
+		TransactionalIDBase64 string `json:"transactional_id_base64,omitempty"`
+		ProducerID            int64  `json:"producer_id"`
+		ProducerEpoch         int16  `json:"producer_epoch"`
+		// Left is how many transactions end before the rotation.
+		Left int `json:"transactions_left"`
+		// PerHour and RotatesAt: the epoch's recent rise and when the
+		// producer id rotates at it (null: not known).
+		PerHour   *float64   `json:"epochs_per_hour"`
+		RotatesAt *time.Time `json:"rotates_at"`
+		Warning   bool       `json:"warning"`
 	}
 	// ProblemJSON is one of a job's problems (Problem).
 	ProblemJSON struct {
@@ -171,6 +189,14 @@ func ExportJobs(s *model.Snapshot, h *model.History, q model.Query, now time.Tim
 		for _, p := range j.Pinned {
 			o.Pinned = append(o.Pinned, JobPinJSON{Topic: p.Topic, Partition: p.Partition, TransactionalID: p.ID, TransactionalIDBase64: Base64(p.ID),
 				StuckGroups: orEmpty(p.Groups), StuckGroupsBase64: Base64List(p.Groups)})
+		}
+		if e := j.Epoch; e.ID != "" {
+			o.Epoch = &EpochJSON{TransactionalID: e.ID, TransactionalIDBase64: Base64(e.ID), ProducerID: e.ProducerID, ProducerEpoch: e.Epoch,
+				Left: e.Left(), RotatesAt: timeOrNil(e.Rotates), Warning: j.ID.Family == model.FlinkSink && e.Warn(now)}
+			if e.PerHour > 0 {
+				v := e.PerHour
+				o.Epoch.PerHour = &v
+			}
 		}
 		for _, p := range j.Problems(s, q, now) {
 			o.Problems = append(o.Problems, ProblemJSON(p))

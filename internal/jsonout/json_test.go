@@ -244,12 +244,13 @@ func TestExportJobs(t *testing.T) {
 		`"open":["orders-0-11"],"lingering":["orders-0-11"]}],` +
 		`"problems":[{"kind":"lingering","what":"1 lingering after a restart","why":"open for over 30s, longer than the job's live transactions last, and begun before one of their subtask that ` +
 		`committed since: no run drives them (a restored Flink job ends its predecessor's within a second)",` +
-		`"way_out":"wait until 02:47:10 UTC (in 30s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"}],"flink":null},` +
+		`"way_out":"wait until 02:47:10 UTC (in 30s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"}],` +
+		`"epoch":{"transactional_id":"orders-0-11","producer_id":0,"producer_epoch":0,"transactions_left":32767,"epochs_per_hour":null,"rotates_at":null,"warning":false},"flink":null},` +
 		`{"family":"other","name":"","ids":1,"tasks":0,"naming":null,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],` +
 		`"lingering_first_timeout":null,"lingering_last_timeout":null,` +
 		`"oldest_open":null,"oldest_age_ms":null,"oldest_timeout_ratio":null,"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,` +
 		`"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,"timeouts_5m":0,` +
-		`"prefix_shared":false,"pinned":[],"stuck_groups":[],"subtasks":[],"problems":[],"flink":null}]`
+		`"prefix_shared":false,"pinned":[],"stuck_groups":[],"subtasks":[],"problems":[],"epoch":null,"flink":null}]`
 	if string(b) != want {
 		t.Errorf("jobs =\n%s\nwant\n%s", b, want)
 	}
