@@ -138,7 +138,6 @@ func TestDiffRotation(t *testing.T) {
 	}
 }
 
-
 // TestTxnLogRotation: the coordinators' log of Kafka 4.4 as it was written
 // when an id ran out of epochs (the records of a real run, producer ids 7 →
 // 8): the end at 32766 is prepared at 32767 with the next producer id and
