@@ -44,6 +44,7 @@ func TestPins(t *testing.T) {
 		owner        string
 		blocking     bool
 		hanging      bool
+		maybe        bool // MaybeHanging, checked when set
 		hangingPIDs  []int64
 		whyContains  string
 		hangingOwner []string // HangingIDs
@@ -63,6 +64,15 @@ func TestPins(t *testing.T) {
 			name:  "no pinner for longer than the max timeout: hanging by an unknown producer",
 			parts: []Partition{part("orders", 0, 120, 100, pprod(1, 0, -1, time.Second))},
 			now:   pinT0.Add(old), pinned: true, hanging: true, whyContains: "unknown producer",
+		},
+		{
+			name: "no pinner for longer than the max timeout while a coordinator did not answer: maybe hanging, never hanging",
+			parts: []Partition{func() Partition {
+				p := part("orders", 0, 120, 100, pprod(1, 0, -1, time.Second))
+				p.OwnersHidden = true
+				return p
+			}()},
+			now: pinT0.Add(old), pinned: true, hanging: false, maybe: true,
 		},
 		{
 			name:  "a partition that is not pinned is no pin",
@@ -156,6 +166,9 @@ func TestPins(t *testing.T) {
 			}
 			if p.Hanging != c.hanging {
 				t.Errorf("hanging %v (%q), want %v", p.Hanging, p.Why, c.hanging)
+			}
+			if c.maybe && !p.MaybeHanging {
+				t.Errorf("not maybe hanging (%q)", p.Maybe)
 			}
 			if c.hangingPIDs != nil && !slices.Equal(p.HangingPIDs, c.hangingPIDs) {
 				t.Errorf("hanging producers %v, want %v", p.HangingPIDs, c.hangingPIDs)
