@@ -182,6 +182,11 @@ type Job struct {
 	Flink        *FlinkMatch
 	FlinkNote    string
 	OpenVerdicts []Verdict
+	// Orphaned are open transactions of the job that no running subtask
+	// will end (orphans.go), Lingering ones left out; OrphanedBy says how
+	// that is known.
+	Orphaned   []string
+	OrphanedBy OrphanCause
 	// Epoch is the job's id whose producer id rotates first (epoch.go),
 	// of each unit's id at the highest epoch (zero: none known).
 	Epoch EpochOutlook

@@ -241,6 +241,25 @@ func (g *Grouping) Jobs(h *History, now time.Time) []Job {
 			out[i].OpenVerdicts = out[i].Verdicts(facts)
 		}
 	}
+	// A Flink job's commits under each of the prefixes it is matched to:
+	// one that commits under another prefix than this one's runs on there.
+	byFlink := map[string][]int{}
+	for i := range out {
+		if f := out[i].Flink; f != nil && f.Job.ID != "" {
+			byFlink[f.Job.ID] = append(byFlink[f.Job.ID], i)
+		}
+	}
+	for i := range out {
+		var elsewhere time.Time
+		if f := out[i].Flink; f != nil && FlinkRunning(f.Job.State) {
+			for _, k := range byFlink[f.Job.ID] {
+				if k != i {
+					elsewhere = latest(elsewhere, out[k].LastCommit)
+				}
+			}
+		}
+		out[i].findOrphans(now, elsewhere)
+	}
 	slices.SortFunc(out, func(a, b Job) int {
 		if c := cmp.Compare(len(b.Lingering), len(a.Lingering)); c != 0 {
 			return c
@@ -322,9 +341,21 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	}
 	j.Cadence = median(cadences)
 	j.Tasks = 0
+	var newest int64
+	for _, u := range j.Units {
+		newest = max(newest, u.committedStart)
+	}
 	for i := range j.Units {
 		u := &j.Units[i]
 		j.lingerAndBehind(u, now)
+		// Under POOLING a subtask always has a slot open (the next
+		// transaction begins at the barrier, before the last commits):
+		// one with none, whose last commit began well before the job's,
+		// writes no more (a rescale to fewer subtasks, Flink 2.2 left
+		// subtask 1's ids idle when restored 3 → 2).
+		if j.Pooling && j.ID.Family == FlinkSink && !u.Probe && len(u.open) == 0 && j.retiredSlots(*u, newest) {
+			u.Retired = true
+		}
 		if !u.Probe && !u.Retired {
 			j.Tasks++
 		}
@@ -333,6 +364,15 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	j.Shared = j.Shared || j.poolsFence(now)
 	j.streamsStuck(now)
 	return j
+}
+
+// retiredSlots: the job committed a transaction begun (the coordinators'
+// log gives committed starts) or committed (History's commits, which polls
+// see) longer than a live transaction lasts after u's last one.
+func (j *Job) retiredSlots(u Unit, newestStart int64) bool {
+	live := j.liveFor()
+	return u.committedStart > 0 && time.Duration(newestStart-u.committedStart)*time.Millisecond > live ||
+		!u.LastCommit.IsZero() && j.LastCommit.Sub(u.LastCommit) > live
 }
 
 // lingerAndBehind applies the lingering, the behind and the retired rules

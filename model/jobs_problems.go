@@ -70,6 +70,9 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 	case len(j.Lingering) > 0:
 		out = append(out, j.lingeringProblem(now, q.Loc))
 	}
+	if len(j.Orphaned) > 0 {
+		out = append(out, j.orphanProblem(now, q.Loc))
+	}
 	for _, u := range j.Units {
 		if u.Behind {
 			out = append(out, Problem{Kind: ProblemBehind,
@@ -79,7 +82,8 @@ func (j Job) Problems(s *Snapshot, q Query, now time.Time) []Problem {
 				WayOut: fmt.Sprintf("look at subtask %d's open transaction (enter on the job) and at the subtask in Flink's checkpoint history and task manager log", u.Subtask)})
 		}
 	}
-	if p, ok := j.notCommitting(q, now); ok && !isCrashed && j.ID.Family != StreamsApp {
+	// Orphans are why a job that moved on commits nothing here.
+	if p, ok := j.notCommitting(q, now); ok && !isCrashed && j.ID.Family != StreamsApp && len(j.Orphaned) < len(j.Open) {
 		out = append(out, p)
 	}
 	if p, ok := j.stalled(now, q.Loc); ok && !isCrashed {

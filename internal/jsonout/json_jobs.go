@@ -30,6 +30,10 @@ type (
 		OpenBase64       []*string `json:"open_base64,omitempty"`
 		Lingering        []string  `json:"lingering"`
 		LingeringBase64  []*string `json:"lingering_base64,omitempty"`
+		// Orphaned are open transactions no running subtask will end
+		// (FLINK-40626: a rescale or a prefix change), lingering ones left out.
+		Orphaned       []string  `json:"orphaned"`
+		OrphanedBase64 []*string `json:"orphaned_base64,omitempty"`
 		// LingeringFirstTimeout and LingeringLastTimeout are when the
 		// coordinator aborts the first and the last lingering transaction
 		// (null: none lingers, or a timeout is not known).
@@ -149,7 +153,7 @@ func ExportJobs(s *model.Snapshot, h *model.History, q model.Query, now time.Tim
 	for _, j := range jobs {
 		o := JobJSON{Family: j.ID.Family, Name: j.ID.Name, NameBase64: Base64(j.ID.Name), IDs: j.IDs, NewestCheckpoint: nonNeg(j.NewestCheckpoint),
 			NewestCommitted: nonNeg(j.NewestCommitted), Open: orEmpty(j.Open), OpenBase64: Base64List(j.Open),
-			Lingering: orEmpty(j.Lingering), LingeringBase64: Base64List(j.Lingering),
+			Lingering: orEmpty(j.Lingering), LingeringBase64: Base64List(j.Lingering), Orphaned: orEmpty(j.Orphaned), OrphanedBase64: Base64List(j.Orphaned),
 			LingeringFirstTimeout: timeOrNil(j.LingeringFrom), LingeringLastTimeout: timeOrNil(j.LingeringUntil),
 			LastCommit: timeOrNil(j.LastCommit), SlowestLastCommit: timeOrNil(j.SlowestCommit),
 			Commits5m: j.Commits5m, Aborts5m: j.Aborts5m, Fences5m: j.Fences5m, Timeouts5m: j.Timeouts5m, PrefixShared: j.Shared, Tasks: j.Tasks,

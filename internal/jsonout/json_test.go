@@ -236,7 +236,7 @@ func TestExportJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"family":"flink","name":"orders","ids":2,"tasks":1,"naming":"incrementing","newest_checkpoint":12,"newest_committed":12,` +
-		`"open":["orders-0-11"],"lingering":["orders-0-11"],"lingering_first_timeout":"1970-01-01T02:47:10Z","lingering_last_timeout":"1970-01-01T02:47:10Z",` +
+		`"open":["orders-0-11"],"lingering":["orders-0-11"],"orphaned":[],"lingering_first_timeout":"1970-01-01T02:47:10Z","lingering_last_timeout":"1970-01-01T02:47:10Z",` +
 		`"oldest_open":"orders-0-11","oldest_age_ms":30000,"oldest_timeout_ratio":0.5,` +
 		`"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,"timeouts_5m":0,` +
 		`"prefix_shared":false,"pinned":[],"stuck_groups":[],` +
@@ -246,7 +246,7 @@ func TestExportJobs(t *testing.T) {
 		`committed since: no run drives them (a restored Flink job ends its predecessor's within a second)",` +
 		`"way_out":"wait until 02:47:10 UTC (in 30s), when transaction.timeout.ms aborts them, or force-terminate them all (a on the job)"}],` +
 		`"epoch":{"transactional_id":"orders-0-11","producer_id":0,"producer_epoch":0,"transactions_left":32767,"epochs_per_hour":null,"rotates_at":null,"warning":false},"flink":null},` +
-		`{"family":"other","name":"","ids":1,"tasks":0,"naming":null,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],` +
+		`{"family":"other","name":"","ids":1,"tasks":0,"naming":null,"newest_checkpoint":null,"newest_committed":null,"open":[],"lingering":[],"orphaned":[],` +
 		`"lingering_first_timeout":null,"lingering_last_timeout":null,` +
 		`"oldest_open":null,"oldest_age_ms":null,"oldest_timeout_ratio":null,"last_commit":null,"slowest_subtask":null,"slowest_last_commit":null,` +
 		`"commit_cadence_ms":null,"commits_5m":0,"aborts_5m":0,"fences_5m":0,"timeouts_5m":0,` +
