@@ -33,11 +33,11 @@ const ProblemOrphaned ProblemKind = "orphaned"
 // on the job is in: each must be older than a live transaction of the job
 // gets, its producer not seen writing where it pins a partition (the
 // brokers' word; a slot's transaction may pin nothing, another one at the
-// LSO before it), and either a run of the job committed a transaction it began after
-// it (POOLING, where the lingering rule asks the id's own subtask only), or
-// the Flink job j is matched to committed under another prefix since
-// (elsewhere, its last commit there) while nothing of j's did. A running
-// job whose checkpoints hang commits nowhere: not orphaned.
+// LSO before it), and either a run of the job committed a transaction it
+// began after it (POOLING, where the lingering rule asks the id's own
+// subtask only), or the Flink job j is matched to committed under another
+// prefix since (elsewhere, its last commit there) while nothing of j's did.
+// A running job whose checkpoints hang commits nowhere: not orphaned.
 func (j *Job) findOrphans(now, elsewhere time.Time) {
 	j.Orphaned, j.OrphanedBy = nil, ""
 	if j.ID.Family != FlinkSink {
