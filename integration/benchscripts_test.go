@@ -92,3 +92,50 @@ func brokerAnswers(t *testing.T, bootstrap string) {
 		t.Fatalf("the shared broker at %s no longer answers: %v", bootstrap, err)
 	}
 }
+
+// TestBenchScaleGoesOnWhenTheOfficialToolFails: at 2,000,000 ids kafka-transactions.sh list gives up
+// ("Tried to read a collection of size 2000000, which exceeds the maximum allowed size of 1000000"),
+// and bench-scale used to stop silently there (its stderr went to /dev/null under set -e) and take
+// its broker with it. Now the official column says why it failed, and txnscope's steps still run:
+// here against a stand-in for scripts/kafka-tools that fails that way, on 200 ids of the shared broker.
+func TestBenchScaleGoesOnWhenTheOfficialToolFails(t *testing.T) {
+	bootstrap := Bootstrap(t)
+	requireLoopback(t, bootstrap)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	const why = "Tried to read a collection of size 2000000, which exceeds the maximum allowed size of 1000000"
+	fake := filepath.Join(t.TempDir(), "kafka-tools")
+	script := "#!/bin/sh\n[ \"$2\" = --version ] && { echo 4.4.0; exit 0; }\n" +
+		"echo 'Error while executing transactions command: " + why + "' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prefix := strings.NewReplacer("-", "_", "/", "_").Replace(name(t, "bs"))
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "bench-scale"), "--bootstrap", bootstrap, "--prefix", prefix,
+		"--sizes", "200", "--runs", "1", "--tui-runs", "1", "--settle", "6", "--open-every", "1000", "--txn-timeout-ms", "10000")
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "TXNSCOPE_BENCH_SCALE_KAFKA_TOOLS="+fake)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench-scale: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	table := stdout.String()
+	for _, want := range []string{
+		"| `kafka-transactions.sh list` | failed: " + why + " |",
+		"| `list`: txnscope ÷ kafka-transactions.sh (rows identical) | failed: " + why + " |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+	for _, row := range []string{"| `txnscope list` |", "| TUI: first frame with rows |", "| `snapshot -o json` |"} {
+		i := strings.Index(table, row)
+		if i < 0 || strings.HasPrefix(table[i+len(row):], " – |") {
+			t.Errorf("row %s not measured:\n%s", row, table)
+		}
+	}
+	if !strings.Contains(stderr.String(), "kafka-transactions.sh list failed: "+why) {
+		t.Errorf("stderr does not say why the official tool failed:\n%s", stderr.String())
+	}
+}
