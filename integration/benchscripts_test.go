@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +112,7 @@ func TestBenchScaleGoesOnWhenTheOfficialToolFails(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	prefix := strings.NewReplacer("-", "_", "/", "_").Replace(name(t, "bs"))
+	prefix := fmt.Sprintf("bs%08x", rand.Uint32())
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot(t), "scripts", "bench-scale"), "--bootstrap", bootstrap, "--prefix", prefix,
 		"--sizes", "200", "--runs", "1", "--tui-runs", "1", "--settle", "6", "--open-every", "1000", "--txn-timeout-ms", "10000")
 	cmd.Dir = repoRoot(t)
