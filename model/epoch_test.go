@@ -163,12 +163,7 @@ func TestTxnLogRotation(t *testing.T) {
 			"prepare-abort, aborted(open 0s), prepare-abort, pid rotated(producer id 7→8: epoch 32766 ran out), aborted(open 0s), prepare-abort, aborted(open 0s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewTxnLog()
-			now := time.Unix(1000, 0)
-			for _, r := range tc.recs {
-				l.Apply(r, true, now)
-			}
-			got := l.Take(now.Add(DefaultGrace))
+			got := applyAll(NewTxnLog(), tc.recs)
 			if s := logKinds(got); s != tc.want {
 				t.Errorf("events:\n got %s\nwant %s", s, tc.want)
 			}

@@ -199,6 +199,9 @@ type Job struct {
 	// committedID is one committed id of the job, to find when History's
 	// baseline saw it commit.
 	committedID string
+	// committedStart is the latest start of its committed transactions
+	// (the units' newest; 0: none known).
+	committedStart int64
 }
 
 // JobPin is a partition whose LSO a job's open transaction (ID) holds,

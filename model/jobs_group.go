@@ -341,9 +341,9 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 	}
 	j.Cadence = median(cadences)
 	j.Tasks = 0
-	var newest int64
+	j.committedStart = 0
 	for _, u := range j.Units {
-		newest = max(newest, u.committedStart)
+		j.committedStart = max(j.committedStart, u.committedStart)
 	}
 	for i := range j.Units {
 		u := &j.Units[i]
@@ -353,7 +353,7 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 		// one with none, whose last commit began well before the job's,
 		// writes no more (a rescale to fewer subtasks, Flink 2.2 left
 		// subtask 1's ids idle when restored 3 → 2).
-		if j.Pooling && j.ID.Family == FlinkSink && !u.Probe && len(u.open) == 0 && j.retiredSlots(*u, newest) {
+		if j.Pooling && j.ID.Family == FlinkSink && !u.Probe && len(u.open) == 0 && j.retiredSlots(*u) {
 			u.Retired = true
 		}
 		if !u.Probe && !u.Retired {
@@ -369,9 +369,9 @@ func (j Job) withHistory(h *History, now time.Time) Job {
 // retiredSlots: the job committed a transaction begun (the coordinators'
 // log gives committed starts) or committed (History's commits, which polls
 // see) longer than a live transaction lasts after u's last one.
-func (j *Job) retiredSlots(u Unit, newestStart int64) bool {
+func (j *Job) retiredSlots(u Unit) bool {
 	live := j.liveFor()
-	return u.committedStart > 0 && time.Duration(newestStart-u.committedStart)*time.Millisecond > live ||
+	return u.committedStart > 0 && time.Duration(j.committedStart-u.committedStart)*time.Millisecond > live ||
 		!u.LastCommit.IsZero() && j.LastCommit.Sub(u.LastCommit) > live
 }
 

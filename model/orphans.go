@@ -43,22 +43,18 @@ func (j *Job) findOrphans(now, elsewhere time.Time) {
 	if j.ID.Family != FlinkSink {
 		return
 	}
-	var newest int64 // the latest start of a committed transaction of the job
-	for _, u := range j.Units {
-		newest = max(newest, u.committedStart)
-	}
 	for _, u := range j.Units {
 		for _, o := range u.open {
 			if o.ending || o.start.IsZero() || now.Sub(o.start) < j.liveFor() || slices.Contains(j.Lingering, o.id) || j.writing(o.id, now) {
 				continue
 			}
 			switch {
-			case j.Pooling && (newest > o.start.UnixMilli() || j.LastCommit.After(o.start.Add(j.liveFor()))):
+			case j.Pooling && (j.committedStart > o.start.UnixMilli() || j.LastCommit.After(o.start.Add(j.liveFor()))):
 				// A commit that long after o began is of a transaction
 				// begun after it: a live one lasts less (polls see commit
 				// times, the log their starts too).
 				j.OrphanedBy = OrphanedRun
-			case elsewhere.After(o.start.Add(j.liveFor())) && !j.LastCommit.After(o.start.Add(j.liveFor())) && newest < o.start.UnixMilli():
+			case elsewhere.After(o.start.Add(j.liveFor())) && !j.LastCommit.After(o.start.Add(j.liveFor())) && j.committedStart < o.start.UnixMilli():
 				if j.OrphanedBy == "" {
 					j.OrphanedBy = OrphanedPrefix
 				}

@@ -120,11 +120,7 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 			if tc.own {
 				l.Terminated("a", 7, 0)
 			}
-			now := time.Unix(1000, 0)
-			for _, r := range tc.recs {
-				l.Apply(r, true, now)
-			}
-			got := l.Take(now.Add(DefaultGrace))
+			got := applyAll(l, tc.recs)
 			if s := logKinds(got); s != tc.want {
 				t.Errorf("events:\n got %s\nwant %s", s, tc.want)
 			}
@@ -135,6 +131,16 @@ func TestTxnLogTellsHowEachTransactionEnded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// applyAll gives l the records as news, then takes what it says once an
+// abort's grace is over.
+func applyAll(l *TxnLog, recs []TxnLogRecord) []Event {
+	now := time.Unix(1000, 0)
+	for _, r := range recs {
+		l.Apply(r, true, now)
+	}
+	return l.Take(now.Add(DefaultGrace))
 }
 
 // An abort waits for its next record, Grace at most: what the lead engineer
