@@ -343,6 +343,46 @@ func (s *logScope) checkDump(ctx context.Context, t *testing.T) {
 	if len(ids) < 6 {
 		t.Errorf("only %d ids had events", len(ids))
 	}
+	s.checkReplayedRows(ctx, t, again)
+}
+
+// checkReplayedRows: a snapshot's one read of the log (RefreshReplayed)
+// gives the rows a listing and a describe give, and the replay's events.
+func (s *logScope) checkReplayedRows(ctx context.Context, t *testing.T, replayed map[string][]string) {
+	t.Helper()
+	snap, r, why, err := s.c.RefreshReplayed(ctx, time.Now().Add(-time.Hour), 0)
+	switch {
+	case err != nil:
+		t.Fatalf("RefreshReplayed: %v", err)
+	case r == nil:
+		t.Fatalf("RefreshReplayed did not read the log: %s", why)
+	case !snap.Source.Log:
+		t.Fatalf("RefreshReplayed's rows were listed: %s", snap.Source.Why)
+	}
+	listed, err := s.c.Refresh(ctx, nil)
+	if err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	events := map[string][]string{}
+	for _, e := range r.Events {
+		events[e.ID] = append(events[e.ID], string(e.Kind)+" "+e.Detail)
+	}
+	for id := range s.ids {
+		got, ok := snap.Txn(id)
+		want, wok := listed.Txn(id)
+		if ok != wok {
+			t.Errorf("%s: in the log's rows %t, listed %t", id, ok, wok)
+			continue
+		}
+		if got.State != want.State || got.ProducerID != want.ProducerID || got.ProducerEpoch != want.ProducerEpoch ||
+			got.TimeoutMs != want.TimeoutMs || got.Coordinator != want.Coordinator || !got.Described ||
+			(got.State.Open() && !slices.Equal(got.Partitions, want.Partitions)) {
+			t.Errorf("%s: the log's row %+v\nbut listed and described %+v", id, got, want)
+		}
+		if !slices.Equal(events[id], replayed[id]) {
+			t.Errorf("%s: RefreshReplayed's events %q\nbut Replay's %q", id, events[id], replayed[id])
+		}
+	}
 }
 
 func (s *logScope) ownTerminate(id string, tx model.Txn) {

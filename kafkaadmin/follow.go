@@ -347,6 +347,9 @@ func (c *Client) txnLogOffsets(ctx context.Context, timestamp int64) (map[int32]
 	return out, nil
 }
 
+// notFollowing is the source of a poll's rows when the log is not followed.
+var notFollowing = model.Source{Why: "not following the coordinators' log (--history polls)"}
+
 // catchUpWait bounds how long a refresh waits for the follower to read what
 // the log held when the refresh started: a follower that falls further
 // behind is not trusted with that refresh, which lists instead.
@@ -358,7 +361,7 @@ const catchUpWait = 2 * time.Second
 func (c *Client) fromLog(ctx context.Context, early *earlyScan) (snap *model.Snapshot, evs []model.Event, source model.Source, ok bool) {
 	f := c.followed.Load()
 	if f == nil {
-		return nil, nil, model.Source{Why: "not following the coordinators' log (--history polls)"}, false
+		return nil, nil, notFollowing, false
 	}
 	source = f.source()
 	c.mu.Lock()

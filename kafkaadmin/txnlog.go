@@ -20,15 +20,16 @@ import (
 // usually refuse; kfake has no such topic. Either is an error, and the
 // caller falls back to polling.
 func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) error {
-	return c.readTxnLog(ctx, nil, fn)
+	return c.readTxnLog(ctx, nil, nil, fn)
 }
 
-// readTxnLog is ReadTxnLog, telling bounds every partition's end offset and
-// when it was read before the first record.
-func (c *Client) readTxnLog(ctx context.Context, bounds func(map[int32]int64, time.Time), fn func(model.TxnLogRecord)) error {
+// readTxnLog is ReadTxnLog up to ends (nil: the end as of the call),
+// telling bounds every partition's end offset and when it was read before
+// the first record.
+func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds func(map[int32]int64, time.Time), fn func(model.TxnLogRecord)) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
-	starts, ends, err := c.txnLogBounds(ctx)
+	starts, ends, err := c.txnLogFrom(ctx, ends)
 	if err != nil {
 		return errors.New(logWhy(err))
 	}
@@ -48,7 +49,10 @@ func (c *Client) readTxnLog(ctx context.Context, bounds func(map[int32]int64, ti
 	}
 	cl, err := kgo.NewClient(append(slices.Clip(c.opts),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{txnStateTopic: want}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))...)
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()),
+		// As the follower: at 2,000,000 ids the log is a gigabyte, and
+		// fetches buffered ahead of the replay were most of the heap.
+		kgo.FetchMaxBytes(4<<20), kgo.MaxBufferedBytes(8<<20))...)
 	if err != nil {
 		return err
 	}
@@ -173,8 +177,30 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 // not read.
 func (c *Client) Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error) {
 	r := model.NewReplay(since, limit)
-	if err := c.readTxnLog(ctx, r.Bounds, r.Add); err != nil {
+	if err := c.readTxnLog(ctx, nil, r.Bounds, r.Add); err != nil {
 		return model.Replayed{}, err
 	}
 	return r.Result(), nil
+}
+
+// txnLogFrom is where a read of the log starts and ends: every partition's
+// first offset, and ends (the log's end as of now when nil).
+func (c *Client) txnLogFrom(ctx context.Context, ends map[int32]int64) (starts, to map[int32]int64, err error) {
+	if ends == nil {
+		return c.txnLogBounds(ctx)
+	}
+	if starts, err = c.txnLogOffsets(ctx, -2); err != nil {
+		return nil, nil, err
+	}
+	for p, e := range ends {
+		if s, ok := starts[p]; !ok || s > e {
+			starts[p] = e
+		}
+	}
+	for p := range starts {
+		if _, ok := ends[p]; !ok {
+			delete(starts, p)
+		}
+	}
+	return starts, ends, nil
 }

@@ -75,3 +75,30 @@ func flinkLog(n int, from int) []TxnLogRecord {
 	}
 	return out
 }
+
+// BenchmarkTxnLogReplay is a snapshot's read of the log (Replay, its rows
+// and the newest 100,000 events kept) when every id was written within the
+// window, as benchtxns leaves them: four records an id.
+func BenchmarkTxnLogReplay(b *testing.B) {
+	for _, n := range []int{100_000, 500_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			recs := flinkLog(n, 0)
+			next := map[int32]int64{}
+			for i := range recs {
+				recs[i].LastUpdateMs = benchNow.Add(-time.Duration(len(recs)-i) * time.Millisecond).UnixMilli()
+				recs[i].Offset = next[recs[i].Partition]
+				next[recs[i].Partition]++
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				r := NewReplay(benchNow.Add(-time.Hour), 100000)
+				for _, x := range recs {
+					r.Add(x)
+				}
+				r.Result()
+				r.Snapshot(func(p int32) int32 { return p % 3 })
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
+		})
+	}
+}

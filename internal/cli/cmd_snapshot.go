@@ -35,45 +35,11 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 	// The JobManagers are read beside the cluster, not after it.
 	flink := make(chan *model.FlinkView, 1)
 	go func() { flink <- readFlink(ctx, c) }()
-	s, err := cl.Refresh(ctx, nil)
+	s, h, rp, err := readSnapshot(ctx, cl, c, stderr)
 	if err != nil {
-		return fmt.Errorf("%s: %w", shortList(c.bootstrap, ",", "bootstrap servers"), err)
-	}
-	// JSON carries it as "hidden"; the table has no place for it.
-	if s.Hidden != "" && c.output != "json" {
-		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(s.Hidden))
+		return err
 	}
 	now := s.TakenAt
-	if now.IsZero() {
-		now = time.Now()
-	}
-	h := model.NewHistory(1)
-	var rp *replay
-	switch {
-	case c.since > 0:
-		// The log tells every outcome of the window, and who ended it.
-		if rp, err = replayLog(ctx, cl, now.Add(-c.since)); err != nil {
-			return err
-		}
-		s.Source = model.Source{Log: true, Since: rp.Oldest, Unread: model.UnreadLine(rp.Unread), Window: rp.since}
-		h.Add(rp.Events)
-		if s.Source.Unread != "" {
-			// Exit status 0: what could be read is printed, and says from
-			// when it is complete; -o json lists the records (unreadable).
-			fmt.Fprintf(stderr, "txnscope: note: %s; the replay is complete only after them\n", escape.Line(s.Source.Unread))
-		}
-	case c.history == "auto" && replayDefault(ctx, cl, s, h, now, stderr, c.output):
-	default:
-		// One poll sees no events; the baseline counts each id's latest
-		// outcome, the only one the coordinator keeps.
-		switch {
-		case c.history == "polls":
-			s.Source.Why = "one read of the cluster (--history polls)"
-		case s.Source.Why == "": // replayDefault says why it could not
-			s.Source.Why = "one read of the cluster (--since replays the coordinators' log)"
-		}
-		h.Baseline(s)
-	}
 	q := model.Query{CheckpointInterval: c.checkpointInterval, Flink: <-flink}
 	if q.Flink != nil && c.output != "json" {
 		for _, e := range q.Flink.Errs {
@@ -124,39 +90,68 @@ const replayLimit = 100000
 // committing) rests on such a history, and one read of the cluster has none.
 const defaultWindow = time.Hour
 
-// replayDefault gives h the last defaultWindow of the coordinators' log, as
-// the UI's history would hold it, and reports whether it could; when it
-// cannot (no READ on the log, a log not there), the snapshot rests on one
-// read, and says why. The events are history, not output: only --since
-// prints them.
-func replayDefault(ctx context.Context, cl *kafkaadmin.Client, s *model.Snapshot, h *model.History, now time.Time, stderr io.Writer, output string) bool {
-	r, err := cl.Replay(ctx, now.Add(-defaultWindow), replayLimit)
+// readSnapshot reads the cluster once, with the history the snapshot rests
+// on: with --since, or by default when it may be read, the coordinators'
+// log's window replayed (one read of the log, which also gives the rows:
+// RefreshReplayed); with --history polls, or a log it cannot read, one read
+// of the cluster, whose baseline counts each id's latest outcome. rp is the
+// replay --since prints.
+func readSnapshot(ctx context.Context, cl *kafkaadmin.Client, c config, stderr io.Writer) (s *model.Snapshot, h *model.History, rp *replay, err error) {
+	h = model.NewHistory(1)
+	window := c.since
+	if window == 0 && c.history == "auto" {
+		window = defaultWindow
+	}
+	var r *model.Replayed
+	why := "--history polls"
+	since := time.Now().Add(-window)
+	if window > 0 {
+		s, r, why, err = cl.RefreshReplayed(ctx, since, replayLimit)
+	} else {
+		s, err = cl.Refresh(ctx, nil)
+	}
 	if err != nil {
-		if ctx.Err() == nil {
-			s.Source.Why = "one read of the cluster: the coordinators' log could not be read (" + oneLine(err.Error()) + ")"
+		return nil, nil, nil, fmt.Errorf("%s: %w", shortList(c.bootstrap, ",", "bootstrap servers"), err)
+	}
+	// JSON carries it as "hidden"; the table has no place for it.
+	if s.Hidden != "" && c.output != "json" {
+		fmt.Fprintf(stderr, "txnscope: note: %s\n", escape.Line(s.Hidden))
+	}
+	switch {
+	case r != nil:
+		// The log tells every outcome of the window, and who ended it.
+		s.Source = model.Source{Log: true, Since: r.Oldest, Unread: model.UnreadLine(r.Unread), Window: since}
+		h.Add(r.Events)
+		if c.since > 0 {
+			rp = &replay{Replayed: *r, since: since}
 		}
-		return false
+		if s.Source.Unread != "" && (c.since > 0 || c.output != "json") {
+			// Exit status 0: what could be read is printed, and says from
+			// when it is complete; -o json lists the records (unreadable).
+			what := "history"
+			if c.since > 0 {
+				what = "replay"
+			}
+			fmt.Fprintf(stderr, "txnscope: note: %s; the %s is complete only after them\n", escape.Line(s.Source.Unread), what)
+		}
+	case c.since > 0:
+		return nil, nil, nil, fmt.Errorf("--since: cannot replay the coordinators' log: %s", why)
+	default:
+		// One poll sees no events; the baseline counts each id's latest
+		// outcome, the only one the coordinator keeps.
+		s.Source.Why = "one read of the cluster (--history polls)"
+		if c.history != "polls" {
+			s.Source.Why = "one read of the cluster: the coordinators' log could not be read (" + oneLine(why) + ")"
+		}
+		h.Baseline(s)
 	}
-	s.Source = model.Source{Log: true, Since: r.Oldest, Unread: model.UnreadLine(r.Unread), Window: now.Add(-defaultWindow)}
-	h.Add(r.Events)
-	if s.Source.Unread != "" && output != "json" {
-		fmt.Fprintf(stderr, "txnscope: note: %s; the history is complete only after them\n", escape.Line(s.Source.Unread))
-	}
-	return true
+	return s, h, rp, nil
 }
 
 // replay is what the coordinators' log holds of a window.
 type replay struct {
 	model.Replayed
 	since time.Time
-}
-
-func replayLog(ctx context.Context, cl *kafkaadmin.Client, since time.Time) (*replay, error) {
-	r, err := cl.Replay(ctx, since, replayLimit)
-	if err != nil {
-		return nil, fmt.Errorf("--since: cannot replay the coordinators' log: %w", err)
-	}
-	return &replay{Replayed: r, since: since}, nil
 }
 
 // writeSnapshot prints s as output ("json" or the table), and the replay
