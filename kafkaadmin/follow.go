@@ -20,13 +20,16 @@ import (
 // what the log held when it started (live), Poll takes the states and the
 // events from it instead of listing and describing every id.
 type follower struct {
-	mu    sync.Mutex
-	log   *model.TxnLog
-	pos   map[int32]int64 // the next offset to read, per log partition
-	live  bool
-	why   string    // why the log is not the source ("" once live)
-	since time.Time // the oldest record read at start
-	moved chan struct{}
+	mu   sync.Mutex
+	log  *model.TxnLog
+	pos  map[int32]int64 // the next offset to read, per log partition
+	live bool
+	// reading: the log is being read from its start (from the follower's
+	// start, and again on each retry), not live yet and not failed.
+	reading bool
+	why     string    // why the log is not the source ("" once live)
+	since   time.Time // the oldest record read at start
+	moved   chan struct{}
 	// onLive is called each time the follower becomes live.
 	onLive func()
 	// unread counts the records read that could not be; while one of them
@@ -56,7 +59,7 @@ func (c *Client) LogLive() <-chan struct{} {
 // follow starts following the log, once.
 func (c *Client) follow() *follower {
 	c.followOnce.Do(func() {
-		f := &follower{why: "reading " + txnStateTopic, moved: make(chan struct{}), done: make(chan struct{}),
+		f := &follower{why: "reading " + txnStateTopic, reading: true, moved: make(chan struct{}), done: make(chan struct{}),
 			onLive: func() { c.liveOnce.Do(func() { close(c.live) }) }}
 		c.followed.Store(f)
 		go func() {
@@ -97,7 +100,7 @@ func (f *follower) run(c *Client) error {
 		want[p] = kgo.NewOffset().At(s)
 	}
 	f.mu.Lock()
-	f.log, f.pos, f.since, f.unread = lg, pos, time.Time{}, model.Unreads{}
+	f.log, f.pos, f.since, f.unread, f.reading = lg, pos, time.Time{}, model.Unreads{}, true
 	f.mu.Unlock()
 	f.check(ends)
 
@@ -146,7 +149,7 @@ func (f *follower) check(ends map[int32]int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.live && f.reached(ends) {
-		f.live, f.why = true, ""
+		f.live, f.why, f.reading = true, "", false
 		f.onLive()
 	}
 	close(f.moved)
@@ -167,7 +170,7 @@ func (f *follower) reached(ends map[int32]int64) bool {
 func (f *follower) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.live, f.log, f.pos = false, nil, nil
+	f.live, f.log, f.pos, f.reading = false, nil, nil, false
 	f.why = logWhy(err)
 	close(f.moved)
 	f.moved = make(chan struct{})
@@ -202,7 +205,8 @@ func (f *follower) catchUp(ctx context.Context, ends map[int32]int64, leader fun
 func (f *follower) source() model.Source {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := model.Source{Log: f.live, Why: f.why, Since: f.since, Unread: model.UnreadLine(f.unread.List())}
+	s := model.Source{Log: f.live, Why: f.why, Since: f.since, Unread: model.UnreadLine(f.unread.List()),
+		Reading: f.reading}
 	if f.live && !f.log.Sure() {
 		// Polls are right where the log's row would be the state before
 		// a record it could not read.

@@ -418,8 +418,8 @@ func watched(prev *model.Snapshot, txns []model.Txn, always []tp) []tp {
 	for _, p := range always {
 		set[p] = struct{}{}
 	}
-	for _, t := range txns {
-		if t.State.Open() {
+	for i := range txns { // by index: a copy of each of 2,000,000 rows, twice a refresh, showed
+		if t := &txns[i]; t.State.Open() {
 			for _, p := range t.Partitions {
 				set[p] = struct{}{}
 			}
@@ -558,9 +558,27 @@ const maxConfirm = 1000
 // the coordinator's answer replaces the row; an id that cannot be described
 // holds judgement on the partitions its producer pins (H?, never H!).
 func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
-	byPID := make(map[int64]int, len(snap.Txns))
+	// Only the producers that pin a partition are looked up: a map of every
+	// id's producer, made each refresh, was a third of a steady TUI's CPU at
+	// 2,000,000 ids.
+	byPID := map[int64]int{}
+	for _, p := range snap.Partitions {
+		if !p.Pinned() {
+			continue
+		}
+		for _, pr := range p.Producers {
+			if pr.CurrentTxnStartOffset >= 0 {
+				byPID[pr.ProducerID] = -1
+			}
+		}
+	}
+	if len(byPID) == 0 {
+		return
+	}
 	for i := range snap.Txns {
-		byPID[snap.Txns[i].ProducerID] = i
+		if _, pins := byPID[snap.Txns[i].ProducerID]; pins {
+			byPID[snap.Txns[i].ProducerID] = i
+		}
 	}
 	doubt := map[string][]int{} // id → the partitions (indexes) it leaves pinned
 	for pi, p := range snap.Partitions {
@@ -571,8 +589,8 @@ func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
 			if pr.CurrentTxnStartOffset < 0 {
 				continue
 			}
-			i, ok := byPID[pr.ProducerID]
-			if !ok {
+			i := byPID[pr.ProducerID]
+			if i < 0 {
 				continue // owned by no id in the log: vouchForOwners asks the coordinators
 			}
 			if t := &snap.Txns[i]; !t.State.Open() || !slices.Contains(t.Partitions, p.TopicPartition) {

@@ -20,6 +20,9 @@ type txnIndex struct {
 	// replaced or resliced since is searched instead.
 	base *Txn
 	n    int
+	// inOrder: built for rows in id order by construction (the log's, which
+	// nobody writes), so Sort need not check them.
+	inOrder bool
 }
 
 func newTxnIndex(txns []Txn) *txnIndex {

@@ -90,6 +90,17 @@ func PendingCount(s *Snapshot) int {
 // first that are pending (the ids on screen), then the open ones, then the
 // rest in id order.
 func NextPending(s *Snapshot, first []string, n int) []TxnRef {
+	return nextPending(s, first, n, true)
+}
+
+// NextPendingOpen is NextPending without the ids that are not open (the
+// ones on screen still first): while the log is read (Source.Reading), it
+// will describe those.
+func NextPendingOpen(s *Snapshot, first []string, n int) []TxnRef {
+	return nextPending(s, first, n, false)
+}
+
+func nextPending(s *Snapshot, first []string, n int, closed bool) []TxnRef {
 	if s == nil || n <= 0 {
 		return nil
 	}
@@ -102,6 +113,9 @@ func NextPending(s *Snapshot, first []string, n int) []TxnRef {
 		}
 	}
 	for _, open := range []bool{true, false} {
+		if !open && !closed {
+			break
+		}
 		for i := 0; i < len(s.Txns) && len(out) < n; i++ {
 			t := &s.Txns[i]
 			if t.Pending && t.State.Open() == open && !taken[t.ID] {

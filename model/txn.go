@@ -404,6 +404,10 @@ type Source struct {
 	// Diff would count again what the log reads later, and keep one event
 	// an id where the log has them all.
 	LogEvents bool
+	// Reading: the log is being read from its start, and once through gives
+	// every id's row, described: until then the listing's rows stand, and
+	// only the open ones are worth describing.
+	Reading bool
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
@@ -482,7 +486,10 @@ func (s *Snapshot) OldestOpen() (Txn, bool) {
 // checks the order. Call it before the snapshot is shared: it writes the
 // index that Txn reads.
 func (s *Snapshot) Sort() {
-	if sortTxns(s.Txns) || !s.index.fits(s.Txns) {
+	// The log's rows are in order by construction: checking 2,000,000 of
+	// them took a tenth of a steady TUI's CPU.
+	inOrder := s.index.fits(s.Txns) && s.index.inOrder
+	if !inOrder && (sortTxns(s.Txns) || !s.index.fits(s.Txns)) {
 		s.index = newTxnIndex(s.Txns)
 	}
 	less := func(a, b Partition) int { return ComparePartitions(a.TopicPartition, b.TopicPartition) }

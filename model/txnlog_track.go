@@ -461,7 +461,7 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 	s := &Snapshot{Txns: txns, UnitCommits: maps.Clone(l.commits)}
 	if l.idx != nil && len(txns) > 0 {
 		x := *l.idx
-		x.base = &txns[0]
+		x.base, x.inOrder = &txns[0], true
 		s.index = &x
 	}
 	return s

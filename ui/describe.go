@@ -47,8 +47,12 @@ func (m *Model) describe() tea.Cmd {
 	}
 	gen, base, admin, ctx, track, now := m.poll.gen, m.data.snap, m.o.Admin, m.ctx, m.pinTrack, m.o.Now
 	first, q, jobs, flink := m.onScreen(), m.listQuery(), m.jobsOn(), m.data.flink
+	next := model.NextPending
+	if base.Source.Reading {
+		next = model.NextPendingOpen
+	}
 	return func() tea.Msg {
-		ids := model.NextPending(base, first, n)
+		ids := next(base, first, n)
 		d, err := admin.Describe(ctx, ids)
 		if err != nil {
 			return describedMsg{gen: gen, base: base, err: err}
@@ -91,6 +95,25 @@ func (m *Model) listQuery() model.Query {
 		return l.query
 	}
 	return model.Query{}
+}
+
+// toDescribe reports whether a describe batch has ids to ask for: any
+// pending one, or while the log is read (which will describe the rest, at
+// 2,000,000 ids after 40 s, where describing them too kept two more copies
+// of every row alive), an open one or one on screen.
+func (m *Model) toDescribe() bool {
+	switch sum := m.data.sum; {
+	case sum.Pending == 0:
+		return false
+	case !sum.Source.Reading || sum.PendingOpen > 0:
+		return true
+	}
+	for _, id := range m.onScreen() {
+		if t, ok := m.data.snap.Txn(id); ok && t.Pending {
+			return true
+		}
+	}
+	return false
 }
 
 // onScreen are the ids the transaction list shows now, to describe first.

@@ -226,7 +226,7 @@ func (m *Model) next() tea.Cmd {
 		return m.refresh()
 	}
 	delay := max(m.poll.lastOK.Add(m.every()).Sub(m.now), 0)
-	if m.poll.err == "" && !m.poll.stalled && m.data.sum.Pending > 0 {
+	if m.poll.err == "" && !m.poll.stalled && m.toDescribe() {
 		if delay == 0 {
 			return m.refresh()
 		}

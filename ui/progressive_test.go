@@ -14,6 +14,7 @@ import (
 
 	"github.com/txnscope/txnscope/internal/testutil/uitest"
 	"github.com/txnscope/txnscope/model"
+	"github.com/txnscope/txnscope/views"
 )
 
 // deliver runs cmd and takes its reply in, and returns what Update asked
@@ -311,5 +312,59 @@ func TestLoadTakesAFewBatchesWhateverItsSize(t *testing.T) {
 	// The first batch (the rows on screen, the open ones) is at most firstBatch.
 	if want := []int{1500, 1500, 1500, 1500}; !slices.Equal(sizes, want) {
 		t.Fatalf("batches of %v ids, want %v", sizes, want)
+	}
+}
+
+// While the coordinators' log is first read, only the open ids and those
+// on screen are described: the log describes the rest once it is through,
+// and the header says so instead of counting down a load that is not asked.
+func TestWhileTheLogIsReadOnlyOpenIDsAreDescribed(t *testing.T) {
+	truth := uitest.Big(600, uitest.T0)
+	h := newHarness(t)
+	h.m.batch, h.m.batches = 40, math.MaxInt32
+	h.admin.Truth = truth
+	listed := uitest.Listed(truth)
+	listed.Source = model.Source{Why: "reading __transaction_state", Reading: true}
+	h.admin.Push(listed)
+	cmd := h.deliver(h.m.refresh())
+	onScreen := h.m.onScreen()
+	open := 0
+	for _, tx := range truth.Txns {
+		if tx.State.Open() {
+			open++
+		}
+	}
+	if open == 0 || open == len(truth.Txns) {
+		t.Fatalf("the fixture has %d open ids of %d", open, len(truth.Txns))
+	}
+	for cmd != nil && h.m.poll.batch {
+		cmd = h.deliver(cmd)
+	}
+	asked := map[string]bool{}
+	for _, batch := range h.admin.Asked() {
+		for _, id := range batch {
+			asked[id] = true
+		}
+	}
+	for id := range asked {
+		if tx, _ := truth.Txn(id); !tx.State.Open() && !slices.Contains(onScreen, id) {
+			t.Errorf("%s, neither open nor on screen, described while the log is read", id)
+		}
+	}
+	for _, tx := range truth.Txns {
+		if tx.State.Open() && !asked[tx.ID] {
+			t.Errorf("open %s not described while the log is read", tx.ID)
+		}
+	}
+	if tk, ok := h.lastTick(); !ok || tk.d != 2*time.Second {
+		t.Errorf("after the open ids the next request is %+v, want the 2 s tick (no describe of the rest)", tk)
+	}
+	pending := h.m.data.sum.Pending
+	if pending == 0 {
+		t.Fatal("nothing left pending: the rest was described")
+	}
+	mustContain(t, h.screen(), fmt.Sprintf("%s of 600 described once the log is read", views.Count(pending)))
+	if p := headerProgress(h.screen()); p != "" {
+		t.Errorf("the header still counts down a load: %q", p)
 	}
 }

@@ -30,8 +30,9 @@ type Summary struct {
 	// PIDWidth is the widest producer id/epoch, so the list column can fit
 	// it (kfake hands out 19-digit producer ids).
 	PIDWidth int
-	// Pending is how many ids are listed but not described yet.
-	Pending int
+	// Pending is how many ids are listed but not described yet;
+	// PendingOpen how many of them are open.
+	Pending, PendingOpen int
 	// Source is where the states and the history come from.
 	Source model.Source
 	// Unanswered names the brokers that did not answer the refresh ("" when
@@ -72,6 +73,9 @@ func Summarize(s *model.Snapshot) Summary {
 		out.PIDWidth = max(out.PIDWidth, producerTextLen(&s.Txns[i]))
 		if s.Txns[i].Pending {
 			out.Pending++
+			if s.Txns[i].State.Open() {
+				out.PendingOpen++
+			}
 		}
 	}
 	return out
@@ -222,9 +226,18 @@ func connText(d HeaderData, st Styles) string {
 		parts = append(parts, st.Dim.Render("refreshed "+Dur(now.Sub(c.LastOK))+" ago"))
 	}
 	if c.Stretched && c.Loaded {
-		parts = append(parts, st.Dim.Render("every "+tenths(c.Refresh)+" at "+Count(d.Sum.Total)+" ids listed"))
+		how := " ids listed"
+		if d.Sum.Source.Log {
+			how = " ids"
+		}
+		parts = append(parts, st.Dim.Render("every "+tenths(c.Refresh)+" at "+Count(d.Sum.Total)+how))
 	}
-	if d.Sum.Pending > 0 && c.Loaded {
+	switch {
+	case d.Sum.Pending == 0 || !c.Loaded:
+	case d.Sum.Source.Reading && d.Sum.PendingOpen == 0:
+		// The log describes them once it is read: nothing is asked meanwhile.
+		parts = append(parts, st.Dim.Render(Count(d.Sum.Pending)+" of "+Count(d.Sum.Total)+" described once the log is read"))
+	default:
 		parts = append(parts, st.Warn.Render("describing "+Count(d.Sum.Pending)+" of "+Count(d.Sum.Total)))
 	}
 	if c.Took > c.Refresh && c.Refresh > 0 && c.Err == "" {
