@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -65,7 +66,13 @@ func (c *Client) ListTransactions(ctx context.Context, o ListOptions) ([]Listing
 	if len(shards) == 0 {
 		return nil, errors.New("ListTransactions: no broker to ask")
 	}
-	seen := map[string]bool{}
+	// Real Kafka lists each id once, on its coordinator; kfake on every
+	// broker. Only listings from more than one broker are checked for it:
+	// at 2,000,000 ids the map was a tenth of the command's CPU.
+	var seen map[string]bool
+	if len(shards) > 1 {
+		seen = map[string]bool{}
+	}
 	var out []Listing
 	var errs []error
 	for _, sh := range shards {
@@ -89,17 +96,18 @@ func (c *Client) ListTransactions(ctx context.Context, o ListOptions) ([]Listing
 			errs = append(errs, BrokerError{b, e})
 			continue
 		}
+		out = slices.Grow(out, len(resp.TransactionStates))
 		for _, ts := range resp.TransactionStates {
-			// Real Kafka lists each id once, on its coordinator; kfake on
-			// every broker.
-			if seen[ts.TransactionalID] {
-				continue
+			if seen != nil {
+				if seen[ts.TransactionalID] {
+					continue
+				}
+				seen[ts.TransactionalID] = true
 			}
-			seen[ts.TransactionalID] = true
 			out = append(out, Listing{TransactionalID: ts.TransactionalID, Coordinator: b, ProducerID: ts.ProducerID, State: model.State(ts.TransactionState)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].TransactionalID < out[j].TransactionalID })
+	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.TransactionalID, b.TransactionalID) })
 	return out, joinErrs("ListTransactions", errs)
 }
 
