@@ -126,6 +126,9 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int, 
 	markUnlisted(snap, failed)
 	if logged {
 		c.confirmLogOwners(ctx, snap)
+		// No listing will pair with the last one's order now: held, it kept
+		// that listing's ids alive beside the log's (43 bytes an id).
+		c.order.take(nil)
 	}
 	if !settings.idsHidden && len(failed) == 0 {
 		c.vouchForOwners(ctx, snap)
