@@ -289,20 +289,31 @@ func (c *Client) txnLogBounds(ctx context.Context) (starts, ends map[int32]int64
 	if len(ends) == 0 {
 		return nil, nil, errNoTxnLog
 	}
-	if starts, err = c.txnLogOffsets(ctx, -2); err != nil {
+	if starts, err = c.txnLogStarts(ctx, ends); err != nil {
 		return nil, nil, err
 	}
+	return starts, ends, nil
+}
+
+// txnLogStarts reads the first offset of each partition of ends: the
+// partitions are the ends', and one without a first offset, or past its
+// end, has nothing to read.
+func (c *Client) txnLogStarts(ctx context.Context, ends map[int32]int64) (map[int32]int64, error) {
+	starts, err := c.txnLogOffsets(ctx, -2)
+	if err != nil {
+		return nil, err
+	}
 	for p, e := range ends {
-		if _, ok := starts[p]; !ok {
+		if s, ok := starts[p]; !ok || s > e {
 			starts[p] = e
 		}
 	}
 	for p := range starts {
 		if _, ok := ends[p]; !ok {
-			delete(starts, p) // the partitions are the ends'
+			delete(starts, p)
 		}
 	}
-	return starts, ends, nil
+	return starts, nil
 }
 
 // txnLogOffsets lists one kind of offset (timestamp -1 the next, -2 the

@@ -189,18 +189,6 @@ func (c *Client) txnLogFrom(ctx context.Context, ends map[int32]int64) (starts, 
 	if ends == nil {
 		return c.txnLogBounds(ctx)
 	}
-	if starts, err = c.txnLogOffsets(ctx, -2); err != nil {
-		return nil, nil, err
-	}
-	for p, e := range ends {
-		if s, ok := starts[p]; !ok || s > e {
-			starts[p] = e
-		}
-	}
-	for p := range starts {
-		if _, ok := ends[p]; !ok {
-			delete(starts, p)
-		}
-	}
-	return starts, ends, nil
+	starts, err = c.txnLogStarts(ctx, ends)
+	return starts, ends, err
 }
