@@ -113,6 +113,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int, 
 		snap = &model.Snapshot{Txns: txns}
 	}
 	snap.TakenAt, snap.Bootstrap, snap.Brokers, snap.Source, snap.Events = taken, c.bootstrap, len(brokers), source, events
+	snap.ReadAt = time.Now()
 	snap.Sort()
 
 	ends := findEndings(prev, changed)

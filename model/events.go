@@ -118,16 +118,20 @@ func Diff(prev, next *Snapshot) []Event {
 		return nil
 	}
 	var out []Event
+	at := next.TakenAt
+	if next.ReadAt.After(at) {
+		at = next.ReadAt
+	}
 	i, j := 0, 0
 	for i < len(prev.Txns) || j < len(next.Txns) {
 		switch {
 		case j >= len(next.Txns) || (i < len(prev.Txns) && prev.Txns[i].ID < next.Txns[j].ID):
 			i++ // the id expired or is no longer visible: nothing to say
 		case i >= len(prev.Txns) || next.Txns[j].ID < prev.Txns[i].ID:
-			out = appendNew(out, next.TakenAt, next.Txns[j])
+			out = appendNew(out, at, next.Txns[j])
 			j++
 		default:
-			out = appendChange(out, prev.TakenAt, next.TakenAt, prev.Txns[i], next.Txns[j], next.EpochBumpsOnEnd)
+			out = appendChange(out, prev.TakenAt, at, prev.Txns[i], next.Txns[j], next.EpochBumpsOnEnd)
 			i++
 			j++
 		}

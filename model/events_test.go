@@ -337,6 +337,26 @@ func TestDiffEventFields(t *testing.T) {
 	}
 }
 
+// TestDiffTimeoutDuringTheListing: a poll that began a few milliseconds before the deadline
+// and read the id after the coordinator's timeout abort calls it aborted at timeout (CI: the
+// abort came 5–8 ms after the deadline, the poll's start just before it); its events carry
+// the time the rows were read.
+func TestDiffTimeoutDuringTheListing(t *testing.T) {
+	start := t0.Add(-60 * time.Second) // deadline t0
+	aborted := withOutcome(tx("a", Empty, 7, 4, time.Time{}), CompleteAbort)
+	next := snap(t0.Add(-3*time.Millisecond), aborted)
+	next.ReadAt = t0.Add(40 * time.Millisecond)
+	evs := Diff(snap(t0.Add(-time.Second), tx("a", Ongoing, 7, 3, start)), next)
+	if len(evs) != 1 || evs[0].Kind != TimedOut || !evs[0].At.Equal(next.ReadAt) {
+		t.Fatalf("events = %+v, want one aborted at timeout at the read time", evs)
+	}
+	// Read before the deadline too: the producer (here, a fence) ended it.
+	next.ReadAt = t0.Add(-time.Millisecond)
+	if evs := Diff(snap(t0.Add(-time.Second), tx("a", Ongoing, 7, 3, start)), next); len(evs) != 1 || evs[0].Kind == TimedOut {
+		t.Errorf("read before the deadline: events = %v", kinds(evs))
+	}
+}
+
 // TestDiffUnknownEnd: without a marker or a state saying how a transaction ended, the event is
 // ended, its detail says what the epoch and the clock show, and a re-initialized id still counts
 // as a takeover for the collision rule.

@@ -183,9 +183,13 @@ func OwnersOf(txns []Txn) map[int64]Owner {
 	return m
 }
 
+// A row with Err is in doubt even when described: its coordinator did not
+// answer and it is the last known state, whose partitions predate the
+// transaction now open (CI, a paused coordinator: a committing producer's
+// new transaction judged "not in its transaction").
 func ownerOf(t *Txn) Owner {
 	o := Owner{ID: t.ID, Txn: t}
-	if !t.Described {
+	if !t.Described || t.Err != "" {
 		o.Txn, o.Err = nil, t.Err
 		if o.Err == "" {
 			o.Err = "not described"

@@ -228,9 +228,10 @@ func judgeHanging(pin *Pin, owners map[int64]Owner, now time.Time, maxTimeout ti
 			// producer state showed nobody at the LSO (CI, three brokers).
 			pin.Maybe = append(pin.Maybe, fmt.Sprintf("LSO pinned for %s, longer than the %s max transaction timeout, by a producer DescribeProducers does not show starting at the LSO, "+
 				"while some transactional ids are hidden or their coordinators did not answer: the transaction may be one of theirs", pinned.Round(time.Second), maxTimeout))
-		case pin.HasPinner && pin.OwnersHidden && pin.Owner.Err != "":
-			// Its owner's row is in doubt (the coordinators' log and the
-			// coordinator disagreed on it): what it holds is not known.
+		case pin.HasPinner && pin.HasOwner && pin.Owner.Err != "":
+			// Its owner's row is in doubt (last known while its coordinator
+			// did not answer, or the coordinators' log and the coordinator
+			// disagreed on it): what it holds is not known.
 			pin.Maybe = append(pin.Maybe, fmt.Sprintf("LSO pinned for %s, longer than the %s max transaction timeout, by producer %d of %s: %s",
 				pinned.Round(time.Second), maxTimeout, pin.Pinner.ProducerID, pin.Owner.ID, pin.Owner.Err))
 		default:

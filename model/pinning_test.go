@@ -129,6 +129,16 @@ func TestPins(t *testing.T) {
 			now:   pinT0, pinned: true, pinner: 2, owner: "secret", blocking: true,
 		},
 		{
+			name:  "the owner's row is last known (its coordinator did not answer): neither rule judges it",
+			parts: []Partition{part("orders", 0, 120, 100, pprod(2, 3, 100, old))},
+			txns: []Txn{func() Txn {
+				t := otxn("job-0-1", CompleteCommit, 2, 3)
+				t.Err = "coordinator 3 did not answer, showing the last known state: no answer within the timeout"
+				return t
+			}()},
+			now: pinT0, pinned: true, pinner: 2, owner: "job-0-1", maybe: true,
+		},
+		{
 			name: "a read error without producers is not called hanging",
 			parts: []Partition{{TopicPartition: tp, Leader: 1, HighWatermark: 120, LastStableOffset: 100,
 				Err: "producers: NOT_LEADER_OR_FOLLOWER"}},

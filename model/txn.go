@@ -308,7 +308,13 @@ const HiddenIDs = "some transactional ids are hidden by ACLs"
 
 // Snapshot is one full refresh of the cluster.
 type Snapshot struct {
-	TakenAt   time.Time
+	// TakenAt is when the refresh began: ages are counted from it.
+	TakenAt time.Time
+	// ReadAt is when its rows had all been read (listed and described); zero
+	// when not known. A change between two polls happened before it: a
+	// transaction aborted at its timeout a few milliseconds after TakenAt is
+	// told from one its producer aborted by it.
+	ReadAt    time.Time
 	Bootstrap string
 	Brokers   int
 	// BrokerMaxTimeoutMs is transaction.max.timeout.ms (0 when unknown).
