@@ -88,6 +88,9 @@ type Client struct {
 
 	followOnce sync.Once
 	followed   atomic.Pointer[follower] // nil until Poll starts it (Config.FollowLog)
+	// listed is how many ids the last listing found: the follower makes room
+	// for that many rows at once (model.TxnLog.Expect).
+	listed atomic.Int64
 	// live is closed the first time the log becomes the source (LogLive).
 	live     chan struct{}
 	liveOnce sync.Once

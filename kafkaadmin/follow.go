@@ -93,6 +93,7 @@ func (f *follower) run(c *Client) error {
 		return err
 	}
 	lg := model.NewTxnLog()
+	lg.Expect(int(c.listed.Load()))
 	pos := map[int32]int64{}
 	want := map[int32]kgo.Offset{}
 	for p, s := range starts {

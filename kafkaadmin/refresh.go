@@ -108,6 +108,7 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int, 
 			return nil, whole(ctx, "cannot list transactions", err)
 		}
 		failed = fails
+		c.listed.Store(int64(list.len()))
 		var txns []model.Txn
 		txns, changed = c.currentTxns(ctx, prev, list, failed, budget)
 		snap = &model.Snapshot{Txns: txns}

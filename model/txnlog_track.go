@@ -64,6 +64,11 @@ type TxnLog struct {
 	// unmapped: cur was rebuilt without the leaders (Apply's merges), so
 	// the next Snapshot maps every row.
 	unmapped bool
+	// shared: a Snapshot handed cur out, so a merge makes a new one.
+	// expect is how many ids the caller expects (Expect): the room cur is
+	// first made with.
+	shared bool
+	expect int
 
 	// Grace is how long an abort waits for the record that would make it a
 	// fence (DefaultGrace when zero).
@@ -135,6 +140,10 @@ func NewTxnLog() *TxnLog {
 // record that can be read; a record whose key could not be read leaves its
 // partition unsure for good.
 func (l *TxnLog) Sure() bool { return len(l.unsure) == 0 && len(l.blind) == 0 }
+
+// Expect says about how many ids the log will hold (a listing's count):
+// the start-up read then makes room for them once, instead of growing.
+func (l *TxnLog) Expect(n int) { l.expect = n + n/32 }
 
 // Len is how many ids the log holds.
 func (l *TxnLog) Len() int { return l.n }
@@ -254,7 +263,7 @@ func (l *TxnLog) Apply(r TxnLogRecord, emit bool, now time.Time) {
 	}
 	l.put(r.ID, pos, &t, exists)
 	if pending := len(l.fresh) + len(l.edits); pending >= maxPending && pending >= len(l.cur)/4 {
-		l.rebuild(func(int32) int32 { return -1 }, false)
+		l.rebuild(nil, false)
 		l.unmapped = true
 	}
 }
@@ -458,6 +467,7 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 	// alone). At 500,000 ids a copy was 52 MB a refresh, and a third
 	// array of them held.
 	txns := l.cur[:len(l.cur):len(l.cur)]
+	l.shared = true
 	s := &Snapshot{Txns: txns, UnitCommits: maps.Clone(l.commits)}
 	if l.idx != nil && len(txns) > 0 {
 		x := *l.idx
@@ -468,16 +478,32 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 }
 
 // rebuild makes cur current: edited rows in their place, new ones merged
-// in by id, expired and Dead ones out.
+// in by id, expired and Dead ones out. Until a Snapshot has handed cur out
+// (the start-up read) it merges in place when cur has room, from the back,
+// made as large as Expect says at once: at 2,000,000 ids a merge into a
+// new array held the old one beside it, 166 MB of the TUI's peak.
 func (l *TxnLog) rebuild(lead func(int32) int32, moved bool) {
 	ids := make([]string, 0, len(l.fresh))
 	for id := range l.fresh {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	cur := make([]Txn, 0, len(l.cur)+len(ids))
-	part := make([]int32, 0, cap(cur))
+	need := len(l.cur) + len(ids)
+	old, oldPart := l.cur, l.part
+	var cur []Txn
+	var part []int32
+	switch {
+	case !l.shared && cap(old) >= need && cap(oldPart) >= need:
+		cur, part = old[:need], oldPart[:need]
+	case l.shared:
+		cur, part = make([]Txn, need), make([]int32, need)
+	default:
+		room := max(need, l.expect)
+		cur, part = make([]Txn, need, room), make([]int32, need, room)
+	}
+	l.shared = false
 	shifted := false // a row moved: the index must be built again
+	w := need        // rows go to cur[w-1], cur[w-2], …: never past a row still to read
 	add := func(t Txn, p int32) {
 		if t.ID == "" || t.State == Dead {
 			if t.State == Dead {
@@ -486,39 +512,54 @@ func (l *TxnLog) rebuild(lead func(int32) int32, moved bool) {
 			shifted = true
 			return
 		}
-		t.Coordinator = lead(p)
-		cur, part = append(cur, t), append(part, p)
+		t.Coordinator = -1 // mapped by the next Snapshot (unmapped)
+		if lead != nil {
+			t.Coordinator = lead(p)
+		}
+		w--
+		cur[w], part[w] = t, p
 	}
-	j := 0
-	for i := range l.cur {
-		for j < len(ids) && ids[j] < l.cur[i].ID {
+	i, j := len(old)-1, len(ids)-1
+	for i >= 0 || j >= 0 {
+		if j >= 0 && (i < 0 || ids[j] > old[i].ID) {
 			t := l.fresh[ids[j]]
 			add(t, t.Coordinator)
-			j++
+			j--
 			shifted = true
+			continue
 		}
-		if e, ok := l.edits[int32(i)]; ok {
+		switch e, edited := l.edits[int32(i)]; {
+		case edited:
 			add(e, e.Coordinator)
-			continue
+		case moved:
+			add(old[i], oldPart[i])
+		default:
+			w--
+			cur[w], part[w] = old[i], oldPart[i]
 		}
-		if moved {
-			add(l.cur[i], l.part[i])
-			continue
-		}
-		cur, part = append(cur, l.cur[i]), append(part, l.part[i])
+		i--
 	}
-	for ; j < len(ids); j++ {
-		t := l.fresh[ids[j]]
-		add(t, t.Coordinator)
-		shifted = true
+	if w > 0 { // rows went out: close the gap, and let go of what is past the end
+		n := copy(cur, cur[w:])
+		copy(part, part[w:])
+		clear(cur[n:])
+		cur, part = cur[:n], part[:n]
 	}
 	l.cur, l.part = cur, part
-	// New maps: a cleared one keeps its buckets, and the start-up read
-	// fills this one with every id.
-	l.edits, l.fresh = map[int32]Txn{}, map[string]Txn{}
-	if shifted || l.idx == nil {
+	if lead == nil {
+		// Apply's merge, in the middle of a read: the maps fill again
+		// at once, and new ones were garbage the size of the old.
+		clear(l.edits)
+		clear(l.fresh)
+	} else {
+		// A Snapshot's: a cleared map keeps its buckets, and the
+		// start-up read filled these with a quarter of the ids.
+		l.edits, l.fresh = map[int32]Txn{}, map[string]Txn{}
+	}
+	switch {
+	case shifted || l.idx == nil:
 		l.idx = newTxnIndex(cur)
-	} else { // the same positions in a new array
+	default: // the same positions, maybe in a new array
 		l.idx = &txnIndex{seed: l.idx.seed, slots: l.idx.slots, n: len(cur)}
 	}
 }

@@ -331,18 +331,21 @@ func TestReplayKeepsTheNewest(t *testing.T) {
 // sorted, found through the snapshot's index, whatever mix of new, changed,
 // expired ids and leader moves came in between two snapshots.
 func TestTxnLogSnapshotsMatchAPlainMap(t *testing.T) {
-	for _, pending := range []int{maxPending, 5} {
-		t.Run(fmt.Sprint(pending), func(t *testing.T) {
+	// Snapshots every round, or rarely: then many merges in a row are made
+	// in place (none handed out), with or without room made ahead.
+	for _, c := range []struct{ pending, every, expect int }{{maxPending, 1, 0}, {5, 1, 0}, {5, 9, 0}, {3, 9, 150}, {2, 40, 0}} {
+		t.Run(fmt.Sprintf("pending %d every %d expect %d", c.pending, c.every, c.expect), func(t *testing.T) {
 			defer func(was int) { maxPending = was }(maxPending)
-			maxPending = pending
-			testSnapshotsMatchAPlainMap(t)
+			maxPending = c.pending
+			testSnapshotsMatchAPlainMap(t, c.every, c.expect)
 		})
 	}
 }
 
-func testSnapshotsMatchAPlainMap(t *testing.T) {
+func testSnapshotsMatchAPlainMap(t *testing.T, every, expect int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	l := NewTxnLog()
+	l.Expect(expect)
 	plain := map[string]TxnLogRecord{}
 	states := []State{Empty, Ongoing, PrepareCommit, CompleteCommit, PrepareAbort, CompleteAbort, Dead}
 	shift := int32(0)
@@ -365,6 +368,9 @@ func testSnapshotsMatchAPlainMap(t *testing.T) {
 			} else {
 				plain[rec.ID] = rec
 			}
+		}
+		if round%every != 0 {
+			continue
 		}
 		if r.IntN(20) == 0 {
 			shift++ // the log partitions change leaders
