@@ -18,7 +18,7 @@ type Replay struct {
 	since time.Time
 	limit int // keep the newest limit events (0: all)
 	evs   []Event
-	times []int64 // trim's, kept for the next
+	times []int64   // trim's, kept for the next
 	floor time.Time // the oldest of the newest limit events so far (zero: fewer kept)
 	runs  map[int32]logRun
 	// oldest is the time of the oldest record read.
