@@ -26,11 +26,24 @@ type txnIndex struct {
 }
 
 func newTxnIndex(txns []Txn) *txnIndex {
+	return indexInto(nil, txns, len(txns))
+}
+
+// indexInto is newTxnIndex with room for at least room ids, in reuse's
+// slots when they are big enough and nobody else holds them (cleared here).
+func indexInto(reuse []uint32, txns []Txn, room int) *txnIndex {
 	size := 8
-	for size < 2*len(txns) {
+	for size < 2*max(len(txns), room) {
 		size *= 2
 	}
-	x := &txnIndex{seed: maphash.MakeSeed(), slots: make([]uint32, size), n: len(txns)}
+	slots := reuse
+	if len(slots) >= size {
+		clear(slots)
+	} else {
+		slots = make([]uint32, size)
+	}
+	size = len(slots)
+	x := &txnIndex{seed: maphash.MakeSeed(), slots: slots, n: len(txns)}
 	if len(txns) > 0 {
 		x.base = &txns[0]
 	}

@@ -69,6 +69,8 @@ type TxnLog struct {
 	// first made with.
 	shared bool
 	expect int
+	// idxOwned: no Snapshot holds idx's slots, so a merge may reuse them.
+	idxOwned bool
 
 	// Grace is how long an abort waits for the record that would make it a
 	// fence (DefaultGrace when zero).
@@ -467,7 +469,7 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 	// alone). At 500,000 ids a copy was 52 MB a refresh, and a third
 	// array of them held.
 	txns := l.cur[:len(l.cur):len(l.cur)]
-	l.shared = true
+	l.shared, l.idxOwned = true, false
 	s := &Snapshot{Txns: txns, UnitCommits: maps.Clone(l.commits)}
 	if l.idx != nil && len(txns) > 0 {
 		x := *l.idx
@@ -558,7 +560,11 @@ func (l *TxnLog) rebuild(lead func(int32) int32, moved bool) {
 	}
 	switch {
 	case shifted || l.idx == nil:
-		l.idx = newTxnIndex(cur)
+		var reuse []uint32
+		if l.idx != nil && l.idxOwned {
+			reuse = l.idx.slots
+		}
+		l.idx, l.idxOwned = indexInto(reuse, cur, l.expect), true
 	default: // the same positions, maybe in a new array
 		l.idx = &txnIndex{seed: l.idx.seed, slots: l.idx.slots, n: len(cur)}
 	}

@@ -380,6 +380,12 @@ func testSnapshotsMatchAPlainMap(t *testing.T, every, expect int) {
 		if prev != nil && !slices.EqualFunc(prev.Txns, prevRows, func(a, b Txn) bool { return a.ID == b.ID && a.State == b.State && a.Coordinator == b.Coordinator }) {
 			t.Fatalf("round %d: the previous snapshot's rows changed", round)
 		}
+		// And so does its index (a merge since may reuse only slots nobody holds).
+		for i, row := range prevRows {
+			if pos, ok := prev.Pos(row.ID); !ok || pos != i {
+				t.Fatalf("round %d: the previous snapshot finds %s at %d (%v), want %d", round, row.ID, pos, ok, i)
+			}
+		}
 		prev, prevRows = s, slices.Clone(s.Txns)
 		var want []string
 		for id := range plain {
