@@ -310,6 +310,10 @@ const HiddenIDs = "some transactional ids are hidden by ACLs"
 type Snapshot struct {
 	// TakenAt is when the refresh began: ages are counted from it.
 	TakenAt time.Time
+	// RowsAt is set when the rows are an earlier listing's, held as they
+	// were (HoldRows): when that listing was read. Zero: read by this
+	// refresh.
+	RowsAt time.Time
 	// ReadAt is when its rows had all been read (listed and described); zero
 	// when not known. A change between two polls happened before it: a
 	// transaction aborted at its timeout a few milliseconds after TakenAt is
@@ -414,6 +418,17 @@ type Source struct {
 	// every id's row, described: until then the listing's rows stand, and
 	// only the open ones are worth describing.
 	Reading bool
+}
+
+// HoldRows makes s show prev's rows as they are, shared with their index: a
+// refresh that did not list them again (kafkaadmin, while the coordinators'
+// log is first read at millions of ids). RowsAt says since when.
+func (s *Snapshot) HoldRows(prev *Snapshot) {
+	s.Txns, s.index = prev.Txns, prev.index
+	s.RowsAt = prev.RowsAt
+	if s.RowsAt.IsZero() {
+		s.RowsAt = prev.TakenAt
+	}
 }
 
 // Txn finds a transaction by id (Txns is sorted by id). After Sort it is one
