@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -102,9 +103,28 @@ func (r *Replay) Add(rec TxnLogRecord) {
 		r.oldest = at
 	}
 	// The coordinator's own clock measures the grace of a held abort.
-	r.log.Apply(rec, true, at)
-	r.keep(r.log.Take(at))
+	r.log.Apply(rec, r.news(rec, at), at)
+	r.keep(r.log.takeBy(r.clock))
 }
+
+// news reports whether rec, read at at, can make an event the replay
+// keeps. A record's events are never newer than it (its time, or its
+// transaction's start), and one older than the window, or than the newest
+// limit kept so far, by more than an abort's Grace changes no event that is
+// kept: taken in silently, as the start-up read does, it leaves the rows as
+// they would be. A week of Flink's ids is millions of transitions, and
+// their events' details were most of a replay's garbage.
+func (r *Replay) news(rec TxnLogRecord, at time.Time) bool {
+	from := maxTime(r.since, r.floor)
+	if from.IsZero() {
+		return true
+	}
+	newest := maxTime(at, msTime(rec.StartMs, time.Time{}))
+	return !newest.Before(from.Add(-cmp.Or(r.log.Grace, DefaultGrace)))
+}
+
+// clock is the time a partition's read has reached.
+func (r *Replay) clock(part int32) time.Time { return r.runs[part].last }
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {

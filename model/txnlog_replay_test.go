@@ -52,3 +52,99 @@ func eventIDs(evs []Event) []string {
 	}
 	return out
 }
+
+// A replay that takes old records in silently keeps exactly the events a
+// replay of everything keeps in its window: random histories of fences,
+// timeouts, own aborts and expiries around the window's start and around
+// the newest limit, with the next record sometimes within an abort's Grace
+// of it and sometimes not.
+func TestReplayOfOldRecordsInSilenceKeepsTheSameEvents(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 37))
+		since := time.UnixMilli(1_700_000_000_000)
+		recs := randomLog(rng, since, 1+rng.IntN(30))
+		for _, limit := range []int{0, 1 + rng.IntN(20)} {
+			all := NewReplay(time.Time{}, 0)
+			some := NewReplay(since, limit)
+			for _, r := range recs {
+				all.Add(r)
+				some.Add(r)
+			}
+			want := slices.DeleteFunc(all.Result().Events, func(e Event) bool { return e.At.Before(since) })
+			if limit > 0 && len(want) > limit {
+				want = want[len(want)-limit:]
+			}
+			got := some.Result().Events
+			if !slices.EqualFunc(got, want, sameEvent) {
+				t.Fatalf("seed %d, newest %d: kept\n%v\nwant\n%v", seed, limit, got, want)
+			}
+		}
+	}
+}
+
+func sameEvent(a, b Event) bool {
+	a.At, b.At = a.At.UTC(), b.At.UTC()
+	a.Begun, b.Begun = a.Begun.UTC(), b.Begun.UTC()
+	return a == b
+}
+
+// randomLog is n ids' transactions, a second or so apart, from 20 s before
+// since to 20 s after, spread over three log partitions in offset order.
+func randomLog(rng *rand.Rand, since time.Time, n int) []TxnLogRecord {
+	byPart := make([][]TxnLogRecord, 3)
+	for i := range n {
+		id := fmt.Sprint("id-", i)
+		ms := since.Add(-20 * time.Second).UnixMilli()
+		epoch, pid := int16(0), int64(100+i)
+		p := int32(rng.IntN(3))
+		add := func(st State, start int64, parts ...string) {
+			r := TxnLogRecord{ID: id, State: st, ProducerID: pid, ProducerEpoch: epoch, TimeoutMs: 3000,
+				StartMs: start, LastUpdateMs: ms, PrevProducerID: -1, NextProducerID: -1, ClientTxnVersion: int16(1 + rng.IntN(2)), Partition: p}
+			for _, x := range parts {
+				r.Partitions = append(r.Partitions, TopicPartition{Topic: x})
+			}
+			byPart[p] = append(byPart[p], r)
+		}
+		add(Empty, -1)
+		for ms < since.Add(20*time.Second).UnixMilli() {
+			start := ms
+			add(Ongoing, start, "x")
+			ms += int64(rng.IntN(4000))
+			switch rng.IntN(5) {
+			case 0, 1:
+				add(PrepareCommit, start, "x")
+				add(CompleteCommit, start)
+			case 2: // its own abort, or a timeout
+				add(PrepareAbort, start, "x")
+				add(CompleteAbort, start)
+			case 3: // fenced: another InitProducerId, the epoch up
+				epoch++
+				add(PrepareAbort, start, "x")
+				add(CompleteAbort, start)
+				ms += int64(rng.IntN(3000))
+				epoch++
+				add(Empty, -1)
+			case 4:
+				ms += int64(rng.IntN(3000))
+				if rng.IntN(3) == 0 {
+					byPart[p] = append(byPart[p], TxnLogRecord{ID: id, Tombstone: true, Partition: p, LastUpdateMs: ms})
+					epoch, pid = 0, pid+1000
+					add(Empty, -1)
+				}
+			}
+			ms += int64(rng.IntN(2500))
+		}
+	}
+	var out []TxnLogRecord
+	next := make([]int, 3)
+	for len(out) < len(byPart[0])+len(byPart[1])+len(byPart[2]) {
+		p := rng.IntN(3)
+		if next[p] < len(byPart[p]) {
+			r := byPart[p][next[p]]
+			r.Offset = int64(next[p])
+			out = append(out, r)
+			next[p]++
+		}
+	}
+	return out
+}

@@ -110,6 +110,8 @@ type heldAbort struct {
 	// written Grace or more after it did not come within Grace, however
 	// fast the records are read (a replay reads minutes in a moment).
 	atMs int64
+	// part is the abort's log partition, whose clock a replay settles it by.
+	part int32
 }
 
 type ownInit struct {
@@ -352,7 +354,7 @@ func (l *TxnLog) step(p Txn, cv int16, exists bool, r TxnLogRecord, now time.Tim
 		}
 		e.Kind = Aborted
 		l.held[r.ID] = heldAbort{ev: e, timeoutMs: r.TimeoutMs, openEpoch: openEpoch, fence: h.bumped || h.fence,
-			unsure: h.unknown, since: now, atMs: r.LastUpdateMs}
+			unsure: h.unknown, since: now, atMs: r.LastUpdateMs, part: r.Partition}
 	case Dead:
 		delete(l.aborting, r.ID)
 		e.Kind = Expired
@@ -427,9 +429,18 @@ func (l *TxnLog) unread(r TxnLogRecord, emit bool) {
 // Take returns the events since the last Take, oldest first, with the held
 // aborts Grace has passed on settled as their producers' own.
 func (l *TxnLog) Take(now time.Time) []Event {
+	return l.takeBy(func(int32) time.Time { return now })
+}
+
+// takeBy is Take with a clock for each log partition. A replay reads the
+// partitions interleaved, each at its own time: by the time of another
+// partition's newer record, an abort whose fencing Empty was still to be read
+// was settled as its producer's own (a fence replayed as "aborted", then
+// "initialized").
+func (l *TxnLog) takeBy(clock func(part int32) time.Time) []Event {
 	grace := cmp.Or(l.Grace, DefaultGrace)
 	for id, h := range l.held {
-		if now.Sub(h.since) >= grace {
+		if clock(h.part).Sub(h.since) >= grace {
 			delete(l.held, id)
 			l.settle(h, nil, true)
 		}

@@ -309,6 +309,26 @@ func TestReplayTellsAnAbortFromAFenceByTheRecordsTimes(t *testing.T) {
 	}
 }
 
+// A fence is told as a fence whatever another partition's records read in
+// between say of the time: each partition's read has its own clock, and
+// another's newer records said the fencing Empty had not come within Grace.
+func TestReplayTellsAFenceAcrossPartitionsReadInBetween(t *testing.T) {
+	b := rec(CompleteCommit, 1, 199, 200)
+	b.ID, b.Partition = "b", 1
+	rp := NewReplay(time.Time{}, 0)
+	for i, r := range []TxnLogRecord{rec(Ongoing, 1, 90, 90, "x"), rec(PrepareAbort, 2, 90, 99, "x"), rec(CompleteAbort, 2, 90, 99), b, rec(Empty, 3, -1, 99)} {
+		r.Offset = int64(i)
+		rp.Add(r)
+	}
+	var got []string
+	for _, e := range rp.Result().Events {
+		got = append(got, e.ID+" "+string(e.Kind))
+	}
+	if want := []string{"a began", "a prepare-abort", "a fenced", "b committed"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 // A replay bounded to the newest events keeps exactly those, whatever the
 // order the partitions come in.
 func TestReplayKeepsTheNewest(t *testing.T) {
