@@ -208,8 +208,13 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(frame[:i])
 	var t jsonout.TxnJSON // one for all rows: encode takes a pointer, which escapes
+	var plain []byte
 	err = writeRows(bw, len(s.Txns), func(k int) ([]byte, error) {
 		t = jsonout.ExportTxn(&s.Txns[k], h, s, q, now)
+		if b, ok := appendTxnRow(plain[:0], &t); ok {
+			plain = b
+			return b, nil
+		}
 		return encode(&t, "    ")
 	})
 	if err != nil {
