@@ -57,6 +57,31 @@ func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds fu
 		return err
 	}
 	defer cl.Close()
+	// Records are decoded a batch ahead of fn, on another core: at
+	// 2,000,000 ids decoding was a third of the replay's time. The batches
+	// go back to be filled again: new ones were 6 GB of garbage at 2M.
+	const ahead = 2
+	batches, free, failed := make(chan []model.TxnLogRecord, ahead), make(chan []model.TxnLogRecord, ahead+1), make(chan error, 1)
+	for range ahead + 1 {
+		free <- nil
+	}
+	go func() {
+		defer close(batches)
+		failed <- pollTxnLog(ctx, cl, left, free, batches)
+	}()
+	for b := range batches {
+		for i := range b {
+			fn(b[i])
+		}
+		clear(b) // what fn kept of them is its own
+		free <- b[:0]
+	}
+	return <-failed
+}
+
+// pollTxnLog sends the records up to left's end offsets, decoded, a
+// fetch at a time into a batch from free, until every partition is read.
+func pollTxnLog(ctx context.Context, cl *kgo.Client, left map[int32]int64, free <-chan []model.TxnLogRecord, out chan<- []model.TxnLogRecord) error {
 	for len(left) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -67,16 +92,22 @@ func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds fu
 		if fetchErr != nil {
 			return fmt.Errorf("cannot read %s: %s", txnStateTopic, errText(fetchErr))
 		}
+		b := <-free
 		fs.EachRecord(func(r *kgo.Record) {
 			end, reading := left[r.Partition]
 			if !reading || r.Offset >= end {
 				return
 			}
-			fn(recordOf(r))
+			b = append(b, recordOf(r))
 			if r.Offset+1 >= end {
 				delete(left, r.Partition)
 			}
 		})
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return fmt.Errorf("reading %s: %w", txnStateTopic, ctx.Err())
+		}
 	}
 	return nil
 }

@@ -62,6 +62,19 @@ func indexInto(reuse []uint32, txns []Txn, room int) *txnIndex {
 	return x
 }
 
+// add indexes txns[i], an id not in x yet, when x has room (at most half
+// full after it); the caller builds a bigger one otherwise.
+func (x *txnIndex) add(txns []Txn, i int) {
+	mask := uint64(len(x.slots) - 1)
+	h := maphash.String(x.seed, txns[i].ID) & mask
+	for x.slots[h] != 0 {
+		h = (h + 1) & mask
+	}
+	x.slots[h] = uint32(i + 1)
+	x.n = len(txns)
+	x.base = &txns[0]
+}
+
 // fits reports whether x was built for txns.
 func (x *txnIndex) fits(txns []Txn) bool {
 	return x != nil && x.n == len(txns) && (len(txns) == 0 || x.base == &txns[0])

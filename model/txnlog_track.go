@@ -71,6 +71,12 @@ type TxnLog struct {
 	expect int
 	// idxOwned: no Snapshot holds idx's slots, so a merge may reuse them.
 	idxOwned bool
+	// loose: until the first Snapshot (the start-up read), rows are
+	// written in cur in place and new ids appended, unsorted, indexed as
+	// they come; an expired id's row is left with ID "". The first
+	// Snapshot sorts them once. Merging every quarter's new ids into
+	// sorted rows was 6 s of a snapshot at 2,000,000 ids.
+	loose bool
 
 	// Grace is how long an abort waits for the record that would make it a
 	// fence (DefaultGrace when zero).
@@ -135,7 +141,7 @@ func (l *TxnLog) commit(id string, ms int64) {
 func NewTxnLog() *TxnLog {
 	return &TxnLog{edits: map[int32]Txn{}, fresh: map[string]Txn{}, cv: map[string]int16{},
 		aborting: map[string]abortHint{}, held: map[string]heldAbort{}, own: map[string]ownInit{},
-		unsure: map[string]struct{}{}, blind: map[int32]int{}}
+		unsure: map[string]struct{}{}, blind: map[int32]int{}, loose: true}
 }
 
 // Sure reports whether every row is what the log last said of its id: no
@@ -163,6 +169,11 @@ func (l *TxnLog) row(id string) (t Txn, pos int32, ok bool) {
 		t, ok = l.fresh[id]
 		return t, -1, ok
 	}
+	if l.loose {
+		t = l.cur[pos]
+		t.Coordinator = l.part[pos]
+		return t, pos, true
+	}
 	if e, edited := l.edits[pos]; edited {
 		return e, pos, e.ID != ""
 	}
@@ -179,6 +190,10 @@ func (l *TxnLog) put(id string, pos int32, t *Txn, existed bool) {
 	case t != nil && !existed:
 		l.n++
 	}
+	if l.loose {
+		l.putLoose(pos, t)
+		return
+	}
 	if pos >= 0 {
 		if t == nil {
 			l.edits[pos] = Txn{}
@@ -192,6 +207,66 @@ func (l *TxnLog) put(id string, pos int32, t *Txn, existed bool) {
 	} else {
 		l.fresh[id] = *t
 	}
+}
+
+// putLoose writes t at pos (nil: the id expired), or appends and indexes
+// it (pos -1).
+func (l *TxnLog) putLoose(pos int32, t *Txn) {
+	switch {
+	case pos >= 0 && t == nil:
+		l.cur[pos] = Txn{} // no longer found
+	case pos >= 0:
+		l.cur[pos], l.part[pos] = *t, t.Coordinator
+	case t != nil:
+		if l.cur == nil && l.expect > 0 {
+			l.cur, l.part = make([]Txn, 0, l.expect), make([]int32, 0, l.expect)
+		}
+		l.cur, l.part = append(l.cur, *t), append(l.part, t.Coordinator)
+		if l.idx == nil || 2*len(l.cur) > len(l.idx.slots) {
+			var reuse []uint32
+			if l.idx != nil {
+				reuse = l.idx.slots
+			}
+			l.idx = indexInto(reuse, l.cur, max(2*len(l.cur), l.expect))
+			return
+		}
+		l.idx.add(l.cur, len(l.cur)-1)
+	}
+}
+
+// tighten ends the loose phase: expired and Dead rows out, the rest sorted
+// by id and indexed, each one's Coordinator the broker lead maps its log
+// partition to.
+func (l *TxnLog) tighten(lead func(int32) int32) {
+	l.loose = false
+	cur, part := l.cur, l.part
+	w := 0
+	for i := range cur {
+		t := cur[i]
+		switch {
+		case t.ID == "":
+			continue
+		case t.State == Dead:
+			l.n-- // its tombstone will find nothing
+			continue
+		}
+		t.Coordinator = part[i] // carried through the sort
+		cur[w] = t
+		w++
+	}
+	clear(cur[w:])
+	cur, part = cur[:w], part[:w]
+	sortTxns(cur)
+	for i := range cur {
+		part[i] = cur[i].Coordinator
+		cur[i].Coordinator = lead(part[i])
+	}
+	var reuse []uint32
+	if l.idx != nil {
+		reuse = l.idx.slots
+	}
+	l.cur, l.part = cur, part
+	l.idx, l.idxOwned = indexInto(reuse, cur, l.expect), true
 }
 
 // Terminated records that txnscope is about to force-terminate id's
@@ -463,6 +538,9 @@ func (l *TxnLog) Snapshot(coordinator func(partition int32) int32) *Snapshot {
 			leaders[p] = b
 		}
 		return b
+	}
+	if l.loose {
+		l.tighten(lead)
 	}
 	moved := l.unmapped // a log partition changed leaders since the last snapshot
 	l.unmapped = false

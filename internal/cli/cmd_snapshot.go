@@ -31,7 +31,7 @@ func runSnapshot(ctx context.Context, c config, std Stdio) error {
 		return usageError{err.Error()}
 	}
 	defer cl.Close()
-	memlimit.Hold(ctx) // it holds every id described at once
+	memlimit.HoldOnce(ctx) // it holds every id described at once
 	// The JobManagers are read beside the cluster, not after it.
 	flink := make(chan *model.FlinkView, 1)
 	go func() { flink <- readFlink(ctx, c) }()
@@ -223,6 +223,10 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	bw.Write(frame[i:j])
 	err = writeRows(bw, len(s.Partitions), func(k int) ([]byte, error) {
 		p := jsonout.ExportPartition(&s.Partitions[k])
+		if b, ok := appendPartitionRow(plain[:0], &p); ok {
+			plain = b
+			return b, nil
+		}
 		return encode(&p, "    ")
 	})
 	if err != nil {

@@ -202,3 +202,56 @@ func appendFloat(dst []byte, f float64) []byte {
 	}
 	return dst
 }
+
+// appendPartitionRow is appendTxnRow for a partition: at 2,000,000 ids
+// the partitions list a producer for each id.
+func appendPartitionRow(dst []byte, p *jsonout.PartitionJSON) (_ []byte, ok bool) {
+	if !plainJSON(p.Topic) || !plainJSON(p.Error) {
+		return dst, false
+	}
+	const in = "\n      "
+	dst = append(dst, "{"+in+`"topic": `...)
+	dst = appendQuoted(dst, p.Topic)
+	dst = append(dst, ","+in+`"partition": `...)
+	dst = strconv.AppendInt(dst, int64(p.Partition), 10)
+	dst = append(dst, ","+in+`"leader": `...)
+	dst = strconv.AppendInt(dst, int64(p.Leader), 10)
+	dst = append(dst, ","+in+`"high_watermark": `...)
+	dst = strconv.AppendInt(dst, p.HighWatermark, 10)
+	dst = append(dst, ","+in+`"last_stable_offset": `...)
+	dst = strconv.AppendInt(dst, p.LastStableOffset, 10)
+	dst = append(dst, ","+in+`"producers": `...)
+	switch {
+	case p.Producers == nil:
+		dst = append(dst, "null"...)
+	case len(p.Producers) == 0:
+		dst = append(dst, "[]"...)
+	default:
+		const pin = "\n          " // a producer's fields
+		dst = append(dst, '[')
+		for i, pr := range p.Producers {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, "\n        {"+pin+`"producer_id": `...)
+			dst = strconv.AppendInt(dst, pr.ProducerID, 10)
+			dst = append(dst, ","+pin+`"producer_epoch": `...)
+			dst = strconv.AppendInt(dst, int64(pr.ProducerEpoch), 10)
+			dst = append(dst, ","+pin+`"last_sequence": `...)
+			dst = strconv.AppendInt(dst, int64(pr.LastSequence), 10)
+			dst = append(dst, ","+pin+`"last_timestamp": `...)
+			dst = strconv.AppendInt(dst, pr.LastTimestamp, 10)
+			dst = append(dst, ","+pin+`"coordinator_epoch": `...)
+			dst = strconv.AppendInt(dst, int64(pr.CoordinatorEpoch), 10)
+			dst = append(dst, ","+pin+`"current_txn_start_offset": `...)
+			dst = appendIntPtr(dst, pr.CurrentTxnStartOffset)
+			dst = append(dst, "\n        }"...)
+		}
+		dst = append(dst, in+"]"...)
+	}
+	if p.Error != "" {
+		dst = append(dst, ","+in+`"error": `...)
+		dst = appendQuoted(dst, p.Error)
+	}
+	return append(dst, "\n    }\n"...), true
+}

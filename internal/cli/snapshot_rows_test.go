@@ -97,3 +97,56 @@ func TestPlainRowsAreEncodingJSONs(t *testing.T) {
 		t.Fatalf("only %d of 5000 rows written the fast way: the test says little", fast)
 	}
 }
+
+// The same for the partitions' rows.
+func TestPlainPartitionRowsAreEncodingJSONs(t *testing.T) {
+	strs := []string{"", "orders", "bench-scale", `a"b`, "esc\x1bape", "ünï", "\u2028", "\x7f"}
+	rng := rand.New(rand.NewPCG(3, 5))
+	pick := func() string {
+		if rng.IntN(10) < 8 {
+			return strs[rng.IntN(3)]
+		}
+		return strs[rng.IntN(len(strs))]
+	}
+	fast := 0
+	for i := range 3000 {
+		p := jsonout.PartitionJSON{Topic: pick(), Partition: int32(rng.IntN(100)), Leader: int32(rng.IntN(4)) - 1,
+			HighWatermark: rng.Int64N(1 << 40), LastStableOffset: rng.Int64N(1<<40) - 1, Error: pick()}
+		switch rng.IntN(3) {
+		case 0: // unknown: nil
+		case 1:
+			p.Producers = []jsonout.ProducerJSON{}
+		default:
+			for range 1 + rng.IntN(3) {
+				pr := jsonout.ProducerJSON{ProducerID: rng.Int64N(1 << 40), ProducerEpoch: int16(rng.IntN(1 << 15)), LastSequence: int32(rng.IntN(1<<20)) - 1,
+					LastTimestamp: rng.Int64N(1<<41) - 1, CoordinatorEpoch: int32(rng.IntN(9))}
+				if rng.IntN(2) == 0 {
+					o := rng.Int64N(1 << 30)
+					pr.CurrentTxnStartOffset = &o
+				}
+				p.Producers = append(p.Producers, pr)
+			}
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&p); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendPartitionRow([]byte("kept"), &p)
+		if !ok {
+			if string(got) != "kept" {
+				t.Fatalf("a row it does not take is appended: %q", got)
+			}
+			continue
+		}
+		fast++
+		want := escape.JSON(append(indentJSON(nil, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), "    "), '\n'))
+		if !bytes.Equal(got[len("kept"):], want) {
+			t.Fatalf("row %d:\n%s\nwant\n%s", i, got[len("kept"):], want)
+		}
+	}
+	if fast < 1000 {
+		t.Fatalf("only %d of 3000 rows written the fast way: the test says little", fast)
+	}
+}
