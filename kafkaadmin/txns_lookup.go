@@ -33,6 +33,10 @@ type ListOptions struct {
 	// Pattern is a regular expression on the id, evaluated by the brokers
 	// (ListTransactions v2, Kafka 4.1+); empty keeps all.
 	Pattern string
+	// States keeps the transactions in these states (as Kafka spells
+	// them); none keeps all. At 2,000,000 ids, "Ongoing" is a listing of
+	// the open ones only.
+	States []string
 }
 
 // BrokerError is a broker that did not answer a request sent to every broker.
@@ -62,6 +66,7 @@ func (c *Client) ListTransactions(ctx context.Context, o ListOptions) ([]Listing
 	if o.Pattern != "" {
 		req.TransactionalIDPattern = kmsg.StringPtr(o.Pattern)
 	}
+	req.StateFilters = o.States
 	shards := c.kgo.RequestSharded(dctx, req)
 	if len(shards) == 0 {
 		return nil, errors.New("ListTransactions: no broker to ask")
@@ -94,6 +99,11 @@ func (c *Client) ListTransactions(ctx context.Context, o ListOptions) ([]Listing
 		}
 		if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
 			errs = append(errs, BrokerError{b, e})
+			continue
+		}
+		if len(resp.UnknownStateFilters) > 0 {
+			// It would list nothing in them: say so rather than look empty.
+			errs = append(errs, BrokerError{b, fmt.Errorf("the broker does not know the state %s", strings.Join(resp.UnknownStateFilters, ", "))})
 			continue
 		}
 		out = slices.Grow(out, len(resp.TransactionStates))

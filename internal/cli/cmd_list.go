@@ -35,7 +35,7 @@ type (
 
 func runList(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std Stdio) error {
 	one := c.one
-	ls, err := cl.ListTransactions(ctx, kafkaadmin.ListOptions{DurationFilterMs: one.durationFilterMs, Pattern: one.idPattern})
+	ls, err := cl.ListTransactions(ctx, kafkaadmin.ListOptions{DurationFilterMs: one.durationFilterMs, Pattern: one.idPattern, States: one.states})
 	if err != nil && len(ls) == 0 {
 		return err
 	}

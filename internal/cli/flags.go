@@ -17,9 +17,11 @@ import (
 	"github.com/txnscope/txnscope/internal/ckptstore"
 	"github.com/txnscope/txnscope/internal/conn"
 	"github.com/txnscope/txnscope/internal/ctxfile"
+	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/internal/exporter"
 	"github.com/txnscope/txnscope/internal/flinkrest"
 	"github.com/txnscope/txnscope/kafkaadmin"
+	"github.com/txnscope/txnscope/model"
 )
 
 // config is the parsed command line.
@@ -209,6 +211,9 @@ func settle(fs *pflag.FlagSet, c *config, s spec, env contextEnv) error {
 	if err := checkDurations(fs, *c); err != nil {
 		return err
 	}
+	if c.one.states, err = stateFilter(c.one.states); err != nil {
+		return err
+	}
 	if c.cmd == cmdExporter && !fs.Changed("refresh") {
 		c.refresh = defaultExporterRefresh
 	}
@@ -367,6 +372,44 @@ func checkDurations(fs *pflag.FlagSet, c config) error {
 		return usagef("--duration-filter must be -1 (all) or at least 0, got %d", c.one.durationFilterMs)
 	}
 	return nil
+}
+
+// listStates are the states Kafka's ListTransactions filters on.
+var listStates = []model.State{model.Empty, model.Ongoing, model.PrepareCommit, model.PrepareAbort,
+	model.CompleteCommit, model.CompleteAbort, model.PrepareEpochFence, model.Dead}
+
+// stateFilter spells list's --state as the brokers do, each state once;
+// "open" is the three open ones.
+func stateFilter(given []string) ([]string, error) {
+	var out []string
+	add := func(s model.State) {
+		if !slices.Contains(out, string(s)) {
+			out = append(out, string(s))
+		}
+	}
+	for _, g := range given {
+		g = strings.TrimSpace(g)
+		if strings.EqualFold(g, "open") {
+			add(model.Ongoing)
+			add(model.PrepareCommit)
+			add(model.PrepareAbort)
+			continue
+		}
+		i := slices.IndexFunc(listStates, func(s model.State) bool { return strings.EqualFold(string(s), g) })
+		if i < 0 {
+			return nil, usagef("--state %s: not a transaction state (open, %s)", escape.Quote(g), joinStates(listStates))
+		}
+		add(listStates[i])
+	}
+	return out, nil
+}
+
+func joinStates(ss []model.State) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // flinkFlags reads --flink, --flink-prefix and --flink-checkpoints into c.

@@ -29,7 +29,9 @@ type oneShot struct {
 	// durationFilterMs is list's --duration-filter: -1 lists all.
 	durationFilterMs int64
 	idPattern        string
-	yes              bool
+	// states is list's --state, as the brokers spell them.
+	states []string
+	yes    bool
 	// unverified: commit on the operator's word, without checkpoint evidence.
 	unverified bool
 	// job is resolve's --job: the transactional-id prefix of a Flink job.
@@ -59,6 +61,7 @@ func oneShotFlags(fs *pflag.FlagSet, o *oneShot) {
 		"abort: the producer must be idle longer (default: the brokers' transaction.max.timeout.ms; 0 sends regardless)", o.maxTxnTimeoutMin))
 	fs.Int64Var(&o.durationFilterMs, "duration-filter", -1, "list: only transactions running longer than `MS` milliseconds (-1: all)")
 	fs.StringVar(&o.idPattern, "transactional-id-pattern", "", "list: only ids matching the regular expression `REGEX` (Kafka 4.1+ brokers)")
+	fs.StringSliceVar(&o.states, "state", nil, "list: only transactions in these `STATE`s, comma-separated, as Kafka names them (Ongoing, CompleteCommit, ...; open: the three open ones); the brokers filter")
 	fs.BoolVar(&o.yes, "yes", false, "abort, force-terminate, commit, resolve: send without asking; required when stdin is not a terminal (on a terminal you type the command's word)")
 	fs.BoolVar(&o.unverified, "unverified", false, "commit: send even though txnscope cannot show that the transaction's Flink checkpoint completed (you know it did)")
 	fs.StringVar(&o.job, "job", "", "resolve: the Flink job whose KafkaSink uses transactional-id `PREFIX`")
