@@ -3,6 +3,7 @@ package kafkaadmin
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -58,13 +59,20 @@ func (c *Client) Describe(ctx context.Context, ids []model.TxnRef) (model.Descri
 }
 
 // describeNow says whether a row that needs a describe gets it in this
-// refresh: always when budget < 0, never when it is 0 (a first poll), else
+// refresh: always when budget < 0, never when it is 0 (a first poll), only
+// the open ones when it is openOnly (a first poll of a million ids), else
 // when it is open (an open transaction is what txnscope watches: one left
 // undescribed could move on to the next unseen) or within the budget of
 // others left, in id order. The rest stay pending, for the progressive
 // describe.
 func describeNow(open bool, budget int, left *int) bool {
 	switch {
+	case budget == openOnly:
+		if !open || *left <= 0 {
+			return false
+		}
+		*left--
+		return true
 	case budget < 0:
 		return true
 	case budget == 0:
@@ -77,6 +85,16 @@ func describeNow(open bool, budget int, left *int) bool {
 	}
 	return false
 }
+
+// openOnly is the budget of a first poll that lists holdRowsAt ids or
+// more: it describes the open ids (the first openAtMost of them), the rows
+// the list shows first, and no other. The UI's describe of them instead
+// filled a copy of every row, 200 MB at 2,000,000 ids, while the
+// coordinators' log was first read beside it.
+const (
+	openOnly   = math.MinInt
+	openAtMost = 50000
+)
 
 // listedOnly is an id's row as ListTransactions gives it, pending its
 // describe.

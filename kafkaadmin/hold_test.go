@@ -83,3 +83,41 @@ func TestHeldRowsWhileTheLogIsRead(t *testing.T) {
 		t.Errorf("not reading: %v, rows at %v, %d rows; want 4 listed", err, s.RowsAt, len(s.Txns))
 	}
 }
+
+// TestFirstPollDescribesTheOpenOnesAtAMillion: a first poll of holdRowsAt
+// ids or more describes its open ids, the rows the list shows first, and
+// leaves the others pending (the UI's describe batch copied every row); a
+// smaller one describes nothing, as before.
+func TestFirstPollDescribesTheOpenOnesAtAMillion(t *testing.T) {
+	defer func(at int) { holdRowsAt = at }(holdRowsAt)
+	_, boot := kafkatest.NewCluster(t)
+	kafkatest.InitIDs(t, boot, time.Minute, "idle-a", "idle-b")
+	open := kafkatest.OpenTxn(t, boot, "busy-0-1", "busy-topic", time.Minute)
+	defer open.Close()
+	for _, tc := range []struct {
+		at       int
+		openDone bool
+	}{{2, true}, {1000, false}} {
+		holdRowsAt = tc.at
+		c, err := New(Config{Bootstrap: boot, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		first, err := c.Poll(ctx, nil)
+		cancel()
+		c.Close()
+		if err != nil || len(first.Txns) != 3 {
+			t.Fatalf("first poll: %v, %d rows", err, len(first.Txns))
+		}
+		for _, tx := range first.Txns {
+			want := tc.openDone && tx.ID == "busy-0-1"
+			if tx.Described != want || tx.Pending == want {
+				t.Errorf("holdRowsAt %d: %s described %v, pending %v; want described %v", tc.at, tx.ID, tx.Described, tx.Pending, want)
+			}
+		}
+		if tx, _ := first.Txn("busy-0-1"); tc.openDone && (len(tx.Partitions) != 1 || tx.TimeoutMs != 60000) {
+			t.Errorf("the open id as described: %+v", tx)
+		}
+	}
+}

@@ -27,7 +27,7 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 
 // Poll is the TUI's refresh: Refresh with a bounded describe. A first poll
 // (prev nil) describes nothing, so that every listed id is on screen after one
-// ListTransactions; later ones describe what changed since prev: every open
+// ListTransactions (at holdRowsAt ids or more, only its open ids: openOnly); later ones describe what changed since prev: every open
 // id (as Refresh does), and at most pollBudget of the others (new ids, idle
 // ones whose state or producer changed). The ids left over, and those prev
 // still had pending, stay listed only (Txn.Pending) for Describe.
@@ -112,8 +112,12 @@ func (c *Client) refresh(ctx context.Context, prev *model.Snapshot, budget int, 
 		}
 		failed = fails
 		c.listed.Store(int64(list.len()))
+		b := budget
+		if prev == nil && budget == 0 && list.len() >= holdRowsAt {
+			b = openOnly
+		}
 		var txns []model.Txn
-		txns, changed = c.currentTxns(ctx, prev, list, failed, budget)
+		txns, changed = c.currentTxns(ctx, prev, list, failed, b)
 		snap = &model.Snapshot{Txns: txns}
 	}
 	snap.TakenAt, snap.Bootstrap, snap.Brokers, snap.Source, snap.Events = taken, c.bootstrap, len(brokers), source, events
@@ -181,9 +185,12 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list lis
 	places := make([]int32, 0, p.n) // each row's place in the listing
 	var ask []asked
 	left := budget
+	if budget == openOnly {
+		left = openAtMost
+	}
 	for r := range p.rows() {
 		places = append(places, r.k)
-		if !needsDescribe(r.l, r.prev, budget < 0) {
+		if !needsDescribe(r.l, r.prev, budget < 0 && budget != openOnly) {
 			txns = append(txns, merge(r.id, r.l, nil, r.prev))
 			continue
 		}

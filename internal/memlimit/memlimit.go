@@ -10,9 +10,12 @@
 // per refresh instead, and follows the cluster as it grows. GOMEMLIMIT, when
 // set, wins.
 //
-// The live heap is looked at twice a second: while it grows (the first read
-// of 2,000,000 ids), a limit a few seconds behind it made the collector run
-// back to back, half of a snapshot's time.
+// A command that reads the cluster once and exits (snapshot) starts at 640
+// MiB and looks at the live heap twice a second: while it grows (the first
+// read of 2,000,000 ids), a limit of 256 MiB a few seconds behind it made the
+// collector run back to back, a third of the snapshot's time. The TUI and the
+// exporter look every 5 s: twice a second caught the short peaks of a
+// refresh, and held the limit above them for a minute (1.2 GB at 2M ids).
 package memlimit
 
 import (
@@ -26,22 +29,22 @@ import (
 
 const (
 	floor  = 256 << 20
-	every  = 500 * time.Millisecond
-	window = 120 // samples: a minute
+	every  = 5 * time.Second
+	window = time.Minute
 	// oneShot is the floor of a command that reads the cluster once and
-	// exits (snapshot): its heap only grows, and below this much the
-	// collector need not work harder than Go's default asks. At 2,000,000
-	// ids the 256 MiB floor made a snapshot take 16 s instead of 14.
-	oneShot = 640 << 20
+	// exits: its heap only grows, and below this much the collector need
+	// not work harder than Go's default asks.
+	oneShot      = 640 << 20
+	oneShotEvery = 500 * time.Millisecond
 )
 
 // Hold sets the limit now and keeps it up to date until ctx ends.
-func Hold(ctx context.Context) { hold(ctx, floor) }
+func Hold(ctx context.Context) { hold(ctx, floor, every) }
 
 // HoldOnce is Hold for a command that reads the cluster once and exits.
-func HoldOnce(ctx context.Context) { hold(ctx, oneShot) }
+func HoldOnce(ctx context.Context) { hold(ctx, oneShot, oneShotEvery) }
 
-func hold(ctx context.Context, floor int64) {
+func hold(ctx context.Context, floor int64, every time.Duration) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return
 	}
@@ -57,7 +60,7 @@ func hold(ctx context.Context, floor int64) {
 			case <-t.C:
 			}
 			seen = append(seen, liveHeap())
-			if len(seen) > window {
+			if len(seen) > int(window/every) {
 				seen = seen[1:]
 			}
 			debug.SetMemoryLimit(limitFor(seen, floor))
