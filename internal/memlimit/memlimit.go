@@ -10,7 +10,7 @@
 // per refresh instead, and follows the cluster as it grows. GOMEMLIMIT, when
 // set, wins.
 //
-// A command that reads the cluster once and exits (snapshot) starts at 640
+// A command that reads the cluster once and exits (snapshot) starts at 600
 // MiB and looks at the live heap twice a second: while it grows (the first
 // read of 2,000,000 ids), a limit of 256 MiB a few seconds behind it made the
 // collector run back to back, a third of the snapshot's time. The TUI and the
@@ -34,7 +34,7 @@ const (
 	// oneShot is the floor of a command that reads the cluster once and
 	// exits: its heap only grows, and below this much the collector need
 	// not work harder than Go's default asks.
-	oneShot      = 640 << 20
+	oneShot      = 600 << 20
 	oneShotEvery = 500 * time.Millisecond
 )
 

@@ -22,14 +22,14 @@ func TestLimitFollowsTheSteadyLiveHeap(t *testing.T) {
 }
 
 // A one-shot read of 2,000,000 ids, whose live heap grows to about 450 MB,
-// leaves the collector at Go's default pace until 640 MiB; a bigger one
+// leaves the collector at Go's default pace until 600 MiB; a bigger one
 // still gets 30 % above its live heap.
 func TestOneShotStartsHigher(t *testing.T) {
 	const mb = 1 << 20
 	for _, tc := range []struct {
 		seen []uint64
 		want int64
-	}{{nil, 640 * mb}, {[]uint64{180 * mb, 450 * mb}, 640 * mb}, {[]uint64{1000 * mb}, 1300 * mb}} {
+	}{{nil, 600 * mb}, {[]uint64{180 * mb, 450 * mb}, 600 * mb}, {[]uint64{1000 * mb}, 1300 * mb}} {
 		if got := limitFor(tc.seen, oneShot); got != tc.want {
 			t.Errorf("live %v MiB: limit %d MiB, want %d MiB", tc.seen, got/mb, tc.want/mb)
 		}
