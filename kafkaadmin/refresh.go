@@ -27,9 +27,10 @@ func (c *Client) Refresh(ctx context.Context, prev *model.Snapshot) (*model.Snap
 
 // Poll is the TUI's refresh: Refresh with a bounded describe. A first poll
 // (prev nil) describes nothing, so that every listed id is on screen after one
-// ListTransactions (at holdRowsAt ids or more, only its open ids: openOnly); later ones describe what changed since prev: every open
-// id (as Refresh does), and at most pollBudget of the others (new ids, idle
-// ones whose state or producer changed). The ids left over, and those prev
+// ListTransactions (at holdRowsAt ids or more, only its open ids: openOnly);
+// later ones describe what changed since prev: every open id (as Refresh
+// does), and at most pollBudget of the others (new ids, idle ones whose state
+// or producer changed). The ids left over, and those prev
 // still had pending, stay listed only (Txn.Pending) for Describe.
 //
 // The log's reader starts after the first poll's listing: at 2,000,000 ids
