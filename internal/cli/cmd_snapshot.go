@@ -176,21 +176,7 @@ func writeSnapshot(w io.Writer, output string, s *model.Snapshot, h *model.Histo
 // keep the schema's order; each row is encoded on its own, indented at its
 // depth, and written into the frame's empty list through one buffer.
 func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time, r *jsonout.ReplayJSON) error {
-	var row bytes.Buffer
-	var indented []byte
-	enc := json.NewEncoder(&row)
-	enc.SetEscapeHTML(false)
-	// encode is v as writeJSON prints it: indented by prefix after the first
-	// line, unsafe characters written out (escape.JSON works within strings,
-	// so a whole value is a safe piece to run it on).
-	encode := func(v any, prefix string) ([]byte, error) {
-		row.Reset()
-		if err := enc.Encode(v); err != nil {
-			return nil, err
-		}
-		indented = append(indentJSON(indented[:0], bytes.TrimSuffix(row.Bytes(), []byte("\n")), prefix), '\n')
-		return escape.JSON(indented), nil
-	}
+	encode := newValueEncoder().encode
 	doc := jsonout.ExportFrame(s, h, q, now)
 	doc.Replay = r
 	frame, err := encode(doc, "")
@@ -234,6 +220,34 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	}
 	bw.Write(frame[j:])
 	return bw.Flush()
+}
+
+// valueEncoder writes values as writeJSON prints them, through buffers it
+// reuses.
+type valueEncoder struct {
+	row      bytes.Buffer
+	enc      *json.Encoder
+	indented []byte
+}
+
+func newValueEncoder() *valueEncoder {
+	e := &valueEncoder{}
+	e.enc = json.NewEncoder(&e.row)
+	e.enc.SetEscapeHTML(false)
+	return e
+}
+
+// encode is v as writeJSON prints it: indented by prefix after the first
+// line, unsafe characters written out (escape.JSON works within strings, so
+// a whole value is a safe piece to run it on). The bytes are e's until the
+// next call.
+func (e *valueEncoder) encode(v any, prefix string) ([]byte, error) {
+	e.row.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	e.indented = append(indentJSON(e.indented[:0], bytes.TrimSuffix(e.row.Bytes(), []byte("\n")), prefix), '\n')
+	return escape.JSON(e.indented), nil
 }
 
 // writeRows writes n encoded rows as the elements of a list whose "[" is

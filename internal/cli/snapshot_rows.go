@@ -64,22 +64,13 @@ func appendTxnRow(dst []byte, t *jsonout.TxnJSON) (_ []byte, ok bool) {
 		dst = appendFloat(dst, *t.TimeoutRatio)
 	}
 	dst = append(dst, ","+in+`"partitions": `...)
-	if len(t.Partitions) == 0 {
-		dst = append(dst, "[]"...)
-	} else {
-		dst = append(dst, '[')
-		for i, p := range t.Partitions {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, in+"  {"+in+`    "topic": `...)
-			dst = appendQuoted(dst, p.Topic)
-			dst = append(dst, ","+in+`    "partition": `...)
-			dst = strconv.AppendInt(dst, int64(p.Partition), 10)
-			dst = append(dst, in+"  }"...)
-		}
-		dst = append(dst, in+"]"...)
-	}
+	dst = appendList(dst, len(t.Partitions), in, func(dst []byte, i int) []byte {
+		dst = append(dst, in+"  {"+in+`    "topic": `...)
+		dst = appendQuoted(dst, t.Partitions[i].Topic)
+		dst = append(dst, ","+in+`    "partition": `...)
+		dst = strconv.AppendInt(dst, int64(t.Partitions[i].Partition), 10)
+		return append(dst, in+"  }"...)
+	})
 	for _, f := range [...]struct {
 		name string
 		v    int
@@ -91,33 +82,30 @@ func appendTxnRow(dst []byte, t *jsonout.TxnJSON) (_ []byte, ok bool) {
 		dst = strconv.AppendInt(dst, int64(f.v), 10)
 	}
 	dst = append(dst, ","+in+`"recent_transactions": `...)
-	if len(t.RecentTransactions) == 0 {
-		dst = append(dst, "[]"...)
-	} else {
-		dst = append(dst, '[')
-		for i := range t.RecentTransactions {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendFinished(dst, &t.RecentTransactions[i])
-		}
-		dst = append(dst, in+"]"...)
-	}
+	dst = appendList(dst, len(t.RecentTransactions), in, func(dst []byte, i int) []byte {
+		return appendFinished(dst, &t.RecentTransactions[i])
+	})
 	dst = append(dst, ","+in+`"problems": `...)
-	if len(t.Problems) == 0 {
-		dst = append(dst, "[]"...)
-	} else {
-		dst = append(dst, '[')
-		for i, p := range t.Problems {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, in+"  "...)
-			dst = appendQuoted(dst, p)
-		}
-		dst = append(dst, in+"]"...)
-	}
+	dst = appendList(dst, len(t.Problems), in, func(dst []byte, i int) []byte {
+		return appendQuoted(append(dst, in+"  "...), t.Problems[i])
+	})
 	return append(dst, "\n    }\n"...), true
+}
+
+// appendList writes a list of n elements, each by elem, "[]" when empty,
+// its "]" on a line of its own indented by in, as the indenting leaves it.
+func appendList(dst []byte, n int, in string, elem func(dst []byte, i int) []byte) []byte {
+	if n == 0 {
+		return append(dst, "[]"...)
+	}
+	dst = append(dst, '[')
+	for i := range n {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = elem(dst, i)
+	}
+	return append(dst, in+"]"...)
 }
 
 func appendFinished(dst []byte, f *jsonout.FinishedTxnJSON) []byte {
@@ -221,18 +209,12 @@ func appendPartitionRow(dst []byte, p *jsonout.PartitionJSON) (_ []byte, ok bool
 	dst = append(dst, ","+in+`"last_stable_offset": `...)
 	dst = strconv.AppendInt(dst, p.LastStableOffset, 10)
 	dst = append(dst, ","+in+`"producers": `...)
-	switch {
-	case p.Producers == nil:
+	if p.Producers == nil {
 		dst = append(dst, "null"...)
-	case len(p.Producers) == 0:
-		dst = append(dst, "[]"...)
-	default:
+	} else {
 		const pin = "\n          " // a producer's fields
-		dst = append(dst, '[')
-		for i, pr := range p.Producers {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
+		dst = appendList(dst, len(p.Producers), in, func(dst []byte, i int) []byte {
+			pr := &p.Producers[i]
 			dst = append(dst, "\n        {"+pin+`"producer_id": `...)
 			dst = strconv.AppendInt(dst, pr.ProducerID, 10)
 			dst = append(dst, ","+pin+`"producer_epoch": `...)
@@ -245,9 +227,8 @@ func appendPartitionRow(dst []byte, p *jsonout.PartitionJSON) (_ []byte, ok bool
 			dst = strconv.AppendInt(dst, int64(pr.CoordinatorEpoch), 10)
 			dst = append(dst, ","+pin+`"current_txn_start_offset": `...)
 			dst = appendIntPtr(dst, pr.CurrentTxnStartOffset)
-			dst = append(dst, "\n        }"...)
-		}
-		dst = append(dst, in+"]"...)
+			return append(dst, "\n        }"...)
+		})
 	}
 	if p.Error != "" {
 		dst = append(dst, ","+in+`"error": `...)

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/txnscope/txnscope/internal/escape"
 	"github.com/txnscope/txnscope/internal/jsonout"
 	"github.com/txnscope/txnscope/model"
 )
@@ -73,10 +71,7 @@ func TestPlainRowsAreEncodingJSONs(t *testing.T) {
 			}
 			j.RecentTransactions = append(j.RecentTransactions, f)
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		encErr := enc.Encode(&j)
+		want, encErr := newValueEncoder().encode(&j, "    ")
 		got, ok := appendTxnRow([]byte("kept"), &j)
 		if !ok {
 			if string(got) != "kept" {
@@ -88,7 +83,6 @@ func TestPlainRowsAreEncodingJSONs(t *testing.T) {
 			t.Fatalf("took a row encoding/json refuses (%v): %+v", encErr, j)
 		}
 		fast++
-		want := escape.JSON(append(indentJSON(nil, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), "    "), '\n'))
 		if !bytes.Equal(got[len("kept"):], want) {
 			t.Fatalf("row %d:\n%s\nwant\n%s", i, got[len("kept"):], want)
 		}
@@ -127,10 +121,8 @@ func TestPlainPartitionRowsAreEncodingJSONs(t *testing.T) {
 				p.Producers = append(p.Producers, pr)
 			}
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(&p); err != nil {
+		want, err := newValueEncoder().encode(&p, "    ")
+		if err != nil {
 			t.Fatal(err)
 		}
 		got, ok := appendPartitionRow([]byte("kept"), &p)
@@ -141,7 +133,6 @@ func TestPlainPartitionRowsAreEncodingJSONs(t *testing.T) {
 			continue
 		}
 		fast++
-		want := escape.JSON(append(indentJSON(nil, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), "    "), '\n'))
 		if !bytes.Equal(got[len("kept"):], want) {
 			t.Fatalf("row %d:\n%s\nwant\n%s", i, got[len("kept"):], want)
 		}
