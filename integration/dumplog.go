@@ -175,7 +175,7 @@ func parseDumpRecord(line string) (rec model.TxnLogRecord, ok bool, err error) {
 		return rec, false, fmt.Errorf("payload: %v", err)
 	}
 	d := v.Data
-	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs, rec.State = d.ProducerID, d.ProducerEpoch, d.TimeoutMs, model.State(d.Status)
+	rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs, rec.State = d.ProducerID, d.ProducerEpoch, d.TimeoutMs, model.StateOf(d.Status)
 	rec.StartMs, rec.LastUpdateMs = d.StartMs, d.LastUpdateMs
 	rec.PrevProducerID, rec.NextProducerID, rec.NextProducerEpoch = d.PreviousProducerID, d.NextProducerID, d.NextProducerEpoch
 	rec.ClientTxnVersion = d.ClientTxnVersion

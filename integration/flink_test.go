@@ -556,7 +556,7 @@ func (tr *tracker) add(s *model.Snapshot) {
 }
 
 func (tr *tracker) saw(id string, state model.State) bool {
-	return slices.ContainsFunc(tr.seen[id], func(s string) bool { return strings.HasPrefix(s, string(state)+"/") })
+	return slices.ContainsFunc(tr.seen[id], func(s string) bool { return strings.HasPrefix(s, state.String()+"/") })
 }
 
 func (tr *tracker) String() string {

@@ -62,7 +62,7 @@ func TestListByState(t *testing.T) {
 			t.Errorf("--state %s: lists %s %v, %s %v", tc.state, tc.has, listed(tc.has), tc.not, listed(tc.not))
 		}
 		for _, l := range ls {
-			if string(l.State) != tc.state {
+			if l.State.String() != tc.state {
 				t.Errorf("--state %s listed %s in %s", tc.state, l.TransactionalID, l.State)
 			}
 		}

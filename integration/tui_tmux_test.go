@@ -202,7 +202,7 @@ func TestTmuxForceTerminate(t *testing.T) {
 		return ok && r.state == "Ongoing"
 	})
 	term.Keys("a")
-	term.WaitText([]string{"FORCE-TERMINATE " + id, "Ongoing since " + time.UnixMilli(before.StartTimestamp).Local().Format("15:04:05.000"), "InitProducerId",
+	term.WaitText([]string{"FORCE-TERMINATE " + id, "Ongoing since ", time.UnixMilli(before.StartTimestamp).Local().Format("15:04:05.000"), "InitProducerId",
 		"Type abort and press enter"})
 	if b, err := os.ReadFile(auditLog); err != nil || len(b) != 0 {
 		t.Errorf("before the abort was confirmed the audit log must be open and empty: %q, %v", b, err)

@@ -55,7 +55,7 @@ func TestTxnLogRecordsEveryTransition(t *testing.T) {
 	states := func(id string) string {
 		var out []string
 		for _, r := range seen[id] {
-			out = append(out, string(r.State))
+			out = append(out, r.State.String())
 		}
 		return strings.Join(out, " ")
 	}

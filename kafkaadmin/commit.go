@@ -216,7 +216,7 @@ func (c *Client) afterCommit(ctx context.Context, a model.Action, marks []mark, 
 			return r
 		case err == nil && found && fresh.ProducerID == a.ProducerID && fresh.StartTime().Equal(a.Start) &&
 			(fresh.State == model.PrepareCommit || fresh.State == model.CompleteCommit):
-			r.After = "the coordinator has it " + string(fresh.State) + "; " + v.text
+			r.After = "the coordinator has it " + fresh.State.String() + "; " + v.text
 			return r
 		}
 		r.Unknown, r.Err = true, "the coordinator answered without an error, but "+v.text+"; "+now
@@ -245,7 +245,7 @@ type commitVerdict struct {
 func judgeCommit(a model.Action, trails []trail) commitVerdict {
 	var v commitVerdict
 	for _, tr := range trails {
-		if tr.ended != "" && tr.commitAt >= 0 {
+		if tr.ended != model.NoState && tr.commitAt >= 0 {
 			return commitVerdict{unknown: true, text: fmt.Sprintf("%s; a newer transaction of %s began after it (at offset %d of %s) and has a COMMIT marker at offset %d: this request may have committed it before its producer meant to",
 				shownText(tr), a.TransactionalID, tr.newerAt, partText(tr.at), tr.commitAt)}
 		}

@@ -30,7 +30,7 @@ type verdict struct {
 // read its marker.
 func (ev evidence) shown() (trail, bool) {
 	for _, tr := range ev.trails {
-		if tr.ended != "" {
+		if tr.ended != model.NoState {
 			return tr, true
 		}
 	}

@@ -78,7 +78,7 @@ func (inj *injector) realListing(truth *model.Snapshot) {
 	m := map[int32][]kmsg.ListTransactionsResponseTransactionState{}
 	for _, tx := range truth.Txns {
 		st := kmsg.NewListTransactionsResponseTransactionState()
-		st.TransactionalID, st.ProducerID, st.TransactionState = tx.ID, tx.ProducerID, string(tx.State)
+		st.TransactionalID, st.ProducerID, st.TransactionState = tx.ID, tx.ProducerID, tx.State.String()
 		coord := inj.c.CoordinatorFor(tx.ID)
 		m[coord] = append(m[coord], st)
 	}

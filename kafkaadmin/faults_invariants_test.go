@@ -58,10 +58,10 @@ func violations(got, ref, prev *model.Snapshot) []string {
 		if g.State != r.State || g.ProducerID != r.ProducerID {
 			bad("%s: %s producer %d, the coordinator lists %s producer %d", g.ID, g.State, g.ProducerID, r.State, r.ProducerID)
 		}
-		if g.Outcome() != "" && g.Outcome() != r.Outcome() {
+		if g.Outcome() != model.NoState && g.Outcome() != r.Outcome() {
 			bad("%s: outcome %s, the log says %q", g.ID, g.Outcome(), r.Outcome())
 		}
-		if g.PrevOutcome() != "" && g.PrevOutcome() != r.PrevOutcome() {
+		if g.PrevOutcome() != model.NoState && g.PrevOutcome() != r.PrevOutcome() {
 			bad("%s: previous outcome %s, the log says %q", g.ID, g.PrevOutcome(), r.PrevOutcome())
 		}
 		if g.Err == "" {

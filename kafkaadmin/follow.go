@@ -64,6 +64,14 @@ func (c *Client) follow() *follower {
 		c.followed.Store(f)
 		go func() {
 			defer close(f.done)
+			if c.cfg.FollowOnLetGo {
+				select {
+				case <-c.letGo:
+				case <-time.After(letGoWait):
+				case <-c.life.Done():
+					return
+				}
+			}
 			for {
 				err := f.run(c)
 				if c.life.Err() != nil {
@@ -85,6 +93,15 @@ func (c *Client) follow() *follower {
 	})
 	return c.followed.Load()
 }
+
+// LetGo says the caller holds no rows of the polls before it
+// (Config.FollowOnLetGo): the log's first read may begin.
+func (c *Client) LetGo() { c.letGoOnce.Do(func() { close(c.letGo) }) }
+
+// letGoWait bounds how long the log's first read waits for LetGo: a caller
+// that keeps its rows (a first poll with open ids to describe, then
+// another) still gets the log.
+const letGoWait = 30 * time.Second
 
 // run reads the log from its start and tails it until it cannot.
 func (f *follower) run(c *Client) error {

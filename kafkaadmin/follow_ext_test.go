@@ -217,3 +217,46 @@ func TestReplaySkipsAndCountsWhatItCannotRead(t *testing.T) {
 		t.Fatalf("ReadTxnLog handed %d unread records (%v), want 3 in their place", n, err)
 	}
 }
+
+// With FollowOnLetGo the log's first read waits for LetGo (the exporter,
+// once it has let go of the first listing's rows), then goes live as
+// without it; the polls meanwhile list, and say the log is being read.
+func TestFollowerWaitsForLetGo(t *testing.T) {
+	t.Parallel()
+	_, boot := kafkatest.NewCluster(t)
+	lw := kafkatest.NewTxnLog(t, boot)
+	lw.State(0, "letgo-job-0-1", 4)
+	a, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: boot, Timeout: 5 * time.Second, FollowLog: true, FollowOnLetGo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := a.Poll(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Source.Log || !s.Source.Reading {
+		t.Fatalf("the first poll's source: %+v, want the log being read", s.Source)
+	}
+	select {
+	case <-a.LogLive():
+		t.Fatal("the log was read before LetGo")
+	case <-time.After(time.Second): // the reader, let go, is live in a few ms
+	}
+	a.LetGo()
+	a.LetGo() // twice is once
+	select {
+	case <-a.LogLive():
+	case <-ctx.Done():
+		t.Fatal("the log is not live after LetGo")
+	}
+	s, err = a.Poll(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, ok := s.Txn("letgo-job-0-1"); !s.Source.Log || !ok || tx.State != model.CompleteCommit {
+		t.Fatalf("after LetGo: source %+v, row %+v (%v)", s.Source, tx, ok)
+	}
+}

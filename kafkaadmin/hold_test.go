@@ -121,3 +121,34 @@ func TestFirstPollDescribesTheOpenOnesAtAMillion(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstPollLetsGoOfTheOrderAtAMillion: following the log, a first poll
+// of holdRowsAt ids or more keeps no listing order (the polls after it hold
+// its rows until the log is read); below, it keeps it for the next listing.
+func TestFirstPollLetsGoOfTheOrderAtAMillion(t *testing.T) {
+	defer func(at int) { holdRowsAt = at }(holdRowsAt)
+	_, boot := kafkatest.NewCluster(t)
+	kafkatest.InitIDs(t, boot, time.Minute, "order-a", "order-b", "order-c")
+	for _, tc := range []struct {
+		at   int
+		kept bool
+	}{{3, false}, {4, true}} {
+		holdRowsAt = tc.at
+		c, err := New(Config{Bootstrap: boot, Timeout: 5 * time.Second, FollowLog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Poll(context.Background(), nil)
+		if err != nil || len(s.Txns) != 3 {
+			c.Close()
+			t.Fatalf("first poll: %v, %d rows", err, len(s.Txns))
+		}
+		c.order.mu.Lock()
+		kept := c.order.ids != nil
+		c.order.mu.Unlock()
+		c.Close()
+		if kept != tc.kept {
+			t.Errorf("holdRowsAt %d, 3 ids listed: order kept %v, want %v", tc.at, kept, tc.kept)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func TestListTransactionsByState(t *testing.T) {
 		}
 		var got []string
 		for _, l := range ls {
-			got = append(got, l.TransactionalID+" "+string(l.State))
+			got = append(got, l.TransactionalID+" "+l.State.String())
 		}
 		if strings.Join(got, ", ") != tc.want {
 			t.Errorf("states %v: listed %q, want %q", tc.states, strings.Join(got, ", "), tc.want)

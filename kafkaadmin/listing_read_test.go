@@ -53,7 +53,7 @@ func TestReadListingMatchesKmsg(t *testing.T) {
 			t.Fatalf("round %d: throttle %d code %d, %d ids; want %d %d %d", round, throttle, code, got.len(), want.ThrottleMillis, want.ErrorCode, len(want.TransactionStates))
 		}
 		for k, st := range want.TransactionStates {
-			if got.ids[k] != st.TransactionalID || got.ls[k].pid != st.ProducerID || got.ls[k].state != model.State(st.TransactionState) {
+			if got.ids[k] != st.TransactionalID || got.ls[k].pid != st.ProducerID || got.ls[k].state != model.StateOf(st.TransactionState) {
 				t.Fatalf("round %d, id %d: %q %d %q, want %q %d %q", round, k, got.ids[k], got.ls[k].pid, got.ls[k].state, st.TransactionalID, st.ProducerID, st.TransactionState)
 			}
 		}

@@ -136,7 +136,7 @@ func (c *Client) readOutcomes(ctx context.Context, ends []ending, meta metaMap) 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if o := c.readOutcome(ctx, e, leader, meta[e.at.Topic].id, &budget); o != "" {
+			if o := c.readOutcome(ctx, e, leader, meta[e.at.Topic].id, &budget); o != model.NoState {
 				mu.Lock()
 				out[e.id] = o
 				mu.Unlock()
@@ -154,7 +154,7 @@ func (c *Client) readOutcomes(ctx context.Context, ends []ending, meta metaMap) 
 // marker is too far, not written yet, or the log cannot be read.
 func (c *Client) readOutcome(ctx context.Context, e ending, leader int32, topicID [16]byte, budget *atomic.Int64) model.State {
 	o, far := c.walkToMarker(ctx, e, leader, topicID, budget)
-	if o != "" || !far || budget.Add(-markerFirstBytes) < 0 {
+	if o != model.NoState || !far || budget.Add(-markerFirstBytes) < 0 {
 		return o
 	}
 	return c.abortIndexed(ctx, e, leader, topicID)
@@ -166,19 +166,19 @@ func (c *Client) walkToMarker(ctx context.Context, e ending, leader int32, topic
 	from, size, walked := e.start, int32(markerFirstBytes), 0
 	for range markerFetches {
 		if walked >= markerMaxBatches || budget.Add(-int64(size)) < 0 {
-			return "", true
+			return model.NoState, true
 		}
 		p, ok := c.fetchLog(ctx, e.at, leader, topicID, from, 0, size)
 		if !ok {
-			return "", false
+			return model.NoState, false
 		}
 		sc := scanMarker(p.RecordBatches, e, from, markerMaxBatches-walked)
-		if sc.outcome != "" || sc.stop || sc.next <= from || sc.next >= p.HighWatermark {
+		if sc.outcome != model.NoState || sc.stop || sc.next <= from || sc.next >= p.HighWatermark {
 			return sc.outcome, false
 		}
 		walked, from, size = walked+sc.batches, sc.next, markerMoreBytes
 	}
-	return "", true
+	return model.NoState, true
 }
 
 // abortIndexed asks the leader whether it holds the transaction's ABORT
@@ -191,14 +191,14 @@ func (c *Client) walkToMarker(ctx context.Context, e ending, leader int32, topic
 func (c *Client) abortIndexed(ctx context.Context, e ending, leader int32, topicID [16]byte) model.State {
 	p, ok := c.fetchLog(ctx, e.at, leader, topicID, e.start, 1, 1)
 	if !ok {
-		return ""
+		return model.NoState
 	}
 	for _, a := range p.AbortedTransactions {
 		if a.ProducerID == e.pid && a.FirstOffset == e.start {
 			return model.CompleteAbort
 		}
 	}
-	return ""
+	return model.NoState
 }
 
 // fetchLog fetches one partition of the leader from offset from, size bytes
@@ -334,15 +334,15 @@ func eachBatch(raw []byte, from int64, maxBatches int, fn func(*kmsg.RecordBatch
 // (0 ABORT, 1 COMMIT). Brokers never compress control batches.
 func markerType(b kmsg.RecordBatch) model.State {
 	if b.Attributes&attrCompressed != 0 || b.NumRecords < 1 {
-		return ""
+		return model.NoState
 	}
 	var r kmsg.Record
 	if err := r.ReadFrom(b.Records); err != nil {
-		return ""
+		return model.NoState
 	}
 	var k kmsg.ControlRecordKey
 	if err := k.ReadFrom(r.Key); err != nil {
-		return ""
+		return model.NoState
 	}
 	switch k.Type {
 	case kmsg.ControlRecordKeyTypeCommit:
@@ -350,5 +350,5 @@ func markerType(b kmsg.RecordBatch) model.State {
 	case kmsg.ControlRecordKeyTypeAbort:
 		return model.CompleteAbort
 	}
-	return ""
+	return model.NoState
 }

@@ -73,10 +73,10 @@ func TestApplyOutcomesToOpen(t *testing.T) {
 	}}
 	ends := []ending{{id: "a", epoch: 3}, {id: "b", epoch: 3}}
 	applyOutcomes(snap, ends, map[string]model.State{"a": model.CompleteAbort, "b": model.CompleteAbort})
-	if a := snap.Txns[0]; a.PrevOutcome() != model.CompleteAbort || a.Outcome() != "" {
+	if a := snap.Txns[0]; a.PrevOutcome() != model.CompleteAbort || a.Outcome() != model.NoState {
 		t.Errorf("open a: outcome %q, previous %q; want the abort as its previous", a.Outcome(), a.PrevOutcome())
 	}
-	if b := snap.Txns[1]; b.Outcome() != model.CompleteAbort || b.PrevOutcome() != "" {
+	if b := snap.Txns[1]; b.Outcome() != model.CompleteAbort || b.PrevOutcome() != model.NoState {
 		t.Errorf("idle b: outcome %q, previous %q; want its own outcome", b.Outcome(), b.PrevOutcome())
 	}
 }

@@ -66,13 +66,13 @@ func TestScanMarker(t *testing.T) {
 		{"commit marker, epoch bumped (transaction version 2)", cat(ours, batch(13, 1, pid, 4, true, commit)),
 			100, model.CompleteCommit, 14, 2, true},
 		{"a marker with an older epoch cannot end it", cat(ours, batch(13, 1, pid, 2, true, commit)),
-			100, "", 14, 2, true},
-		{"no marker yet: read on from the next offset", cat(ours, theirs), 100, "", 15, 2, false},
-		{"a batch cut off by the fetch size is left for the next fetch", cat(ours, theirs[:len(theirs)-5]), 100, "", 13, 1, false},
-		{"an earlier marker of the producer does not count", cat(batch(8, 1, pid, 3, true, commit), ours), 100, "", 13, 2, false},
-		{"the batch bound stops the walk", cat(ours, theirs, batch(15, 1, pid, 3, true, abort)), 2, "", 15, 2, false},
-		{"a compressed marker is not read", cat(ours, compressed), 100, "", 16, 2, true},
-		{"garbage", []byte{0, 0, 0, 0, 0, 0, 0, 10, 0xff, 0xff, 0xff, 0xff, 1}, 100, "", 10, 0, true},
+			100, model.NoState, 14, 2, true},
+		{"no marker yet: read on from the next offset", cat(ours, theirs), 100, model.NoState, 15, 2, false},
+		{"a batch cut off by the fetch size is left for the next fetch", cat(ours, theirs[:len(theirs)-5]), 100, model.NoState, 13, 1, false},
+		{"an earlier marker of the producer does not count", cat(batch(8, 1, pid, 3, true, commit), ours), 100, model.NoState, 13, 2, false},
+		{"the batch bound stops the walk", cat(ours, theirs, batch(15, 1, pid, 3, true, abort)), 2, model.NoState, 15, 2, false},
+		{"a compressed marker is not read", cat(ours, compressed), 100, model.NoState, 16, 2, true},
+		{"garbage", []byte{0, 0, 0, 0, 0, 0, 0, 10, 0xff, 0xff, 0xff, 0xff, 1}, 100, model.NoState, 10, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := scanMarker(tc.raw, e, e.start, tc.max)

@@ -124,7 +124,7 @@ func TestMarkerOutOfReach(t *testing.T) {
 		want    model.EventKind
 		aborts  int
 	}{
-		{true, "", model.Ended, 0},
+		{true, model.NoState, model.Ended, 0},
 		{false, model.CompleteAbort, model.Aborted, 1},
 	} {
 		c, boot := kafkatest.NewCluster(t)

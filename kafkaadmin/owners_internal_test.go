@@ -3,10 +3,13 @@ package kafkaadmin
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/txnscope/txnscope/model"
 )
 
 // The partition of an id must be Kafka's (TransactionStateManager.partitionFor:
@@ -166,5 +169,27 @@ func TestSameCoords(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestOwnerless: the producers with an open transaction on a partition that
+// no row names, each once and ascending; idle producers, and producers a
+// row names in any state, are not.
+func TestOwnerless(t *testing.T) {
+	open := func(pid int64) model.Producer { return model.Producer{ProducerID: pid, CurrentTxnStartOffset: 5} }
+	idle := model.Producer{ProducerID: 3, CurrentTxnStartOffset: -1}
+	snap := &model.Snapshot{
+		Txns: []model.Txn{{ID: "a", ProducerID: 10, State: model.Ongoing}, {ID: "b", ProducerID: 11, State: model.Empty}},
+		Partitions: []model.Partition{
+			{TopicPartition: model.TopicPartition{Topic: "t", Partition: 0}, Producers: []model.Producer{open(10), open(42), idle, open(7)}},
+			{TopicPartition: model.TopicPartition{Topic: "t", Partition: 1}, Producers: []model.Producer{open(42), open(11)}},
+		},
+	}
+	if got := ownerless(snap); !slices.Equal(got, []int64{7, 42}) {
+		t.Errorf("ownerless: %v, want [7 42]", got)
+	}
+	snap.Txns = append(snap.Txns, model.Txn{ID: "c", ProducerID: 7}, model.Txn{ID: "d", ProducerID: 42})
+	if got := ownerless(snap); len(got) != 0 {
+		t.Errorf("every producer named by a row: %v, want none", got)
 	}
 }

@@ -44,8 +44,25 @@ func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapsho
 		}
 		if c.cfg.FollowLog {
 			f := c.follow()
+			followStarted()
 			if s != nil {
-				s.Source = f.source() // "reading the log", as a poll while it reads says
+				// "reading the log", as a poll while it reads says. These
+				// rows are the listing's even if the reader is already
+				// live (a tiny log, read before this line runs): the log is
+				// the source from the next poll, never for rows it did not
+				// give.
+				s.Source = f.source()
+				if s.Source.Log {
+					s.Source = model.Source{Reading: true, Since: s.Source.Since}
+				}
+			}
+			if s != nil && len(s.Txns) >= holdRowsAt {
+				// The polls while the log is read hold these rows (holdRows)
+				// and the log's end gives every row: the listing's order
+				// would pair with nothing, and kept its 20 bytes an id (40
+				// MB at 2,000,000) beside the log's rows. Should the reader
+				// fail, the next listing pairs by sorting.
+				c.order.take(nil)
 			}
 		}
 		return s, err
@@ -58,6 +75,10 @@ func (c *Client) Poll(ctx context.Context, prev *model.Snapshot) (*model.Snapsho
 	}
 	return c.refresh(ctx, prev, c.budget, c.fromLog)
 }
+
+// followStarted runs once a first poll has started the log's reader (tests
+// hold it there).
+var followStarted = func() {}
 
 // pollBudget bounds the idle ids one Poll describes: a few round trips, a
 // small part of what a 500,000-id listing costs.
@@ -178,7 +199,8 @@ func (c *Client) currentTxns(ctx context.Context, prev *model.Snapshot, list lis
 	listedIDs := list.len()
 	p := pairWithPrev(prev, list, was, seq)
 	// From here the listing (30 MB at 500,000 ids) is garbage: p holds
-	// what it said of each row, and the new ids' strings of their own.
+	// what it said of each row, and the new ids' strings of their own
+	// (but for a first listing, whose rows p makes from it).
 	// Each row is built in place, and each answer lands in its row: at
 	// 500,000 ids, rows of their own and a map of the answers held as much
 	// again as the snapshot.
@@ -578,23 +600,17 @@ const ownersUnknown = "owners unknown"
 // ownerless returns the producers with an open transaction on a polled
 // partition that no listed transaction owns, ascending.
 func ownerless(snap *model.Snapshot) []int64 {
-	open := map[int64]bool{}
+	owned := model.ProducersOn(snap) // a bit test per id, not a map delete: 2,000,000 of those were a tenth of a steady TUI's CPU
+	var out []int64
 	for _, p := range snap.Partitions {
 		for _, pr := range p.Producers {
-			if pr.CurrentTxnStartOffset >= 0 {
-				open[pr.ProducerID] = true
+			if _, ok := owned[pr.ProducerID]; pr.CurrentTxnStartOffset >= 0 && !ok {
+				out = append(out, pr.ProducerID)
 			}
 		}
 	}
-	for i := 0; i < len(snap.Txns) && len(open) > 0; i++ {
-		delete(open, snap.Txns[i].ProducerID)
-	}
-	out := make([]int64, 0, len(open))
-	for pid := range open {
-		out = append(out, pid)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // maxConfirm bounds the ids confirmLogOwners describes in one refresh.
@@ -612,28 +628,16 @@ const maxConfirm = 1000
 // the coordinator's answer replaces the row; an id that cannot be described
 // holds judgement on the partitions its producer pins (H?, never H!).
 func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
-	// Only the producers that pin a partition are looked up: a map of every
-	// id's producer, made each refresh, was a third of a steady TUI's CPU at
-	// 2,000,000 ids.
-	byPID := map[int64]int{}
+	// Only the producers that pin a partition are looked up (ProducersOf):
+	// a map of every id's producer, made each refresh, was a third of a
+	// steady TUI's CPU at 2,000,000 ids.
+	var pinned []model.Partition
 	for _, p := range snap.Partitions {
-		if !p.Pinned() {
-			continue
-		}
-		for _, pr := range p.Producers {
-			if pr.CurrentTxnStartOffset >= 0 {
-				byPID[pr.ProducerID] = -1
-			}
+		if p.Pinned() {
+			pinned = append(pinned, p)
 		}
 	}
-	if len(byPID) == 0 {
-		return
-	}
-	for i := range snap.Txns {
-		if _, pins := byPID[snap.Txns[i].ProducerID]; pins {
-			byPID[snap.Txns[i].ProducerID] = i
-		}
-	}
+	byPID := model.ProducersOf(snap, pinned)
 	doubt := map[string][]int{} // id → the partitions (indexes) it leaves pinned
 	for pi, p := range snap.Partitions {
 		if !p.Pinned() {
@@ -643,11 +647,11 @@ func (c *Client) confirmLogOwners(ctx context.Context, snap *model.Snapshot) {
 			if pr.CurrentTxnStartOffset < 0 {
 				continue
 			}
-			i := byPID[pr.ProducerID]
-			if i < 0 {
+			t := byPID[pr.ProducerID]
+			if t == nil {
 				continue // owned by no id in the log: vouchForOwners asks the coordinators
 			}
-			if t := &snap.Txns[i]; !t.State.Open() || !slices.Contains(t.Partitions, p.TopicPartition) {
+			if !t.State.Open() || !slices.Contains(t.Partitions, p.TopicPartition) {
 				doubt[t.ID] = append(doubt[t.ID], pi)
 			}
 		}

@@ -176,8 +176,17 @@ func TestPairWithPrevMatchesLookups(t *testing.T) {
 				was, seq = append(was, prev.Txns[i].ID), append(seq, int32(i))
 			}
 		}
+		if round%4 == 3 {
+			prev, was, seq = nil, nil, nil // a first listing (sortedNews)
+		}
 		paired := pairWithPrev(prev, list, was, seq)
 		rows, notListed := slices.Collect(paired.rows()), paired.notListed
+		if paired.n != len(rows) {
+			t.Fatalf("round %d: %d rows counted, %d made", round, paired.n, len(rows))
+		}
+		if prev == nil {
+			prev = &model.Snapshot{} // has nothing, as no previous snapshot
+		}
 		if len(rows) != len(first) {
 			t.Fatalf("round %d: %d rows for %d listed ids", round, len(rows), len(first))
 		}

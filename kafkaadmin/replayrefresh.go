@@ -39,12 +39,11 @@ func (c *Client) RefreshReplayed(ctx context.Context, since time.Time, limit int
 			why = ctx.Err().Error()
 			return nil, nil, model.Source{}, false
 		}
-		rp := model.NewReplay(since, limit)
-		if err := c.readTxnLog(ctx, ends, rp.Bounds, rp.Add); err != nil {
+		rp, res, _, err := c.replayLog(ctx, ends, since, limit)
+		if err != nil {
 			why = err.Error()
 			return nil, nil, model.Source{}, false
 		}
-		res := rp.Result()
 		r, why = &res, ""
 		c.mu.Lock()
 		hidden := c.settings.idsHidden

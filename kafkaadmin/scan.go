@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -90,7 +91,8 @@ func every(meta metaMap, watch []tp) []tp {
 // scanPartitions reads the high watermark and LSO of every partition: one
 // ListOffsets per leader and isolation level, whatever the partition count.
 // DescribeProducers goes only to the watched partitions (at once) and to the
-// ones found pinned (after). The snapshot keeps those two sets, and consumer
+// ones found pinned (after), except where the last read stands
+// (producerCache). The snapshot keeps those two sets, and consumer
 // groups are read only when something is pinned: a group can only be stuck
 // behind a pin.
 func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, brokers []int32, ends chan<- logEnds) scan {
@@ -113,7 +115,8 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 			ends <- logEndsOf(meta, hwm, &errs)
 		}
 	})
-	wg.Go(func() { producers = c.producersOf(ctx, askWatch, meta, &errs) })
+	askNow, quiet := c.prods.split(askWatch)
+	wg.Go(func() { producers = c.producersOf(ctx, askNow, meta, &errs) })
 	go func() {
 		defer close(groupsListed)
 		groups, groupsErr = c.listGroups(ctx, brokers)
@@ -121,8 +124,9 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 	wg.Wait()
 
 	pinned, extra := pinnedOf(all, watch, hwm, lso)
-	if len(extra) > 0 {
-		extraWG.Go(func() { extraProds = c.producersOf(ctx, extra, meta, &errs) })
+	kept, again := c.prods.reuse(append(quiet, extra...), meta, hwm, lso)
+	if len(again) > 0 {
+		extraWG.Go(func() { extraProds = c.producersOf(ctx, again, meta, &errs) })
 	}
 	<-groupsListed
 	var commits []model.GroupCommit
@@ -137,10 +141,14 @@ func (c *Client) scanPartitions(ctx context.Context, watch []tp, meta metaMap, b
 	keep := make([]tp, 0, len(watch)+len(extra))
 	keep = append(append(keep, watch...), extra...)
 	model.SortPartitions(keep)
+	read := make(map[tp][]model.Producer, len(producers)+len(extraProds))
+	maps.Copy(read, producers)
+	maps.Copy(read, extraProds)
+	c.prods.remember(append(askNow, again...), read, keep, meta, hwm, lso)
 	for _, p := range keep {
-		prods := producers[p]
-		if prods == nil {
-			prods = extraProds[p]
+		prods, ok := read[p]
+		if !ok {
+			prods = kept[p]
 		}
 		out.parts = append(out.parts, partitionRow(p, meta, hwm, lso, prods, &errs))
 	}

@@ -54,7 +54,7 @@ func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next in
 			return true
 		}
 		if b.Attributes&attrControl == 0 {
-			if tr.ended != "" {
+			if tr.ended != model.NoState {
 				tr.open = true
 				if tr.dataAt < 0 {
 					tr.dataAt = b.FirstOffset
@@ -66,12 +66,12 @@ func (tr *trail) scan(raw []byte, e ending, from int64, maxBatches int) (next in
 			return true
 		}
 		typ := markerType(*b)
-		if typ == "" || b.ProducerEpoch < e.epoch {
+		if typ == model.NoState || b.ProducerEpoch < e.epoch {
 			unreadable = true // a marker that cannot be read, or from before the mark
 			return false
 		}
 		tr.open = false
-		if tr.ended == "" {
+		if tr.ended == model.NoState {
 			tr.ended, tr.endedAt, tr.endedEpoch = typ, b.FirstOffset, b.ProducerEpoch
 			return true
 		}
@@ -117,7 +117,7 @@ func (c *Client) walkTrail(ctx context.Context, m mark, leader int32, topicID [1
 		walked, from, size = walked+n, next, markerMoreBytes
 	}
 	// Out of reach: its ABORT may still be indexed by the leader.
-	if tr.ended == "" && m.first && budget.Add(-markerFirstBytes) >= 0 && c.abortIndexed(ctx, m.ending, leader, topicID) == model.CompleteAbort {
+	if tr.ended == model.NoState && m.first && budget.Add(-markerFirstBytes) >= 0 && c.abortIndexed(ctx, m.ending, leader, topicID) == model.CompleteAbort {
 		tr.ended = model.CompleteAbort
 	}
 	return tr

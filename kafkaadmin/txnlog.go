@@ -24,9 +24,9 @@ func (c *Client) ReadTxnLog(ctx context.Context, fn func(model.TxnLogRecord)) er
 }
 
 // readTxnLog is ReadTxnLog up to ends (nil: the end as of the call),
-// telling bounds every partition's end offset and when it was read before
-// the first record.
-func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds func(map[int32]int64, time.Time), fn func(model.TxnLogRecord)) error {
+// telling bounds every partition's first and end offsets and when they were
+// read before the first record.
+func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds func(starts, ends map[int32]int64, at time.Time), fn func(model.TxnLogRecord)) error {
 	ctx, cancel := c.scope(ctx)
 	defer cancel()
 	starts, ends, err := c.txnLogFrom(ctx, ends)
@@ -34,7 +34,7 @@ func (c *Client) readTxnLog(ctx context.Context, ends map[int32]int64, bounds fu
 		return errors.New(logWhy(err))
 	}
 	if bounds != nil {
-		bounds(ends, time.Now())
+		bounds(starts, ends, time.Now())
 	}
 	want := map[int32]kgo.Offset{}
 	left := map[int32]int64{} // the end offset of each partition still to read
@@ -193,6 +193,13 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 	rec.PrevProducerID, rec.NextProducerID = v.PreviousProducerID, v.NextProducerID
 	rec.NextProducerEpoch = v.NextProducerEpoch
 	rec.ClientTxnVersion = v.ClientTransactionVersion
+	n := 0
+	for _, t := range v.Topics {
+		n += len(t.Partitions)
+	}
+	if n > 0 {
+		rec.Partitions = make([]model.TopicPartition, 0, n)
+	}
 	for _, t := range v.Topics {
 		for _, p := range t.Partitions {
 			rec.Partitions = append(rec.Partitions, model.TopicPartition{Topic: t.Topic, Partition: p})
@@ -207,11 +214,104 @@ func decodeTxnLog(key, value []byte) (rec model.TxnLogRecord, err error) {
 // (model.Replay), from when they are all there, and the records it could
 // not read.
 func (c *Client) Replay(ctx context.Context, since time.Time, limit int) (model.Replayed, error) {
+	_, res, _, err := c.replayLog(ctx, nil, since, limit)
+	return res, err
+}
+
+// replayLog replays the log up to ends (nil: its end as of the call). On a
+// large log it first presumes where the newest limit events are
+// (presumeFrom); should that not hold (model.Replay.Presumed), it reads the
+// log again without it, up to the same ends, and says so (again).
+func (c *Client) replayLog(ctx context.Context, ends map[int32]int64, since time.Time, limit int) (_ *model.Replay, _ model.Replayed, again bool, _ error) {
 	r := model.NewReplay(since, limit)
-	if err := c.readTxnLog(ctx, nil, r.Bounds, r.Add); err != nil {
-		return model.Replayed{}, err
+	err := c.readTxnLog(ctx, ends, func(starts, to map[int32]int64, at time.Time) {
+		ends = to
+		r.Bounds(to, at)
+		r.Presume(c.presumeFrom(ctx, starts, to, since, limit))
+	}, r.Add)
+	if err != nil {
+		return nil, model.Replayed{}, false, err
 	}
-	return r.Result(), nil
+	if res := r.Result(); r.Presumed() {
+		return r, res, false, nil
+	}
+	r = model.NewReplay(since, limit)
+	if err := c.readTxnLog(ctx, ends, func(_, to map[int32]int64, at time.Time) { r.Bounds(to, at) }, r.Add); err != nil {
+		return nil, model.Replayed{}, true, err
+	}
+	return r, r.Result(), true, nil
+}
+
+// presumePer is how many of the log's newest records presumeFrom counts
+// on for each event a replay keeps: a Flink or Streams transaction writes
+// three to five records (Ongoing, again for each partition it adds,
+// PrepareCommit, CompleteCommit) and makes one event.
+var presumePer int64 = 8
+
+// presumeFrom is a time after which the log holds presumePer×limit of its
+// records, found by the offsets at times (ListOffsets by timestamp), for
+// the replay to presume its newest limit events all come after it
+// (model.Replay.Presume). The zero time, presuming nothing, when the log
+// holds fewer than twice that many records, or when the offsets cannot be
+// read.
+func (c *Client) presumeFrom(ctx context.Context, starts, ends map[int32]int64, since time.Time, limit int) time.Time {
+	want := int64(limit) * presumePer
+	var total int64
+	for p, e := range ends {
+		total += e - starts[p]
+	}
+	if limit <= 0 || total < 2*want {
+		return time.Time{}
+	}
+	now := time.Now()
+	// after is how many records were written at or after t, or -1.
+	after := func(t time.Time) int64 {
+		offs, err := c.txnLogOffsets(ctx, t.UnixMilli())
+		if err != nil {
+			return -1
+		}
+		var n int64
+		for p, e := range ends {
+			o, ok := offs[p]
+			if !ok || o < 0 || o > e {
+				o = e // nothing written at or after t
+			}
+			n += e - max(o, starts[p])
+		}
+		return n
+	}
+	// Back from now, doubling, to an age holding enough records; then
+	// halving the last step a few times.
+	young, old := time.Duration(0), time.Second
+	for {
+		last := !since.IsZero() && now.Add(-old).Before(since)
+		if last {
+			old = max(now.Sub(since), young) // the whole window, once
+		}
+		n := after(now.Add(-old))
+		if n < 0 {
+			return time.Time{}
+		}
+		if n >= want {
+			break
+		}
+		if last || old > 10*365*24*time.Hour {
+			return time.Time{} // the window holds too few: nothing to presume
+		}
+		young, old = old, 2*old
+	}
+	for range 6 {
+		mid := young + (old-young)/2
+		switch n := after(now.Add(-mid)); {
+		case n < 0:
+			return now.Add(-old)
+		case n >= want:
+			old = mid
+		default:
+			young = mid
+		}
+	}
+	return now.Add(-old)
 }
 
 // txnLogFrom is where a read of the log starts and ends: every partition's

@@ -34,7 +34,7 @@ func FuzzDecodeTxnLog(f *testing.F) {
 
 func knownState(s model.State) bool {
 	for i := range kmsg.TransactionState(8) {
-		if string(s) == i.String() {
+		if s.String() == i.String() {
 			return true
 		}
 	}
@@ -47,7 +47,7 @@ func encodeRecord(rec model.TxnLogRecord) []byte {
 	v.Version = 1
 	v.ProducerID, v.ProducerEpoch, v.TimeoutMillis = rec.ProducerID, rec.ProducerEpoch, rec.TimeoutMs
 	for i := range kmsg.TransactionState(8) {
-		if i.String() == string(rec.State) {
+		if i.String() == rec.State.String() {
 			v.State = i
 		}
 	}

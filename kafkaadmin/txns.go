@@ -392,7 +392,7 @@ func fromDescribe(st kmsg.DescribeTransactionsResponseTransactionState, coord in
 	}
 	t := model.Txn{
 		ID:            st.TransactionalID,
-		State:         model.State(st.State),
+		State:         model.StateOf(st.State),
 		ProducerID:    st.ProducerID,
 		ProducerEpoch: st.ProducerEpoch,
 		Coordinator:   coord,

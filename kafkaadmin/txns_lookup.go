@@ -114,7 +114,7 @@ func (c *Client) ListTransactions(ctx context.Context, o ListOptions) ([]Listing
 				}
 				seen[ts.TransactionalID] = true
 			}
-			out = append(out, Listing{TransactionalID: ts.TransactionalID, Coordinator: b, ProducerID: ts.ProducerID, State: model.State(ts.TransactionState)})
+			out = append(out, Listing{TransactionalID: ts.TransactionalID, Coordinator: b, ProducerID: ts.ProducerID, State: model.StateOf(ts.TransactionState)})
 		}
 	}
 	slices.SortFunc(out, func(a, b Listing) int { return strings.Compare(a.TransactionalID, b.TransactionalID) })

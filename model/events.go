@@ -181,13 +181,13 @@ func appendStep(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 		// transaction last seen in Prepare* had its outcome decided already;
 		// otherwise the log may tell (kafkaadmin reads it).
 		outcome := decided(p)
-		if outcome == "" {
+		if outcome == NoState {
 			outcome = n.PrevOutcome()
 		}
 		out = append(out, ended(prevAt, at, p, n, outcome, tv2)...)
 		return append(out, ev(at, n, Began, ""))
 	case p.State.Open():
-		if n.PrevOutcome() != "" && n.State != Empty {
+		if n.PrevOutcome() != NoState && n.State != Empty {
 			// The log says how p's transaction ended; n shows a later one,
 			// begun and ended between the polls too.
 			out = append(out, ended(prevAt, at, p, n, n.PrevOutcome(), tv2)...)
@@ -215,14 +215,14 @@ func appendStep(out []Event, prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 // between the polls.
 func endedIn(prevAt, at time.Time, p, n Txn, tv2 bool) []Event {
 	mine, last := decided(p), outcomeOf(n)
-	if mine == "" && last != "" && !tv2 && LaterEnd(p, n, tv2) {
+	if mine == NoState && last != NoState && !tv2 && LaterEnd(p, n, tv2) {
 		// Under version 1 n's outcome is a later transaction's: how p's
 		// ended is not known. (Under version 2 its marker is read.)
-		out := ended(prevAt, at, p, n, "", tv2)
+		out := ended(prevAt, at, p, n, NoState, tv2)
 		k, _ := outcomeKind(n)
 		return append(out, ev(at, n, k, "began and ended between polls"))
 	}
-	if mine == "" || last == "" || last == mine {
+	if mine == NoState || last == NoState || last == mine {
 		return ended(prevAt, at, p, n, cmp.Or(mine, last), tv2)
 	}
 	out := ended(prevAt, at, p, n, mine, tv2)
@@ -289,7 +289,7 @@ func decided(t Txn) State {
 	case PrepareAbort, PrepareEpochFence:
 		return CompleteAbort
 	}
-	return ""
+	return NoState
 }
 
 func outcomeKind(n Txn) (EventKind, bool) {
@@ -343,7 +343,7 @@ func unknownEnd(prevAt, at time.Time, p, n Txn, tv2 bool, bump int) Event {
 	switch {
 	case timedOut(prevAt, at, p):
 		return ev(at, n, Ended, fmt.Sprintf("open %s, past its timeout %s; %s", openFor(at, p), p.Timeout(), unknown))
-	case reinit(p, n, "", tv2, bump):
+	case reinit(p, n, NoState, tv2, bump):
 		e := ev(at, n, Ended, fmt.Sprintf("epoch %d→%d: the id was initialized again; %s", p.ProducerEpoch, n.ProducerEpoch, unknown))
 		e.Reinit = true
 		return e
@@ -375,7 +375,7 @@ func reinit(p, n Txn, outcome State, tv2 bool, bump int) bool {
 	// between two polls: only the id back in Empty (an InitProducerId came in,
 	// which bumps once to fence and once more for the new producer) tells a
 	// fence apart. Two open transactions in a row are just that.
-	if n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == "")) {
+	if n.State == Empty && (bump >= 2 || (bump >= 1 && outcome == NoState)) {
 		return true
 	}
 	// Moved past p's transaction, which the log says aborted: its abort, and

@@ -163,7 +163,7 @@ func TestStraightIntoNextTransaction(t *testing.T) {
 		{"aborted, then a restart's transaction further up: fenced", true, prev(CompleteAbort, 4), []string{"a:fenced", "a:began"}},
 		{"aborted, then the producer's next transaction: aborted", true, prev(CompleteAbort, 1), []string{"a:aborted", "a:began"}},
 		{"a busy producer's commits: committed", true, prev(CompleteCommit, 7), []string{"a:committed", "a:began"}},
-		{"log not read: ended", true, prev("", 2), []string{"a:ended", "a:began"}},
+		{"log not read: ended", true, prev(NoState, 2), []string{"a:ended", "a:began"}},
 		{"same transaction: nothing", true, func() Txn { n := prev(CompleteCommit, 0); n.SetStart(start); return n }(), nil},
 		// Past it to a whole later transaction (the restart's first checkpoint done before the
 		// next poll): p's end, the InitProducerId, and the later one's end.

@@ -14,7 +14,7 @@ import (
 var fuzzIDs = []string{"job-0-1", "job-0-2", "job-1-1", "job-1-2", "a", "", "İd-ß-0-9", "job-0-9223372036854775807"}
 
 var fuzzStates = []model.State{model.Empty, model.Ongoing, model.PrepareCommit, model.PrepareAbort,
-	model.CompleteCommit, model.CompleteAbort, model.Dead, model.PrepareEpochFence, "", "Bogus"}
+	model.CompleteCommit, model.CompleteAbort, model.Dead, model.PrepareEpochFence, model.NoState, model.StateOf("Bogus")}
 
 var fuzzKinds = []model.EventKind{model.Began, model.Committed, model.Aborted, model.TimedOut, model.Fenced, model.Ended}
 

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // txnIndex finds a transaction by id in one hash probe or two: a refresh
@@ -150,7 +151,7 @@ func OrderByID(ids []string) []int {
 // sortIDKeys sorts keys by id, equal ids by position; id gives the id of a
 // key's position.
 func sortIDKeys(keys []idKey, id func(int) string) {
-	slices.SortFunc(keys, func(a, b idKey) int {
+	order := func(a, b idKey) int {
 		for k := range a.head {
 			if a.head[k] != b.head[k] {
 				return cmp.Compare(a.head[k], b.head[k])
@@ -161,8 +162,35 @@ func sortIDKeys(keys []idKey, id func(int) string) {
 			return c
 		}
 		return a.i - b.i
-	})
+	}
+	if len(keys) < parallelSortAt {
+		slices.SortFunc(keys, order)
+		return
+	}
+	// Split at a pivot near the median, then sort both sides at once: at
+	// 2,000,000 ids the sort was 1.6 s of a snapshot on one core. Keys
+	// are distinct (their i), so each key sorts to exactly one side.
+	var sample [63]idKey
+	for k := range sample {
+		sample[k] = keys[k*(len(keys)-1)/(len(sample)-1)]
+	}
+	slices.SortFunc(sample[:], order)
+	pivot := sample[len(sample)/2]
+	left := 0
+	for j := range keys {
+		if order(keys[j], pivot) < 0 {
+			keys[left], keys[j] = keys[j], keys[left]
+			left++
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(keys[:left], order) })
+	slices.SortFunc(keys[left:], order)
+	wg.Wait()
 }
+
+// parallelSortAt is how many ids sortIDKeys sorts on two cores.
+var parallelSortAt = 1 << 16
 
 // idKey orders an id by its first 32 bytes, big-endian and zero-padded, so
 // that most comparisons need no look at the string: zero-padded bytes order

@@ -197,7 +197,7 @@ func TestShareStringsKeepsTheText(t *testing.T) {
 		for i := range want.Txns {
 			// Strings of their own, so that sharing cannot change want.
 			tx := &want.Txns[i]
-			tx.ID, tx.State, tx.Err = string([]byte(tx.ID)), State([]byte(tx.State)), string([]byte(tx.Err))
+			tx.ID, tx.Err = string([]byte(tx.ID)), string([]byte(tx.Err))
 		}
 		wantEvents := Diff(prev, next)
 		ShareStrings(prev, next)
@@ -288,17 +288,6 @@ func TestRowsMatchTheOldRows(t *testing.T) {
 	}
 }
 
-func TestStateIndexIsKnownStatesOrder(t *testing.T) {
-	for k, st := range knownStates {
-		if stateIndex(st) != k {
-			t.Errorf("%s: %d, want %d", st, stateIndex(st), k)
-		}
-	}
-	if stateIndex("Unknown") != -1 || stateIndex("") != -1 {
-		t.Error("an unknown state has an index")
-	}
-}
-
 // TestSortTrickyIDs: ids that tie on their first 32 bytes, that end in or
 // contain zero bytes, the empty id and repeats sort as strings do.
 func TestSortTrickyIDs(t *testing.T) {
@@ -306,7 +295,11 @@ func TestSortTrickyIDs(t *testing.T) {
 	ids := []string{long + "2", long + "10", long + "1", "ab", "ab\x00", "ab\x00\x00", "a", "", "ab\x01", "\xff", long[:32],
 		long[:32] + "\x00", long[:31], "ab", long + "1", "b", "ab\x00"}
 	r := rand.New(rand.NewPCG(19, 20))
-	for range 50 {
+	defer func(n int) { parallelSortAt = n }(parallelSortAt)
+	for k := range 100 {
+		if k == 50 {
+			parallelSortAt = 4 // split at a pivot, both sides sorted at once
+		}
 		s := &Snapshot{}
 		for i, id := range ids {
 			s.Txns = append(s.Txns, Txn{ID: id, ProducerID: int64(i)})
@@ -328,17 +321,4 @@ func idsOf(s *Snapshot) []string {
 		out = append(out, t.ID)
 	}
 	return out
-}
-
-func TestStateOf(t *testing.T) {
-	for _, st := range knownStates {
-		text := string([]byte(st)) // a copy, as a decoder makes
-		got := StateOf(text)
-		if got != st || unsafe.StringData(string(got)) != unsafe.StringData(string(st)) {
-			t.Errorf("StateOf(%q) = %q, not the package's constant", text, got)
-		}
-	}
-	if got := StateOf("Unknown"); got != "Unknown" {
-		t.Errorf("StateOf(Unknown) = %q", got)
-	}
 }

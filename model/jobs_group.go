@@ -126,7 +126,7 @@ func (u *Unit) add(t *Txn, checkpoint int64, open, committed bool) {
 	}
 	// Empty at any epoch: Flink's probes initialize ids again and again
 	// (two jobs on one prefix made 651 in 40s), never writing.
-	if t.State != Empty || committed || t.Outcome() != "" {
+	if t.State != Empty || committed || t.Outcome() != NoState {
 		u.held = true
 		u.zeroSlot = u.zeroSlot || checkpoint == 0
 	}

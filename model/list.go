@@ -155,6 +155,9 @@ type sortRow struct {
 
 func sortKey(t *Txn, i int, k SortKey, now time.Time) sortRow {
 	r := sortRow{i: i}
+	if (k == SortRatio || k == SortAge) && !t.State.Open() {
+		return r // no age: most of a Flink cluster's ids, looked at every refresh
+	}
 	switch k {
 	case SortRatio:
 		r.v, r.has = t.Ratio(now)

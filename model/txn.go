@@ -10,18 +10,17 @@ import (
 	"time"
 )
 
-// State is a transaction state with Kafka's own names.
-type State string
-
+// The states with Kafka's own names (State.String); the zero State has
+// none.
 const (
-	Empty             State = "Empty"
-	Ongoing           State = "Ongoing"
-	PrepareCommit     State = "PrepareCommit"
-	PrepareAbort      State = "PrepareAbort"
-	CompleteCommit    State = "CompleteCommit"
-	CompleteAbort     State = "CompleteAbort"
-	Dead              State = "Dead"
-	PrepareEpochFence State = "PrepareEpochFence"
+	Empty State = iota + 1
+	Ongoing
+	PrepareCommit
+	PrepareAbort
+	CompleteCommit
+	CompleteAbort
+	Dead
+	PrepareEpochFence
 )
 
 // Open reports whether a transaction in this state still holds partitions: the
@@ -63,7 +62,6 @@ func SortPartitions(tps []TopicPartition) {
 // start is milliseconds and the outcomes are bytes (size_test.go pins the size).
 type Txn struct {
 	ID         string
-	State      State
 	Partitions []TopicPartition
 	// Err is a per-id problem (e.g. an authorization failure on describe).
 	Err        string
@@ -76,6 +74,7 @@ type Txn struct {
 	// TimeoutMs is 0 when the id has not been described (yet).
 	TimeoutMs     int32
 	ProducerEpoch int16
+	State         State
 	// Described is false when only ListTransactions has been seen for this
 	// id.
 	Described bool
@@ -158,7 +157,7 @@ func (o outcome) state() State {
 	case outcomeAbort:
 		return CompleteAbort
 	}
-	return ""
+	return NoState
 }
 
 // Age is how long the current transaction has been running; ok is false when the
@@ -465,20 +464,15 @@ func (s *Snapshot) Partition(tp TopicPartition) (Partition, bool) {
 
 // StateCounts counts transactions per state.
 func (s *Snapshot) StateCounts() map[State]int {
-	// The known states are counted without hashing: this runs per id on
-	// every refresh.
-	var known [len(knownStates)]int
-	m := make(map[State]int, 8)
+	// Counted by number without hashing: this runs per id on every refresh.
+	var n [256]int
 	for i := range s.Txns {
-		if k := stateIndex(s.Txns[i].State); k >= 0 {
-			known[k]++
-		} else {
-			m[s.Txns[i].State]++
-		}
+		n[s.Txns[i].State]++
 	}
-	for k, n := range known {
-		if n > 0 {
-			m[knownStates[k]] = n
+	m := make(map[State]int, 8)
+	for st, c := range n {
+		if c > 0 {
+			m[State(st)] = c
 		}
 	}
 	return m

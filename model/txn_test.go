@@ -20,7 +20,7 @@ func TestStateOpenAbortable(t *testing.T) {
 		{CompleteAbort, false, false},
 		{Dead, false, false},
 		{PrepareEpochFence, true, true},
-		{"Bogus", false, false},
+		{StateOf("Bogus"), false, false},
 	}
 	for _, tt := range tests {
 		if got := tt.s.Open(); got != tt.open {

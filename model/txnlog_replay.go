@@ -29,6 +29,11 @@ type Replay struct {
 	// (nil when not told: Bounds).
 	ends   map[int32]int64
 	endsAt time.Time
+	// presumed is Presume's time (zero: not told); failed is set by
+	// Result when the newest limit events turned out not all to be at or
+	// after it.
+	presumed time.Time
+	failed   bool
 }
 
 // logRun is the last run of consecutive offsets of one partition.
@@ -70,6 +75,26 @@ func NewReplay(since time.Time, limit int) *Replay {
 func (r *Replay) Bounds(ends map[int32]int64, at time.Time) {
 	r.ends, r.endsAt = ends, at
 }
+
+// Presume tells the replay, before the first record, a time at or after
+// which the newest limit events presumably all are (the caller guessed it
+// from where the log's records are by time): records older than it by more
+// than an abort's Grace are taken in silently from the start, as they are
+// once limit events are kept (news). A log whose every record is in the
+// window made events of them all, to keep the newest limit: at 2,000,000
+// ids, 8,000,000 records were half a snapshot's time. Result then says, by
+// Presumed, whether the guess held; when it did not, events may be missing
+// and the log must be replayed again without it.
+func (r *Replay) Presume(t time.Time) {
+	if r.limit > 0 {
+		r.presumed = t
+	}
+}
+
+// Presumed reports, once Result has run, whether Presume's time held: the
+// newest limit events are all at or after it, or it was no later than the
+// window's start, so no event it silenced could have been kept.
+func (r *Replay) Presumed() bool { return !r.failed }
 
 // Add takes the next record of its partition in, in offset order.
 func (r *Replay) Add(rec TxnLogRecord) {
@@ -115,7 +140,7 @@ func (r *Replay) Add(rec TxnLogRecord) {
 // they would be. A week of Flink's ids is millions of transitions, and
 // their events' details were most of a replay's garbage.
 func (r *Replay) news(rec TxnLogRecord, at time.Time) bool {
-	from := maxTime(r.since, r.floor)
+	from := maxTime(maxTime(r.since, r.floor), r.presumed)
 	if from.IsZero() {
 		return true
 	}
@@ -198,6 +223,10 @@ func (r *Replay) Result() Replayed {
 	r.keep(r.log.Take(time.Unix(1<<40, 0)))
 	r.trim()
 	slices.SortStableFunc(r.evs, func(a, b Event) int { return a.At.Compare(b.At) })
+	// Held: the silenced records' events are all older than the presumed
+	// time (news), and limit events at or after it were kept, so none of
+	// them was among the newest limit.
+	r.failed = r.presumed.After(r.since) && (len(r.evs) < r.limit || r.evs[0].At.Before(r.presumed))
 	out := Replayed{Events: r.evs, Oldest: r.oldest, Unread: r.unread.List()}
 	whole := r.ends != nil
 	for p, run := range r.runs {

@@ -59,6 +59,7 @@ func eventIDs(evs []Event) []string {
 // the newest limit, with the next record sometimes within an abort's Grace
 // of it and sometimes not.
 func TestReplayOfOldRecordsInSilenceKeepsTheSameEvents(t *testing.T) {
+	var presumedHeld, presumedFailed int
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 37))
 		since := time.UnixMilli(1_700_000_000_000)
@@ -78,7 +79,35 @@ func TestReplayOfOldRecordsInSilenceKeepsTheSameEvents(t *testing.T) {
 			if !slices.EqualFunc(got, want, sameEvent) {
 				t.Fatalf("seed %d, newest %d: kept\n%v\nwant\n%v", seed, limit, got, want)
 			}
+			if limit == 0 {
+				continue
+			}
+			// A presumed time for the newest limit events: where it held,
+			// the events are the same; where it did not, Presumed says so.
+			at := since.Add(time.Duration(rng.IntN(50_000)-25_000) * time.Millisecond)
+			guess := NewReplay(since, limit)
+			guess.Presume(at)
+			for _, r := range recs {
+				guess.Add(r)
+			}
+			got = guess.Result().Events
+			held := len(want) == limit && !want[0].At.Before(at) || !at.After(since)
+			if guess.Presumed() != held {
+				t.Fatalf("seed %d, newest %d, presumed from %s: Presumed() = %v, want %v (oldest kept %v)",
+					seed, limit, at.Sub(since), guess.Presumed(), held, want)
+			}
+			if held {
+				presumedHeld++
+				if !slices.EqualFunc(got, want, sameEvent) {
+					t.Fatalf("seed %d, newest %d, presumed from %s: kept\n%v\nwant\n%v", seed, limit, at.Sub(since), got, want)
+				}
+			} else {
+				presumedFailed++
+			}
 		}
+	}
+	if presumedHeld < 20 || presumedFailed < 20 {
+		t.Errorf("presumed times held %d times and failed %d: both must be tried", presumedHeld, presumedFailed)
 	}
 }
 

@@ -204,8 +204,8 @@ func fields(d DetailData) []field {
 		{"described", yes(t.Described)},
 		{"last outcome", last},
 	}
-	if t.Outcome() != "" {
-		fs = append(fs, field{"log says", string(t.Outcome())})
+	if t.Outcome() != model.NoState {
+		fs = append(fs, field{"log says", t.Outcome().String()})
 	}
 	if f, ok := model.ParseFlinkID(t.ID); ok {
 		fs = append(fs, field{"flink sink", fmt.Sprintf("prefix %s · subtask %d · checkpoint %d", name(f.Prefix), f.Subtask, f.Checkpoint)})

@@ -64,7 +64,7 @@ func Summarize(s *model.Snapshot) Summary {
 	for st, n := range counts {
 		unknown = append(unknown, StateCount{st, n})
 	}
-	sort.Slice(unknown, func(i, j int) bool { return unknown[i].State < unknown[j].State })
+	sort.Slice(unknown, func(i, j int) bool { return unknown[i].State.String() < unknown[j].State.String() })
 	out.Counts = append(out.Counts, unknown...)
 	if t, ok := s.OldestOpen(); ok {
 		out.OldestID, out.OldestStart = t.ID, t.StartTime()

@@ -80,7 +80,7 @@ func (r *plainRow) format(t *model.Txn, st model.IDStats, s *model.Snapshot, q m
 		r.timeoutMs, r.timeout = t.TimeoutMs, plainTimeout(t)
 	}
 	r.cells = [...]string{
-		plainID(t.ID), plainID(string(t.State)), string(r.scratch), plainParts(t), plainAge(t, now),
+		plainID(t.ID), plainID(t.State.String()), string(r.scratch), plainParts(t), plainAge(t, now),
 		r.timeout, plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
 		"",
 	}

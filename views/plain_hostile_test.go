@@ -21,7 +21,7 @@ func TestPlainHostileIDs(t *testing.T) {
 	for _, id := range testutil.HostileIDs {
 		t.Run(strconv.Quote(id), func(t *testing.T) {
 			s := &model.Snapshot{TakenAt: now, Txns: []model.Txn{
-				{ID: id, State: model.State("Ongoing" + id), ProducerID: 7, ProducerEpoch: 1, Coordinator: 1, TimeoutMs: 60000,
+				{ID: id, State: model.StateOf("Ongoing" + id), ProducerID: 7, ProducerEpoch: 1, Coordinator: 1, TimeoutMs: 60000,
 					StartUnixMs: now.Add(-time.Second).UnixMilli(), Described: true, Err: "NOT_COORDINATOR: " + id},
 				{ID: "orders-0-1", State: model.Empty, ProducerID: 8},
 			}}

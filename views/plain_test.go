@@ -158,7 +158,7 @@ func plainTableWhole(s *model.Snapshot, h *model.History, q model.Query, now tim
 		t := &s.Txns[i]
 		st := h.Stats(t.ID)
 		rows = append(rows, []string{
-			plainID(t.ID), plainID(string(t.State)), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
+			plainID(t.ID), plainID(t.State.String()), fmt.Sprintf("%d/%s", t.ProducerID, plainEpoch(t)), plainParts(t), plainAge(t, now),
 			plainTimeout(t), plainRatio(t, now), plainLast(st.Last), strconv.Itoa(st.Commits), strconv.Itoa(st.Aborts), plainCoord(t.Coordinator),
 			plainProblems(model.Problems(*t, st, s, q, now)),
 		})

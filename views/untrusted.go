@@ -18,7 +18,7 @@ func name(s string) string { return escape.Text(s) }
 
 // stateName is a transaction state: the broker's word, which need not be one
 // this version knows.
-func stateName(s model.State) string { return escape.Text(string(s)) }
+func stateName(s model.State) string { return escape.Text(s.String()) }
 
 // partName is topic-partition as screen text.
 func partName(topic string, p int32) string { return escape.Text(topic) + "-" + strconv.Itoa(int(p)) }

@@ -73,7 +73,7 @@ func (at *Attempt) entry(phase string, t time.Time) Entry {
 		Action: string(a.Kind), Target: a.Target(), TargetBase64: jsonout.Base64(a.Target()), ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, Wire: a.Wire(),
 	}
 	if a.Kind == model.ForceTerminate || a.Kind == model.Commit {
-		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, jsonout.Base64(a.TransactionalID), string(a.State), a.Partitions
+		e.TransactionalID, e.TransactionalIDBase64, e.State, e.Partitions = a.TransactionalID, jsonout.Base64(a.TransactionalID), a.State.String(), a.Partitions
 		if !a.Start.IsZero() {
 			e.TxnStart = a.Start.UTC().Format(time.RFC3339Nano)
 		}

@@ -58,7 +58,7 @@ func runDescribe(ctx context.Context, cl *kafkaadmin.Client, c config, o out, _ 
 	for i, p := range d.Partitions {
 		tps[i] = fmt.Sprintf("%s-%d", p.Topic, p.Partition)
 	}
-	row := []string{itoa(d.Coordinator), d.ID, itoa(d.ProducerID), itoa(d.ProducerEpoch), string(d.State), itoa(d.TimeoutMs),
+	row := []string{itoa(d.Coordinator), d.ID, itoa(d.ProducerID), itoa(d.ProducerEpoch), d.State.String(), itoa(d.TimeoutMs),
 		start, dur, strings.Join(tps, ",")}
 	return o.emit(doc, []string{"CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState",
 		"TransactionTimeoutMs", "CurrentTransactionStartTimeMs", "TransactionDurationMs", "TopicPartitions"}, [][]string{row})

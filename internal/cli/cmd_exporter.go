@@ -34,7 +34,10 @@ func runExporter(ctx context.Context, c config, std Stdio) error {
 	warnInsecure(c, std.Err)
 	// FollowLog as the UI: the coordinators' log tells every abort and
 	// fence, where polls can miss those that start and end between two.
-	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security, FollowLog: c.history == "auto"})
+	// FollowOnLetGo: the log's first read waits for the exporter to let go
+	// of the first listing's rows (exporter.Options.LetGo).
+	cl, err := kafkaadmin.New(kafkaadmin.Config{Bootstrap: c.bootstrap, Timeout: c.timeout, Security: c.security,
+		FollowLog: c.history == "auto", FollowOnLetGo: true})
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -44,13 +47,23 @@ func runExporter(ctx context.Context, c config, std Stdio) error {
 		return fmt.Errorf("--listen: %w", err)
 	}
 	memlimit.Hold(ctx)
+	go func() {
+		select {
+		case <-cl.LogLive(): // nil, never ready, without the log
+			memlimit.Lean()
+		case <-ctx.Done():
+		}
+	}()
 	// The address on stdout, as demo --headless prints its bootstrap: with
 	// port 0, a script learns the port here.
 	if _, err := fmt.Fprintf(std.Out, "listening: http://%s/metrics\n", ln.Addr()); err != nil {
 		ln.Close()
 		return err
 	}
-	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Build: buildinfo.Read(), MaxIDSeries: c.maxIDSeries})
+	e := exporter.New(exporter.Options{Admin: cl, Refresh: c.refresh, Build: buildinfo.Read(), MaxIDSeries: c.maxIDSeries, LetGo: func() {
+		memlimit.Settle()
+		cl.LetGo()
+	}})
 	return e.Serve(ctx, ln)
 }
 

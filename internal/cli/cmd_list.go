@@ -54,7 +54,7 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std St
 	}
 	rows := make([][]string, 0, len(ls))
 	for _, l := range ls {
-		rows = append(rows, []string{l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), string(l.State)})
+		rows = append(rows, []string{l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), l.State.String()})
 	}
 	return afterPartial(o.emit(nil, []string{"TransactionalId", "Coordinator", "ProducerId", "TransactionState"}, rows), err)
 }

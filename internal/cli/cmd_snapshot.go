@@ -3,13 +3,16 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/txnscope/txnscope/internal/escape"
@@ -193,20 +196,11 @@ func streamJSON(w io.Writer, s *model.Snapshot, h *model.History, q model.Query,
 	i, j = i+len(txns), j+len(parts)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(frame[:i])
-	var t jsonout.TxnJSON // one for all rows: encode takes a pointer, which escapes
-	var plain []byte
-	err = writeRows(bw, len(s.Txns), func(k int) ([]byte, error) {
-		t = jsonout.ExportTxn(&s.Txns[k], h, s, q, now)
-		if b, ok := appendTxnRow(plain[:0], &t); ok {
-			plain = b
-			return b, nil
-		}
-		return encode(&t, "    ")
-	})
-	if err != nil {
+	if err := writeTxnRows(bw, s, h, q, now); err != nil {
 		return err
 	}
 	bw.Write(frame[i:j])
+	var plain []byte
 	err = writeRows(bw, len(s.Partitions), func(k int) ([]byte, error) {
 		p := jsonout.ExportPartition(&s.Partitions[k])
 		if b, ok := appendPartitionRow(plain[:0], &p); ok {
@@ -250,28 +244,138 @@ func (e *valueEncoder) encode(v any, prefix string) ([]byte, error) {
 	return escape.JSON(e.indented), nil
 }
 
+// txnRow encodes the transactions' rows one by one, through buffers of its
+// own: the bytes are its until the next call.
+func txnRow(s *model.Snapshot, h *model.History, q model.Query, now time.Time) func(int) ([]byte, error) {
+	encode := newValueEncoder().encode
+	var t jsonout.TxnJSON // one for all rows: encode takes a pointer, which escapes
+	var plain []byte
+	return func(k int) ([]byte, error) {
+		t = jsonout.ExportTxn(&s.Txns[k], h, s, q, now)
+		if b, ok := appendTxnRow(plain[:0], &t); ok {
+			plain = b
+			return b, nil
+		}
+		return encode(&t, "    ")
+	}
+}
+
+// rowsChunk is how many rows one core encodes at a time, and rowWorkers
+// on how many cores (0: up to four) (writeTxnRows).
+var rowsChunk, rowWorkers = 1024, 0
+
+// writeTxnRows writes the transactions' rows as writeRows does, encoded on
+// up to four cores a chunk at a time and written in order: at 2,000,000 ids
+// one core took 2.7 s of an 11 s snapshot. What it encodes only reads the
+// snapshot and the history.
+func writeTxnRows(bw *bufio.Writer, s *model.Snapshot, h *model.History, q model.Query, now time.Time) error {
+	n := len(s.Txns)
+	workers := cmp.Or(rowWorkers, min(runtime.GOMAXPROCS(0), 4))
+	if workers < 2 || n <= rowsChunk {
+		return writeRows(bw, n, txnRow(s, h, q, now))
+	}
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	type chunk struct {
+		from int
+		out  chan encoded
+	}
+	done := make(chan struct{})
+	work, order := make(chan chunk), make(chan chunk, 2*workers)
+	free := make(chan []byte, 3*workers)
+	var wg sync.WaitGroup
+	defer func() {
+		close(done) // a failed write stops the encoding, not just the output
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		defer close(work)
+		defer close(order)
+		for from := 0; from < n; from += rowsChunk {
+			c := chunk{from: from, out: make(chan encoded, 1)}
+			select {
+			case order <- c:
+			case <-done:
+				return
+			}
+			select {
+			case work <- c:
+			case <-done:
+				return
+			}
+		}
+	})
+	for range workers {
+		wg.Go(func() {
+			row := txnRow(s, h, q, now)
+			for c := range work {
+				var b []byte
+				select {
+				case b = <-free:
+				default:
+				}
+				var err error
+				for k := c.from; k < min(c.from+rowsChunk, n) && err == nil; k++ {
+					var r []byte
+					if r, err = row(k); err == nil {
+						b = appendElement(b, r, k == n-1)
+					}
+				}
+				c.out <- encoded{b, err}
+			}
+		})
+	}
+	for c := range order {
+		e := <-c.out
+		if e.err != nil {
+			return e.err
+		}
+		// A reader gone away (| head) stops the work, not just the output.
+		if _, err := bw.Write(e.b); err != nil {
+			return err
+		}
+		select {
+		case free <- e.b[:0]:
+		default:
+		}
+	}
+	bw.WriteString("\n  ")
+	return nil
+}
+
 // writeRows writes n encoded rows as the elements of a list whose "[" is
 // written and whose "]" follows: none leaves "[]", as encoding/json writes
 // an empty list.
 func writeRows(bw *bufio.Writer, n int, row func(int) ([]byte, error)) error {
+	var elem []byte
 	for k := range n {
 		b, err := row(k)
 		if err != nil {
 			return err
 		}
-		bw.WriteString("\n    ")
+		elem = appendElement(elem[:0], b, k == n-1)
 		// A reader gone away (| head) stops the work, not just the output.
-		if _, err := bw.Write(bytes.TrimSuffix(b, []byte("\n"))); err != nil {
+		if _, err := bw.Write(elem); err != nil {
 			return err
-		}
-		if k < n-1 {
-			bw.WriteByte(',')
 		}
 	}
 	if n > 0 {
 		bw.WriteString("\n  ")
 	}
 	return nil
+}
+
+// appendElement appends row, encoded, as an element of the list at the
+// rows' depth: on a line of its own, a comma after it unless it is the last.
+func appendElement(dst, row []byte, last bool) []byte {
+	dst = append(dst, "\n    "...)
+	dst = append(dst, bytes.TrimSuffix(row, []byte("\n"))...)
+	if !last {
+		dst = append(dst, ',')
+	}
+	return dst
 }
 
 // indentJSON appends src, compact JSON as encoding/json writes it (no space

@@ -139,6 +139,17 @@ func TestStreamJSONSameBytes(t *testing.T) {
 		s, h, q := randomSnapshot(r)
 		check(t, s, h, q)
 	}
+	// The rows encoded on three cores, a few at a time: the same bytes.
+	defer func(n, w int) { rowsChunk, rowWorkers = n, w }(rowsChunk, rowWorkers)
+	rowsChunk, rowWorkers = 3, 3
+	t.Run("flink on three cores", func(t *testing.T) {
+		s, h := flinkScale(3000)
+		check(t, s, h, model.Query{CheckpointInterval: time.Minute})
+	})
+	for range 100 {
+		s, h, q := randomSnapshot(r)
+		check(t, s, h, q)
+	}
 }
 
 type failingWriter struct{ writes int }
@@ -149,6 +160,8 @@ func (w *failingWriter) Write([]byte) (int, error) { w.writes++; return 0, error
 // ends the work at the first failed write instead of encoding every id.
 func TestStreamJSONStopsOnWriteError(t *testing.T) {
 	s, h := flinkScale(50_000)
+	defer func(w int) { rowWorkers = w }(rowWorkers)
+	rowWorkers = 3 // on three cores, the encoding stops too
 	w := &failingWriter{}
 	if err := streamJSON(w, s, h, model.Query{}, benchAt, nil); err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Fatalf("err = %v, want the write error", err)

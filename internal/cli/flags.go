@@ -383,8 +383,8 @@ var listStates = []model.State{model.Empty, model.Ongoing, model.PrepareCommit, 
 func stateFilter(given []string) ([]string, error) {
 	var out []string
 	add := func(s model.State) {
-		if !slices.Contains(out, string(s)) {
-			out = append(out, string(s))
+		if !slices.Contains(out, s.String()) {
+			out = append(out, s.String())
 		}
 	}
 	for _, g := range given {
@@ -395,7 +395,7 @@ func stateFilter(given []string) ([]string, error) {
 			add(model.PrepareAbort)
 			continue
 		}
-		i := slices.IndexFunc(listStates, func(s model.State) bool { return strings.EqualFold(string(s), g) })
+		i := slices.IndexFunc(listStates, func(s model.State) bool { return strings.EqualFold(s.String(), g) })
 		if i < 0 {
 			return nil, usagef("--state %s: not a transaction state (open, %s)", escape.Quote(g), joinStates(listStates))
 		}
@@ -407,7 +407,7 @@ func stateFilter(given []string) ([]string, error) {
 func joinStates(ss []model.State) string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = string(s)
+		out[i] = s.String()
 	}
 	return strings.Join(out, ", ")
 }

@@ -22,7 +22,7 @@ func TestListJSONStreamsTheSameBytes(t *testing.T) {
 		{"hostile", []kafkaadmin.Listing{
 			{TransactionalID: "a\x1b[2Jb", Coordinator: 0, ProducerID: 1, State: model.CompleteCommit},
 			{TransactionalID: "bidi\u202eevil", Coordinator: 2, ProducerID: -1, State: model.Empty},
-			{TransactionalID: "<b>&amp;\u009b31m", Coordinator: 3, ProducerID: 9, State: model.State("SomethingNew")},
+			{TransactionalID: "<b>&amp;\u009b31m", Coordinator: 3, ProducerID: 9, State: model.StateOf("SomethingNew")},
 			{TransactionalID: "not utf-8 \xff\xfe", Coordinator: 1, ProducerID: 2, State: model.PrepareAbort},
 		}},
 	} {

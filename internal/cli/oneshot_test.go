@@ -66,7 +66,8 @@ func TestConfirm(t *testing.T) {
 				"refused unless it is this very transaction"}, tt.a.Consequences()...)
 			want = append(want, tt.a.Facts(time.Now(), time.Local)[1:]...)
 			if tt.a.Kind == model.ForceTerminate {
-				want = append(want, "(4m00s ago)", "Ongoing since "+tt.a.Start.Local().Format("15:04:05.000"))
+				// The clock alone: four minutes after midnight the date is shown before it.
+				want = append(want, "(4m00s ago)", "Ongoing since ", tt.a.Start.Local().Format("15:04:05.000"))
 			}
 			for _, s := range want {
 				if !strings.Contains(shown, s) {

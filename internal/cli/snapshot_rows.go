@@ -14,7 +14,7 @@ import (
 // a number): encoding/json then escapes, and escape.JSON rewrites. At
 // 2,000,000 ids encoding/json and the indenting were 3 s of a snapshot.
 func appendTxnRow(dst []byte, t *jsonout.TxnJSON) (_ []byte, ok bool) {
-	if !plainJSON(t.TransactionalID) || !plainJSON(t.TransactionalIDBase64) || !plainJSON(string(t.State)) ||
+	if !plainJSON(t.TransactionalID) || !plainJSON(t.TransactionalIDBase64) || !plainJSON(t.State.String()) ||
 		t.TimeoutRatio != nil && (math.IsNaN(*t.TimeoutRatio) || math.IsInf(*t.TimeoutRatio, 0)) {
 		return dst, false
 	}
@@ -44,7 +44,7 @@ func appendTxnRow(dst []byte, t *jsonout.TxnJSON) (_ []byte, ok bool) {
 		dst = appendQuoted(dst, t.TransactionalIDBase64)
 	}
 	dst = append(dst, ","+in+`"state": `...)
-	dst = appendQuoted(dst, string(t.State))
+	dst = appendQuoted(dst, t.State.String())
 	dst = append(dst, ","+in+`"producer_id": `...)
 	dst = strconv.AppendInt(dst, t.ProducerID, 10)
 	dst = append(dst, ","+in+`"producer_epoch": `...)

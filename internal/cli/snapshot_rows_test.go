@@ -45,7 +45,7 @@ func TestPlainRowsAreEncodingJSONs(t *testing.T) {
 	}
 	fast := 0
 	for i := range 5000 {
-		j := jsonout.TxnJSON{TransactionalID: pick(), State: model.State(pick()), ProducerID: rng.Int64N(1<<50) - 1, ProducerEpoch: int16(rng.IntN(1 << 15)),
+		j := jsonout.TxnJSON{TransactionalID: pick(), State: model.StateOf(pick()), ProducerID: rng.Int64N(1<<50) - 1, ProducerEpoch: int16(rng.IntN(1 << 15)),
 			Coordinator: int32(rng.IntN(5)) - 1, TimeoutMs: int32(rng.IntN(1 << 30)), StartTime: tm(), AgeMs: i64(),
 			CommitsSeen: rng.IntN(1000), AbortsSeen: rng.IntN(10), Commits5m: rng.IntN(9), Aborts5m: rng.IntN(9), Commits60m: rng.IntN(99), Aborts60m: rng.IntN(9),
 			Partitions: []model.TopicPartition{}, Problems: []string{}, RecentTransactions: []jsonout.FinishedTxnJSON{}}

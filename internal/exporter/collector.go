@@ -166,7 +166,7 @@ func (c *collector) safeBuild(d *prometheus.Desc, t prometheus.ValueType, v floa
 func (c *collector) collectValues(gauge func(*prometheus.Desc, float64, ...string)) {
 	v := &c.v
 	for st, n := range v.States {
-		gauge(statesDesc, float64(n), string(st))
+		gauge(statesDesc, float64(n), st.String())
 	}
 	for _, o := range v.Urgent {
 		gauge(ageDesc, o.Age.Seconds(), o.ID, o.Job)

@@ -67,7 +67,7 @@ func hostileSnapshot(at time.Time) *model.Snapshot {
 	return s
 }
 
-const hostileState = model.State("Ongo\xffing\r\n")
+var hostileState = model.StateOf("Ongo\xffing\r\n")
 
 // scrapeHTTP GETs /metrics from the exporter's handler over real HTTP.
 func scrapeHTTP(t *testing.T, e *Exporter, accept string) []byte {
@@ -157,7 +157,7 @@ func TestHostileLabels(t *testing.T) {
 			}
 		}
 	}
-	if n := count("txnscope_transactions", map[string]string{"state": escape.Text(string(hostileState))}); n != 1 {
+	if n := count("txnscope_transactions", map[string]string{"state": escape.Text(hostileState.String())}); n != 1 {
 		t.Errorf("txnscope_transactions: %d series for the odd state, want 1", n)
 	}
 	if n := len(fams["txnscope_transaction_open_age_seconds"].GetMetric()); n != 2*len(hostile) {

@@ -40,6 +40,9 @@ type Options struct {
 	// timeout, get series of their own (0: none). The per-job series
 	// carry the alerting; these name the id an alert is about.
 	MaxIDSeries int
+	// LetGo, when set, is told when the exporter has let go of a listing's
+	// rows while the log is first read (memlimit.Settle).
+	LetGo func()
 }
 
 // DefaultMaxIDSeries is --max-id-series' default: the dashboard's top 10,
@@ -58,6 +61,13 @@ type Exporter struct {
 	// next one describes every open id: it runs at once, not an interval
 	// later, so that the ages are there by the first scrapes.
 	soon bool
+	// waitLog: the coordinators' log is being read from its start, and
+	// once through hands every row, described. Until then the exporter
+	// serves the listing's values and keeps none of its rows (prev is nil),
+	// nor a history of them: at 2,000,000 ids the listing's rows held
+	// beside the rows the log's reader builds were half the exporter's
+	// peak. It refreshes when the log is live, or at most waitLogFor later.
+	waitLog bool
 	// failures are the failed refreshes in a row, for the backoff.
 	failures int
 	limits   httpLimits
@@ -110,6 +120,13 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	e.prev = next
 	e.failures = 0
 	e.soon = prev == nil && openPending(next)
+	e.waitLog = next.Source.Reading && !e.soon
+	if e.waitLog {
+		e.prev, e.hist = nil, model.NewHistory(historySize)
+		if e.o.LetGo != nil {
+			e.o.LetGo()
+		}
+	}
 	e.c.mu.Lock()
 	e.c.v = v
 	e.c.counters.Add(evs)
@@ -142,6 +159,10 @@ func valuesGrace(refresh time.Duration) time.Duration {
 	return max(3*refresh, 5*time.Minute)
 }
 
+// waitLogFor bounds the wait for the log's first read: the values stay
+// those of the listing, and /healthz calls them stale after 3 intervals.
+func waitLogFor(refresh time.Duration) time.Duration { return 2 * refresh }
+
 // logFollower is an Admin following the coordinators' log
 // (kafkaadmin.Client.LogLive): once read, a refresh makes history exact.
 type logFollower interface{ LogLive() <-chan struct{} }
@@ -169,6 +190,8 @@ func (e *Exporter) Run(ctx context.Context) {
 			t.Reset(0)
 		case e.failures > 0:
 			t.Reset(backoff(e.o.Refresh, e.failures))
+		case e.waitLog:
+			t.Reset(waitLogFor(e.o.Refresh))
 		default:
 			t.Reset(e.o.Refresh)
 		}

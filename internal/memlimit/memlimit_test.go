@@ -1,6 +1,14 @@
 package memlimit
 
-import "testing"
+import (
+	"context"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
 
 func TestLimitFollowsTheSteadyLiveHeap(t *testing.T) {
 	const mb = 1 << 20
@@ -15,9 +23,13 @@ func TestLimitFollowsTheSteadyLiveHeap(t *testing.T) {
 		{"500,000 ids", []uint64{120 * mb, 192 * mb, 157 * mb}, floor},
 		{"a cluster twice as big", []uint64{250 * mb, 400 * mb, 380 * mb}, 520 * mb},
 	} {
-		if got := limitFor(tc.seen, floor); got != tc.want {
+		if got := limitFor(tc.seen, floor, headroom); got != tc.want {
 			t.Errorf("%s: limit %d MiB, want %d MiB", tc.name, got/mb, tc.want/mb)
 		}
+	}
+	// The exporter once on the log (Lean): 2,000,000 ids, 280 MB live.
+	if got := limitFor([]uint64{280 * mb}, floor, leanHeadroom); got != 322*mb {
+		t.Errorf("the exporter at 280 MiB live: limit %d MiB, want 322 MiB", got/mb)
 	}
 }
 
@@ -30,8 +42,45 @@ func TestOneShotStartsHigher(t *testing.T) {
 		seen []uint64
 		want int64
 	}{{nil, 600 * mb}, {[]uint64{180 * mb, 450 * mb}, 600 * mb}, {[]uint64{1000 * mb}, 1300 * mb}} {
-		if got := limitFor(tc.seen, oneShot); got != tc.want {
+		if got := limitFor(tc.seen, oneShot, headroom); got != tc.want {
 			t.Errorf("live %v MiB: limit %d MiB, want %d MiB", tc.seen, got/mb, tc.want/mb)
 		}
 	}
+}
+
+// TestSettleLowersTheLimitAtOnce: a big heap let go of, then Settle, and the
+// limit is back at the floor before the next look, not a minute later.
+func TestSettleLowersTheLimitAtOnce(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT set: the limit is the user's")
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const mb = 1 << 20
+	big := make([]byte, 96*mb)
+	for i := range big {
+		big[i] = 1
+	}
+	hold(ctx, 16*mb, 20*time.Millisecond)
+	wait := func(what string, ok func(int64) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok(debug.SetMemoryLimit(-1)) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: limit %d MiB", what, debug.SetMemoryLimit(-1)/mb)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	runtime.GC()
+	wait("with 96 MB live", func(l int64) bool { return l >= 96*mb*13/10 })
+	runtime.KeepAlive(big)
+	big = nil
+	time.Sleep(100 * time.Millisecond) // looks at the heap meanwhile keep the limit up: the minute's largest
+	if l := debug.SetMemoryLimit(-1); l < 96*mb {
+		t.Fatalf("the limit fell to %d MiB without Settle", l/mb)
+	}
+	Settle()
+	wait("settled", func(l int64) bool { return l < 64*mb })
 }

@@ -70,7 +70,6 @@ func FlinkNext(prev *model.Snapshot, at time.Time) *model.Snapshot {
 	for i, p := range prev.Txns {
 		t := p
 		t.ID = strings.Clone(p.ID)
-		t.State = model.State(strings.Clone(string(p.State)))
 		if p.Partitions != nil {
 			t.Partitions = []model.TopicPartition{{Topic: strings.Clone(p.Partitions[0].Topic), Partition: p.Partitions[0].Partition}}
 		}
