@@ -322,3 +322,45 @@ func idsOf(s *Snapshot) []string {
 	}
 	return out
 }
+
+// Ids that tie on a key's bytes again and again (long shared prefixes, zero
+// bytes that look like the padding, duplicates, ids that end exactly at a
+// key's edge) come out as a stable sort of the strings puts them, on one
+// core and split in two.
+func TestOrderByIDOfIdsThatTieKeyAfterKey(t *testing.T) {
+	defer func(n int) { parallelSortAt = n }(parallelSortAt)
+	r := rand.New(rand.NewPCG(37, 38))
+	bytes := []byte{'a', 0}
+	prefixes := []string{"", strings.Repeat("p", keyBytes), strings.Repeat("p", keyBytes-1), strings.Repeat("x", 3*keyBytes+5)}
+	for round := range 200 {
+		parallelSortAt = []int{1 << 16, 8}[round%2]
+		ids := make([]string, 1+r.IntN(400))
+		for i := range ids {
+			if i > 0 && r.IntN(8) == 0 {
+				ids[i] = ids[r.IntN(i)] // a duplicate
+				continue
+			}
+			// A stem that ends about a key's edge, then a byte or two.
+			b := []byte(prefixes[r.IntN(len(prefixes))])
+			b = append(b, strings.Repeat("q", keyBytes*r.IntN(3)+r.IntN(3))...)
+			for range r.IntN(3) {
+				b = append(b, bytes[r.IntN(len(bytes))])
+			}
+			ids[i] = string(b)
+		}
+		want := make([]int, len(ids))
+		for i := range want {
+			want[i] = i
+		}
+		slices.SortStableFunc(want, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+		if got := OrderByID(ids); !slices.Equal(got, want) {
+			t.Fatalf("round %d: order %v, want %v", round, got, want)
+		}
+	}
+}
+
+func TestIDKeyIs32Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(idKey{}); n != 32 {
+		t.Fatalf("idKey is %d bytes, want 32 (sortTxns allocates one per row)", n)
+	}
+}

@@ -43,7 +43,8 @@ func BenchmarkSnapshotTxn(b *testing.B) {
 }
 
 // BenchmarkSort is Snapshot.Sort as a refresh calls it: first on ids in the
-// listing's order, then again on the sorted snapshot.
+// listing's order (shuffled, and with a prefix longer than a sort key),
+// then again on the sorted snapshot.
 func BenchmarkSort(b *testing.B) {
 	for _, n := range scales {
 		s := uitest.Flink(n, uitest.T0)
@@ -54,6 +55,19 @@ func BenchmarkSort(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				copy(s.Txns, shuffled)
+				b.StartTimer()
+				s.Sort()
+			}
+		})
+		long := append([]model.Txn(nil), shuffled...) // ids past a sort key's 28 bytes
+		for i := range long {
+			long[i].ID = "orders-enricher-sink-with-a-long-name-" + long[i].ID
+		}
+		b.Run(scaleName(n)+"/long", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				copy(s.Txns, long)
 				b.StartTimer()
 				s.Sort()
 			}
