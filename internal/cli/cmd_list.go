@@ -52,11 +52,15 @@ func runList(ctx context.Context, cl *kafkaadmin.Client, c config, o out, std St
 		}
 		return afterPartial(nil, err)
 	}
-	rows := make([][]string, 0, len(ls))
-	for _, l := range ls {
-		rows = append(rows, []string{l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), l.State.String()})
+	werr := printRows(o.w, []string{"TransactionalId", "Coordinator", "ProducerId", "TransactionState"}, len(ls),
+		func(i int, cells []string) {
+			l := &ls[i]
+			cells[0], cells[1], cells[2], cells[3] = l.TransactionalID, itoa(l.Coordinator), itoa(l.ProducerID), l.State.String()
+		})
+	if werr != nil {
+		return fmt.Errorf("writing the output: %w", werr)
 	}
-	return afterPartial(o.emit(nil, []string{"TransactionalId", "Coordinator", "ProducerId", "TransactionState"}, rows), err)
+	return afterPartial(nil, err)
 }
 
 // streamListJSON writes what writeJSON writes of the listing as a listJSON,
