@@ -84,3 +84,38 @@ func TestSettleLowersTheLimitAtOnce(t *testing.T) {
 	Settle()
 	wait("settled", func(l int64) bool { return l < 64*mb })
 }
+
+// TestLeanLowersTheHeadroomAtOnce: Lean takes the limit from 30 % to 15 %
+// above the live heap before the next look (30 s away here).
+func TestLeanLowersTheHeadroomAtOnce(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT set: the limit is the user's")
+	}
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	defer lean.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const mb = 1 << 20
+	big := make([]byte, 96*mb)
+	for i := range big {
+		big[i] = 1
+	}
+	runtime.GC()
+	hold(ctx, 16*mb, 30*time.Second)
+	Settle() // one look now, at 30 %
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) < 96*mb*125/100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("before Lean: limit %d MiB", debug.SetMemoryLimit(-1)/mb)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	Lean()
+	for l := debug.SetMemoryLimit(-1); l >= 96*mb*125/100; l = debug.SetMemoryLimit(-1) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after Lean: limit %d MiB, want about 115 %% of 96", l/mb)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(big)
+}
