@@ -11,7 +11,6 @@ import (
 )
 
 func TestLimitFollowsTheSteadyLiveHeap(t *testing.T) {
-	const mb = 1 << 20
 	for _, tc := range []struct {
 		name string
 		seen []uint64
@@ -37,7 +36,6 @@ func TestLimitFollowsTheSteadyLiveHeap(t *testing.T) {
 // leaves the collector at Go's default pace until 600 MiB; a bigger one
 // still gets 30 % above its live heap.
 func TestOneShotStartsHigher(t *testing.T) {
-	const mb = 1 << 20
 	for _, tc := range []struct {
 		seen []uint64
 		want int64
@@ -51,28 +49,9 @@ func TestOneShotStartsHigher(t *testing.T) {
 // TestSettleLowersTheLimitAtOnce: a big heap let go of, then Settle, and the
 // limit is back at the floor before the next look, not a minute later.
 func TestSettleLowersTheLimitAtOnce(t *testing.T) {
-	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		t.Skip("GOMEMLIMIT set: the limit is the user's")
-	}
-	defer debug.SetMemoryLimit(math.MaxInt64)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	const mb = 1 << 20
-	big := make([]byte, 96*mb)
-	for i := range big {
-		big[i] = 1
-	}
+	ctx, big := bigHeap(t)
 	hold(ctx, 16*mb, 20*time.Millisecond)
-	wait := func(what string, ok func(int64) bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !ok(debug.SetMemoryLimit(-1)) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: limit %d MiB", what, debug.SetMemoryLimit(-1)/mb)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	wait := func(what string, ok func(int64) bool) { t.Helper(); waitLimit(t, what, ok) }
 	runtime.GC()
 	wait("with 96 MB live", func(l int64) bool { return l >= 96*mb*13/10 })
 	runtime.KeepAlive(big)
@@ -88,34 +67,44 @@ func TestSettleLowersTheLimitAtOnce(t *testing.T) {
 // TestLeanLowersTheHeadroomAtOnce: Lean takes the limit from 30 % to 15 %
 // above the live heap before the next look (30 s away here).
 func TestLeanLowersTheHeadroomAtOnce(t *testing.T) {
+	defer lean.Store(false)
+	ctx, big := bigHeap(t)
+	runtime.GC()
+	hold(ctx, 16*mb, 30*time.Second)
+	Settle() // one look now, at 30 %
+	waitLimit(t, "before Lean", func(l int64) bool { return l >= 96*mb*125/100 })
+	Lean()
+	waitLimit(t, "after Lean (want about 115 % of 96)", func(l int64) bool { return l < 96*mb*125/100 })
+	runtime.KeepAlive(big)
+}
+
+const mb = 1 << 20
+
+// bigHeap holds 96 MB live for a test of the limit, which it puts back
+// when the test ends; the context ends then too.
+func bigHeap(t *testing.T) (context.Context, []byte) {
+	t.Helper()
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		t.Skip("GOMEMLIMIT set: the limit is the user's")
 	}
-	defer debug.SetMemoryLimit(math.MaxInt64)
-	defer lean.Store(false)
+	t.Cleanup(func() { debug.SetMemoryLimit(math.MaxInt64) })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	const mb = 1 << 20
+	t.Cleanup(cancel)
 	big := make([]byte, 96*mb)
 	for i := range big {
 		big[i] = 1
 	}
-	runtime.GC()
-	hold(ctx, 16*mb, 30*time.Second)
-	Settle() // one look now, at 30 %
+	return ctx, big
+}
+
+// waitLimit waits up to 5 s for the limit to be ok.
+func waitLimit(t *testing.T, what string, ok func(int64) bool) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for debug.SetMemoryLimit(-1) < 96*mb*125/100 {
+	for !ok(debug.SetMemoryLimit(-1)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("before Lean: limit %d MiB", debug.SetMemoryLimit(-1)/mb)
+			t.Fatalf("%s: limit %d MiB", what, debug.SetMemoryLimit(-1)/mb)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	Lean()
-	for l := debug.SetMemoryLimit(-1); l >= 96*mb*125/100; l = debug.SetMemoryLimit(-1) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after Lean: limit %d MiB, want about 115 %% of 96", l/mb)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	runtime.KeepAlive(big)
 }
